@@ -1,0 +1,95 @@
+// Reader and writer for the safetensors format
+// (https://github.com/huggingface/safetensors):
+//
+//   [u64 little-endian N][N bytes of JSON header][data section]
+//
+// The header maps tensor names to {"dtype", "shape", "data_offsets"}, with
+// offsets relative to the start of the data section, plus an optional
+// "__metadata__" object of string -> string.
+//
+// Every error, including I/O errors and inconsistent inputs to the writer and
+// to make_tensor*, is reported as FormatError with a single-line message that
+// starts with the file name or origin.
+
+#ifndef NVFP4_IO_SAFETENSORS_H_
+#define NVFP4_IO_SAFETENSORS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace nvfp4::io {
+
+enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2 };
+
+// The spelling used in safetensors headers: "F32", "BF16", "F8_E4M3", ...
+std::string_view dtype_name(DType);
+// Bytes per element.
+std::size_t dtype_size(DType);
+// Inverse of dtype_name; nullopt for names this module does not support.
+std::optional<DType> dtype_from_name(std::string_view);
+
+struct Tensor {
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> shape;  // row-major; [] is a scalar
+  std::vector<std::uint8_t> bytes;  // little-endian, exactly numel*dtype_size
+  // Product of shape; 1 for a scalar, 0 if any dimension is 0.
+  std::int64_t numel() const;
+};
+
+struct File {
+  std::map<std::string, Tensor> tensors;        // sorted by name
+  std::map<std::string, std::string> metadata;  // "__metadata__"
+};
+
+class FormatError : public std::runtime_error {
+ public:
+  using runtime_error::runtime_error;
+};
+
+// Reads and validates a whole file. Throws FormatError.
+File read_file(const std::filesystem::path&);
+
+// Validates and decodes an in-memory safetensors image; `origin` prefixes
+// error messages (usually the file name). Throws FormatError.
+File parse(std::span<const std::uint8_t> bytes, std::string_view origin);
+
+// Encodes `file`: tensors contiguous in name order, header padded with spaces
+// to a multiple of 8 bytes so the data section stays 8-byte aligned.
+std::vector<std::uint8_t> serialize(const File&);
+
+// Writes "<path>.tmp.<pid>.<random>" in the same directory, fsyncs it and
+// renames it over `path`, so readers see either the old or the new file and
+// never a partial one. On failure the temp file is removed and FormatError is
+// thrown.
+void write_file_atomic(const std::filesystem::path&, const File&);
+
+// Builds a tensor, checking that `bytes` holds exactly numel*dtype_size bytes
+// and that no dimension is negative.
+Tensor make_tensor(DType, std::vector<std::int64_t> shape, std::span<const std::uint8_t> bytes);
+
+// Same, from typed values (copied bytewise, so host order must be little
+// endian). Requires sizeof(T) == dtype_size(dtype).
+template <class T>
+Tensor make_tensor_from(DType dtype, std::vector<std::int64_t> shape, std::span<const T> values) {
+  static_assert(std::is_trivially_copyable_v<T>, "make_tensor_from copies raw bytes");
+  if (sizeof(T) != dtype_size(dtype)) {
+    throw FormatError("make_tensor_from: sizeof(T) = " + std::to_string(sizeof(T)) +
+                      " does not match " + std::string(dtype_name(dtype)) + " element size " +
+                      std::to_string(dtype_size(dtype)));
+  }
+  const auto* p = reinterpret_cast<const std::uint8_t*>(values.data());
+  return make_tensor(dtype, std::move(shape), {p, values.size_bytes()});
+}
+
+}  // namespace nvfp4::io
+
+#endif  // NVFP4_IO_SAFETENSORS_H_

@@ -1,0 +1,49 @@
+#include "reference/amax.h"
+
+#include "reference/error.h"
+#include "reference/formulas.h"
+
+namespace nvfp4 {
+namespace {
+
+// Max of |x| over the rectangle [r0, r0+nr) x [c0, c0+nc); an empty rectangle gives +0.
+float amax_rect(const FloatMatrix& x, AmaxRule rule, std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc) {
+  float acc = 0.0f;
+  for (std::size_t r = r0; r < r0 + nr; ++r)
+    for (std::size_t c = c0; c < c0 + nc; ++c) acc = amax_step(rule, acc, x(r, c));
+  return acc;
+}
+
+// One amax per (bh x bw) block; the matrix dimensions must be multiples of the block.
+FloatMatrix amax_blocks(const FloatMatrix& x, AmaxRule rule, std::size_t bh, std::size_t bw, const char* op) {
+  const std::size_t M = x.shape(0), K = x.shape(1);
+  if (K % bw) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of {}", K, bw);
+  if (M % bh) fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of {}", M, bh);
+  FloatMatrix out = xt::empty<float>({M / bh, K / bw});
+  for (std::size_t i = 0; i < M / bh; ++i)
+    for (std::size_t j = 0; j < K / bw; ++j) out(i, j) = amax_rect(x, rule, i * bh, bh, j * bw, bw);
+  return out;
+}
+
+}  // namespace
+
+float amax_global(const FloatMatrix& x, AmaxRule rule) { return amax_rect(x, rule, 0, x.shape(0), 0, x.shape(1)); }
+
+FloatVector amax_rows(const FloatMatrix& x, AmaxRule rule) {
+  FloatVector out = xt::empty<float>({x.shape(0)});
+  for (std::size_t r = 0; r < x.shape(0); ++r) out(r) = amax_rect(x, rule, r, 1, 0, x.shape(1));
+  return out;
+}
+
+FloatVector amax_cols(const FloatMatrix& x, AmaxRule rule) {
+  FloatVector out = xt::zeros<float>({x.shape(1)});
+  for (std::size_t r = 0; r < x.shape(0); ++r)
+    for (std::size_t c = 0; c < x.shape(1); ++c) out(c) = amax_step(rule, out(c), x(r, c));
+  return out;
+}
+
+FloatMatrix amax_blocks_1x16(const FloatMatrix& x, AmaxRule rule) { return amax_blocks(x, rule, 1, 16, "amax_block_1x16"); }
+FloatMatrix amax_blocks_16x1(const FloatMatrix& x, AmaxRule rule) { return amax_blocks(x, rule, 16, 1, "amax_block_16x1"); }
+FloatMatrix amax_tiles_16x16(const FloatMatrix& x, AmaxRule rule) { return amax_blocks(x, rule, 16, 16, "amax_block_16x16"); }
+
+}  // namespace nvfp4

@@ -1,0 +1,85 @@
+// FP4 E2M1 (element) decoding and the encoder variants of NUMERICS.md §2.1 and §4.2.6.
+#pragma once
+
+#include "reference/constants.h"
+
+namespace nvfp4 {
+
+// The encoder variants a profile can select ([knob E2M1]).
+enum class E2M1Encoder : std::uint8_t {
+  HW,            // cvt.rn.satfinite.e2m1x2.f32 / cuda_fp4.h: -0 -> 0x8, NaN -> 0x7
+  TABLE_TE,      // TE PyTorch reference threshold table: -0 -> 0x0, NaN -> 0x0 (no bin matches)
+  SEARCHSORTED,  // modelopt: sign = (y < 0), NaN sorts last -> 0x7
+  TORCHAO_INT,   // torchao integer emulation: HW for non-NaN, bit garbage for NaN
+  MLDTYPES,      // ml_dtypes float4_e2m1fn: +NaN -> 0x8, -NaN -> 0x0
+  VALUE_TABLE,   // vLLM emulation (values, not codes): +-0 -> 0x0, NaN -> 0x0 (project choice)
+};
+
+// f4(c): exact value of a nibble (bit 3 = sign, then e1 e0 m).
+NVFP4_HD float e2m1_decode(std::uint8_t code) {
+  const std::uint32_t m = code & 0x7u;
+  // Magnitudes 0, .5, 1, 1.5 are m/2; 2, 3, 4, 6 are (2 + (m&1)) * 2^(m/2 - 2).
+  const float mag = m < 4 ? 0.5f * float(m) : float(2u + (m & 1u)) * float(1u << ((m >> 1) - 2));
+  return float_of(bits_of(mag) | (std::uint32_t(code & 0x8u) << 28));
+}
+
+// Round-to-nearest-even bin of a non-NaN magnitude on {0, .5, 1, 1.5, 2, 3, 4, 6}, saturating.
+// Every tie (.25, .75, 1.25, 1.75, 2.5, 3.5, 5) goes to the even code.
+NVFP4_HD std::uint8_t e2m1_magnitude_code(float a) {
+  if (a <= 0.25f) return 0;
+  if (a < 0.75f) return 1;
+  if (a <= 1.25f) return 2;
+  if (a < 1.75f) return 3;
+  if (a <= 2.5f) return 4;
+  if (a < 3.5f) return 5;
+  if (a <= 5.0f) return 6;
+  return 7;
+}
+
+// e2m1(v), the hardware semantics (§2.1.2): the sign bit is kept, also on zero results.
+NVFP4_HD std::uint8_t e2m1_hw(float v) {
+  if (is_nan(v)) return 0x7;
+  return std::uint8_t((sign_bit(v) ? 0x8 : 0x0) | e2m1_magnitude_code(abs_f(v)));
+}
+
+// torchao's integer RNE emulation applied to a NaN bit pattern (§4.2.6, TORCHAO_INT).
+NVFP4_HD std::uint8_t e2m1_torchao_nan_code(float v) {
+  const std::uint32_t u = bits_of(v), a = u & 0x7FFFFFFFu;
+  const std::uint32_t code = ((a - 0x3F000000u + 0x1FFFFFu + ((a >> 22) & 1u)) >> 22) & 0xFFu;
+  return std::uint8_t((code | ((u >> 31) << 3)) & 0xFu);
+}
+
+NVFP4_HD std::uint8_t e2m1_encode(E2M1Encoder variant, float v) {
+  const bool nan = is_nan(v);
+  switch (variant) {
+    case E2M1Encoder::HW:
+      return e2m1_hw(v);
+    case E2M1Encoder::TABLE_TE:  // the negative bins are [-x, -0.0): -0.0 lands in a positive bin
+      if (nan) return 0x0;
+      return std::uint8_t((v < 0.0f ? 0x8 : 0x0) | e2m1_magnitude_code(abs_f(v)));
+    case E2M1Encoder::SEARCHSORTED:
+      if (nan) return 0x7;
+      return std::uint8_t((v < 0.0f ? 0x8 : 0x0) | e2m1_magnitude_code(abs_f(v)));
+    case E2M1Encoder::TORCHAO_INT:
+      return nan ? e2m1_torchao_nan_code(v) : e2m1_hw(v);
+    case E2M1Encoder::MLDTYPES:
+      if (nan) return sign_bit(v) ? 0x0 : 0x8;
+      return e2m1_hw(v);
+    case E2M1Encoder::VALUE_TABLE: {
+      if (nan) return 0x0;
+      const std::uint8_t m = e2m1_magnitude_code(abs_f(v));
+      return m == 0 ? 0x0 : std::uint8_t((v < 0.0f ? 0x8 : 0x0) | m);
+    }
+  }
+  return 0x7;  // unreachable for valid enumerators
+}
+
+// Nibble packing (§2.1.3): the lower element index goes into the low nibble.
+NVFP4_HD std::uint8_t pack_nibbles(std::uint8_t even, std::uint8_t odd) {
+  return std::uint8_t((even & 0xFu) | ((odd & 0xFu) << 4));
+}
+NVFP4_HD std::uint8_t nibble_at(std::uint8_t byte, int index_parity) {
+  return std::uint8_t((byte >> (4 * index_parity)) & 0xFu);
+}
+
+}  // namespace nvfp4

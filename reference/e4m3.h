@@ -1,0 +1,49 @@
+// FP8 E4M3 (block scale) decoding and the two encoder variants of NUMERICS.md §2.2.
+#pragma once
+
+#include "reference/constants.h"
+
+namespace nvfp4 {
+
+// f8(b): exact binary32 value of an E4M3 byte; 0x7F/0xFF are NaN (canonical), no infinity.
+NVFP4_HD float e4m3_decode(std::uint8_t b) {
+  const std::uint32_t sign = std::uint32_t(b & 0x80) << 24;
+  const std::uint32_t e = (b >> 3) & 0xF, m = b & 0x7;
+  if (e == 0xF && m == 0x7) return canonical_nan();
+  if (e == 0) return float_of(sign | bits_of(float(m) * float_of(constants::kTwoPowMinus9Bits)));
+  return float_of(sign | ((e - 7 + 127) << 23) | (m << 20));  // (1 + m/8) * 2^(e-7)
+}
+
+// RNE of a magnitude a in (2^-10, 464] onto the E4M3 grid, as a byte without sign.
+NVFP4_HD std::uint8_t e4m3_round_magnitude(float a) {
+  const std::uint32_t u = bits_of(a);
+  if ((u >> 23) < 127 - 6) {
+    // Subnormal range: the value is n * 2^-9; a * 2^9 is exact and adding 2^23 rounds it to an
+    // integer with ties to even. n == 8 is the smallest normal, whose byte is also 8.
+    const float n = add_rn(add_rn(mul_rn(a, 512.0f), 8388608.0f), -8388608.0f);
+    return std::uint8_t(n);
+  }
+  // Normal range: round the binary32 mantissa to 3 bits, ties to even; a carry moves into the
+  // exponent by itself. Rebias 127 -> 7.
+  const std::uint32_t r = u + 0x7FFFFu + ((u >> 20) & 1u);
+  return std::uint8_t((((r >> 23) - 127 + 7) << 3) | ((r >> 20) & 0x7u));
+}
+
+// e4m3sat: PTX cvt.rn.satfinite.e4m3x2.f32 / __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3).
+NVFP4_HD std::uint8_t e4m3sat(float v) {
+  if (is_nan(v)) return 0x7F;  // the CUDA float entry point canonicalises NaN first: sign dropped
+  const std::uint8_t s = sign_bit(v) ? 0x80 : 0x00;
+  const float a = abs_f(v);
+  if (a <= constants::two_pow_minus10()) return s;  // 2^-10 is a tie between 0 and 2^-9 -> 0
+  if (a > constants::kE4M3SatThreshold) return s | 0x7E;
+  return s | e4m3_round_magnitude(a);
+}
+
+// e4m3torch: PyTorch .to(torch.float8_e4m3fn); above 464 (and inf, NaN) it gives NaN, keeping the sign.
+NVFP4_HD std::uint8_t e4m3torch(float v) {
+  const std::uint8_t s = sign_bit(v) ? 0x80 : 0x00;
+  if (is_nan(v) || abs_f(v) > constants::kE4M3SatThreshold) return s | 0x7F;
+  return e4m3sat(v);
+}
+
+}  // namespace nvfp4

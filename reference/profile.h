@@ -1,0 +1,109 @@
+// A numerics profile is a record of knob values (NUMERICS.md §4.2): data, not code. Every
+// formula of the per-block algorithm (§4.1) switches on one knob, in reference/formulas.h.
+// Enumerator names are the knob values' names in NUMERICS.md, so a reader can grep for them.
+#pragma once
+
+#include <cstdint>
+
+#include "reference/e2m1.h"
+
+namespace nvfp4 {
+
+enum class AmaxRule : std::uint8_t {  // [knob AMAX] §3.1
+  IGNORE,     // NaN elements do not contribute (fmaxf semantics)
+  PROPAGATE,  // any NaN makes the amax NaN (torch.amax)
+};
+
+enum class GlobalScaleRule : std::uint8_t {  // [knob GS] §4.2.1
+  TE,            // S = fminf(RN(2688/g), FLT_MAX); g == 0 || S == 0 -> 1
+  TE_PYREF,      // S = tmin(RN(2688/g), FLT_MAX); S == 0 -> 1 (no g == 0 test)
+  TE_HELPER,     // S = g > 0 ? fminf(RN(2688/fmaxf(g, FLT_MIN)), FLT_MAX) : 1
+  TE_RHT_FUSED,  // S = g > 0 ? nanmin(RN(2688/g), FLT_MAX) : 1
+  PTS,           // pts = RN(g * r2688) (PyTorch CUDA `g / 2688.0`), w2 = pts
+  PTS_CPU,       // pts = RN(g / 2688) (PyTorch CPU true division)
+  GS_RECIP_PTS,  // pts as PTS, gs = RN(1/pts)
+  G_CALLER,      // G = RN(1/RN(g * r2688)) (vLLM with a ModelOpt checkpoint)
+  NONE,          // single-level: no global scale
+};
+
+enum class BlockScaleRule : std::uint8_t {  // [knob BS] §4.2.2: pre-cast block scale t
+  A_MUL_SR6,         // RN(A * RN(S * r6))
+  A_DIV6_MUL_S,      // RN(RN(A / 6) * S)
+  A_MUL_R6_MUL_S,    // RN(RN(A * r6) * S)
+  A_MUL_R6_DIV_PTS,  // RN(RN(A * r6) / pts)
+  A_MUL_R6,          // RN(A * r6)
+  A_DIV6_MUL_GS,     // RN(RN(A / 6) * gs)
+  A_DIV_6W2,         // RN(A / RN(6 * w2))
+  G_MUL_A_MUL_R6,    // RN(G * RN(A * r6))
+};
+
+enum class ZeroBlockRule : std::uint8_t { NONE, ONE };  // [knob ZERO] §4.2.3: t == 0 -> 1
+
+enum class LowerClamp : std::uint8_t {  // [knob LO] §4.2.3, used by CAP = CLAMP
+  NONE,
+  TWO_POW_MINUS_6,
+  TWO_POW_MINUS_9,
+  TWO_POW_MINUS_16,
+};
+
+enum class CapRule : std::uint8_t {  // [knob CAP] §4.2.3
+  FMINF_FLTMAX,          // fminf(t, FLT_MAX): NaN -> FLT_MAX
+  TMIN_FLTMAX_CLAMP448,  // tclamp(tmin(t, FLT_MAX), -448, 448): NaN stays NaN
+  CLAMP,                 // tclamp(t, LO, 448), LO = -448 when LO = NONE
+  NONE,
+};
+
+enum class E4M3Cast : std::uint8_t { SAT, TORCH };  // [knob E4M3] §2.2
+
+enum class EncodeRule : std::uint8_t {  // [knob ENC] §4.2.5: y from x
+  TE,                // RN(x * cap(RN(1 / RN(sf * Sd))))
+  S_DIV_SF,          // RN(x * RN(S / sf))
+  RECIP_PTS_DIV_SF,  // RN(x * RN(RN(1 / pts) / sf))
+  X_DIV_PTS_SF,      // RN(x / RN(pts * sf))
+  RECIP_SF,          // RN(x * RN(1 / sf))
+  X_DIV_SF,          // RN(x / sf)
+  GS_DIV_SF,         // RN(x * RN(gs / sf))
+  X_DIV_SF_W2,       // RN(x / RN(sf * w2))
+  VLLM_RECIP,        // vLLM get_reciprocal chain, 1e8 guards
+  FI_EXACT,          // FlashInfer exact: A != 0 ? fminf(RN(1/RN(sf*RN(1/G))), FLT_MAX) : 0
+  TE_FASTMATH_BF16,  // RN(x * RNbf16(fminf(RN(S/sf), BF16_MAX))) + 0
+};
+
+enum class EncodeCap : std::uint8_t { FMINF, TMIN, NONE };  // [knob ECAP], TE chain only
+
+enum class YClamp : std::uint8_t { NONE, TCLAMP6 };  // [knob YCLAMP]: tclamp(y, -6, 6)
+
+enum class DequantRule : std::uint8_t {  // [knob DQ] §3.13
+  TE,              // RN(f4 * RN(RN(sf * amax) * r2688))
+  PTS,             // RN(f4 * RN(pts * sf)), pts = the stored second-level decode scale
+  SF_ONLY,         // RN(f4 * sf)
+  SF_DIV_G,        // RN(f4 * RN(sf / G))
+  SF_MUL_RECIP_S,  // RN(RN(f4 * sf) * RN(1 / S))
+};
+
+enum class ZeroGlobalRule : std::uint8_t { NONE, MILES };  // [knob ZG]: g == 0 -> all zero
+
+enum class ExportedGlobal : std::uint8_t {  // the second-level scale a framework stores
+  NONE,     // only the amax (te*) or nothing (single-level)
+  PTS,      // torchao per_tensor_scale, ModelOpt weight_scale_2 = pts
+  RECIP_S,  // miles weight_scale_2 = RN(1/S) (1.0 when g == 0)
+};
+
+struct Profile {
+  AmaxRule amax;
+  GlobalScaleRule gs;
+  BlockScaleRule bs;
+  ZeroBlockRule zero;
+  LowerClamp lo;
+  CapRule cap;
+  E4M3Cast e4m3;
+  EncodeRule enc;
+  EncodeCap ecap;
+  YClamp yclamp;
+  E2M1Encoder e2m1;
+  DequantRule dq;
+  ZeroGlobalRule zg;
+  ExportedGlobal exported;
+};
+
+}  // namespace nvfp4

@@ -1,0 +1,106 @@
+#include "reference/profiles.h"
+
+#include <algorithm>
+
+namespace nvfp4 {
+namespace {
+
+using A = AmaxRule;
+using GS = GlobalScaleRule;
+using BS = BlockScaleRule;
+using Z = ZeroBlockRule;
+using LO = LowerClamp;
+using CAP = CapRule;
+using E4 = E4M3Cast;
+using ENC = EncodeRule;
+using EC = EncodeCap;
+using YC = YClamp;
+using E2 = E2M1Encoder;
+using DQ = DequantRule;
+using ZG = ZeroGlobalRule;
+using EX = ExportedGlobal;
+
+// clang-format off
+//  AMAX          GS                BS                     ZERO     LO                    CAP                         E4M3       ENC                      ECAP       YCLAMP        E2M1               DQ                  ZG         EXPORTED
+constexpr NamedProfile kProfiles[] = {
+  {"te",         {A::IGNORE,    GS::TE,           BS::A_MUL_SR6,         Z::NONE, LO::NONE,            CAP::FMINF_FLTMAX,         E4::SAT,   ENC::TE,                 EC::FMINF, YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE},
+   "TransformerEngine >= 2.14 kernels (tuned 1D, generic 2D, fallback, unfused RHT); FlashInfer exact path with G = S_enc; torchao NVFP4 training kernels",
+   "IGNORE NaN rule of the BF16 block amax (max.xorsign.abs.bf16x2); -0.0 -> 0x8 on hardware"},
+  {"te-2.13",    {A::IGNORE,    GS::TE,           BS::A_DIV6_MUL_S,      Z::NONE, LO::NONE,            CAP::FMINF_FLTMAX,         E4::SAT,   ENC::TE,                 EC::FMINF, YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE},
+   "TransformerEngine v2.10-v2.13: every kernel reachable from the dispatch; the v2.13 PyTorch reference for finite inputs",
+   ""},
+  {"te-2.13-1d", {A::IGNORE,    GS::TE,           BS::A_MUL_R6_MUL_S,    Z::NONE, LO::NONE,            CAP::NONE,                 E4::SAT,   ENC::S_DIV_SF,           EC::NONE,  YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE},
+   "TransformerEngine <= 2.13 non-transpose kernel (quantization_SF, __fdiv_rn(S_enc, sf)); scale order of FlashInfer's fast path with G = S; no TE release emits these bits (scale-order coverage)",
+   ""},
+  {"te-pyref",   {A::PROPAGATE, GS::TE_PYREF,     BS::A_MUL_SR6,         Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::TE,             ZG::NONE,  EX::NONE},
+   "TransformerEngine NVFP4QuantizerRef (PyTorch reference, current)",
+   "dequantization chain TE"},
+  {"torchao",    {A::PROPAGATE, GS::PTS,          BS::A_MUL_R6_DIV_PTS,  Z::NONE, LO::TWO_POW_MINUS_6, CAP::CLAMP,                E4::TORCH, ENC::RECIP_PTS_DIV_SF,   EC::NONE,  YC::TCLAMP6,  E2::TORCHAO_INT,   DQ::PTS,            ZG::NONE,  EX::PTS},
+   "torchao v0.17-v0.18 NVFP4Tensor / nvfp4_quantize reference, two-level (with per_tensor_scale), as run on CUDA",
+   "NaN codes of the integer E2M1 emulation"},
+  {"torchao-1lvl", {A::PROPAGATE, GS::NONE,       BS::A_MUL_R6,          Z::NONE, LO::TWO_POW_MINUS_6, CAP::CLAMP,                E4::TORCH, ENC::RECIP_SF,           EC::NONE,  YC::TCLAMP6,  E2::TORCHAO_INT,   DQ::SF_ONLY,        ZG::NONE,  EX::NONE},
+   "torchao v0.18 nvfp4_quantize single-level (no per-tensor scale), as run on CUDA; v0.13-v0.17 divide x by sf instead",
+   "NaN codes of the integer E2M1 emulation"},
+  {"mslk",       {A::IGNORE,    GS::GS_RECIP_PTS, BS::A_DIV6_MUL_GS,     Z::NONE, LO::TWO_POW_MINUS_9, CAP::CLAMP,                E4::SAT,   ENC::GS_DIV_SF,          EC::NONE,  YC::NONE,     E2::HW,            DQ::PTS,            ZG::NONE,  EX::NONE},
+   "MSLK Triton quantize_nvfp4 with use_precise_math=True (the torchao >= 0.17 kernel path), lower clamp 2^-9 (since 2026-08-13)",
+   "NaN rule of Triton max (AMAX), NaN through the clamp (CAP), dequantization chain PTS"},
+  {"modelopt",   {A::PROPAGATE, GS::PTS,          BS::A_DIV_6W2,         Z::ONE,  LO::TWO_POW_MINUS_9, CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_W2,        EC::NONE,  YC::NONE,     E2::SEARCHSORTED,  DQ::PTS,            ZG::NONE,  EX::PTS},
+   "NVIDIA Model Optimizer >= 0.45 export path (NVFP4QTensor.quantize, dynamic block scales), as run on CUDA",
+   "NaN rule of the amax (PROPAGATE)"},
+  {"miles",      {A::PROPAGATE, GS::TE_PYREF,     BS::A_DIV6_MUL_S,      Z::NONE, LO::NONE,            CAP::CLAMP,                E4::TORCH, ENC::TE,                 EC::NONE,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::PTS,            ZG::MILES, EX::RECIP_S},
+   "radixark/miles PR #546 quantizer (landed as #907); gate/up amax sharing and per-expert 3-D weights are the caller's business",
+   "consumer-side dequantization with weight_scale_2 = RN(1/S)"},
+  {"vllm-emul",  {A::PROPAGATE, GS::G_CALLER,     BS::G_MUL_A_MUL_R6,    Z::NONE, LO::NONE,            CAP::CLAMP,                E4::TORCH, ENC::VLLM_RECIP,         EC::NONE,  YC::TCLAMP6,  E2::VALUE_TABLE,   DQ::SF_DIV_G,       ZG::NONE,  EX::NONE},
+   "vLLM ref_nvfp4_quant (PyTorch emulation for non-CUDA platforms) with G = RN(1/RN(g*r2688)) (ModelOpt checkpoint input_scale_inv)",
+   "the harness default for the caller-supplied G; codes compared in value space upstream (NaN -> 0x0, -0 -> 0x0 here)"},
+};
+// clang-format on
+
+template <class E>
+std::string_view pick(E v, std::initializer_list<std::string_view> names) {
+  return *(names.begin() + static_cast<int>(v));
+}
+
+}  // namespace
+
+std::span<const NamedProfile> all_profiles() { return kProfiles; }
+
+const NamedProfile* find_profile(std::string_view name) {
+  const auto it = std::find_if(std::begin(kProfiles), std::end(kProfiles), [&](const NamedProfile& p) { return p.name == name; });
+  return it == std::end(kProfiles) ? nullptr : &*it;
+}
+
+const NamedProfile& default_profile() { return kProfiles[0]; }
+
+std::string profile_names(std::string_view separator) {
+  std::string out;
+  for (const NamedProfile& p : kProfiles) {
+    if (!out.empty()) out += separator;
+    out += p.name;
+  }
+  return out;
+}
+
+// Names listed in enumerator order (profile.h); a new enumerator needs its name here.
+std::vector<std::pair<std::string_view, std::string_view>> knob_values(const Profile& p) {
+  return {
+      {"AMAX", pick(p.amax, {"IGNORE", "PROPAGATE"})},
+      {"GS", pick(p.gs, {"TE", "TE_PYREF", "TE_HELPER", "TE_RHT_FUSED", "PTS", "PTS_CPU", "GS_RECIP_PTS", "G_CALLER", "NONE"})},
+      {"BS", pick(p.bs, {"A_MUL_SR6", "A_DIV6_MUL_S", "A_MUL_R6_MUL_S", "A_MUL_R6_DIV_PTS", "A_MUL_R6", "A_DIV6_MUL_GS",
+                         "A_DIV_6W2", "G_MUL_A_MUL_R6"})},
+      {"ZERO", pick(p.zero, {"NONE", "ONE"})},
+      {"LO", pick(p.lo, {"NONE", "2^-6", "2^-9", "2^-16"})},
+      {"CAP", pick(p.cap, {"FMINF_FLTMAX", "TMIN_FLTMAX_CLAMP448", "CLAMP", "NONE"})},
+      {"E4M3", pick(p.e4m3, {"SAT", "TORCH"})},
+      {"ENC", pick(p.enc, {"TE", "S_DIV_SF", "RECIP_PTS_DIV_SF", "X_DIV_PTS_SF", "RECIP_SF", "X_DIV_SF", "GS_DIV_SF",
+                           "X_DIV_SF_W2", "VLLM_RECIP", "FI_EXACT", "TE_FASTMATH_BF16"})},
+      {"ECAP", pick(p.ecap, {"FMINF", "TMIN", "NONE"})},
+      {"YCLAMP", pick(p.yclamp, {"NONE", "TCLAMP6"})},
+      {"E2M1", pick(p.e2m1, {"HW", "TABLE_TE", "SEARCHSORTED", "TORCHAO_INT", "MLDTYPES", "VALUE_TABLE"})},
+      {"DQ", pick(p.dq, {"TE", "PTS", "SF_ONLY", "SF_DIV_G", "SF_MUL_RECIP_S"})},
+      {"ZG", pick(p.zg, {"NONE", "MILES"})},
+      {"EXPORTED", pick(p.exported, {"NONE", "PTS", "RECIP_S"})},
+  };
+}
+
+}  // namespace nvfp4

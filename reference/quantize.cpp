@@ -1,0 +1,95 @@
+#include "reference/quantize.h"
+
+#include <xtensor/xview.hpp>
+
+#include "reference/amax.h"
+#include "reference/error.h"
+#include "reference/formulas.h"
+#include "reference/layout.h"
+#include "reference/scale_layout.h"
+
+namespace nvfp4 {
+namespace {
+
+const char* op_name(const QuantizeOptions& o) {
+  if (o.row_scaled) return "quantize_row_scaled";
+  if (o.block == BlockShape::k2D) return "quantize_2d";
+  return o.direction == Direction::kColumnwise ? "quantize_1d_col" : "quantize_1d";
+}
+
+void check_options(const FloatMatrix& x, const QuantizeOptions& o) {
+  const char* op = op_name(o);
+  const std::size_t M = x.shape(0), K = x.shape(1);
+  if (K % 16) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
+  if (M % 16) fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
+  if (o.row_scaled && o.block == BlockShape::k2D)
+    fail(op, ErrorCode::E_UNSUPPORTED, "row scaling is not defined for 2D (16x16) blocks");
+  if (o.row_scaled && o.amax)
+    fail(op, ErrorCode::E_UNSUPPORTED, "an amax override is not defined for row-scaled quantization");
+}
+
+// Block amaxes for the rowwise quantization of x: one per 1x16 block, or each 16x16 tile's
+// amax repeated on its 16 rows (the 2D rowwise scale is replicated, §3.11).
+FloatMatrix rowwise_block_amax(const FloatMatrix& x, BlockShape block, AmaxRule rule) {
+  if (block == BlockShape::k1D) return amax_blocks_1x16(x, rule);
+  const FloatMatrix tiles = amax_tiles_16x16(x, rule);
+  FloatMatrix out = xt::empty<float>({x.shape(0), tiles.shape(1)});
+  for (std::size_t r = 0; r < out.shape(0); ++r)
+    for (std::size_t j = 0; j < out.shape(1); ++j) out(r, j) = tiles(r / 16, j);
+  return out;
+}
+
+// One direction: the rowwise quantization of `x` (x itself, or x^T for the columnwise copy).
+QuantizedTensor quantize_direction(const FloatMatrix& x, const QuantizeOptions& o, float g) {
+  const AmaxRule rule = o.profile.amax;
+  FloatVector row_g = xt::empty<float>({x.shape(0)});
+  if (o.row_scaled)
+    row_g = amax_rows(x, rule);
+  else
+    row_g.fill(g);
+  QuantizedTensor q = quantize_rows(x, rowwise_block_amax(x, o.block, rule), row_g, o.profile);
+  if (!o.row_scaled) q.amax = FloatVector({g});
+  if (o.scale_layout == ScaleLayout::kSwizzled) q.scale = swizzle_scales(q.scale);
+  return q;
+}
+
+}  // namespace
+
+QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_amax, const FloatVector& row_global_amax,
+                              const Profile& profile) {
+  const std::size_t M = x.shape(0), K = x.shape(1), blocks = K / 16;
+  QuantizedTensor q;
+  q.data = xt::empty<std::uint8_t>({M, K / 2});
+  q.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(M)), std::size_t(scale_cols(K))});
+  q.amax = row_global_amax;
+  for (std::size_t r = 0; r < M; ++r) {
+    const float g = row_global_amax(r);
+    const GlobalScale gs = global_scale(profile.gs, g);  // once per tensor, or per row if row-scaled
+    const float* xr = &x(r, 0);
+    std::uint8_t* out = &q.data(r, 0);
+    for (std::size_t j = 0; j < blocks; ++j) {
+      const BlockEncoding b = encode_block(profile, gs, g, block_amax(r, j));
+      q.scale(r, j) = b.scale_byte;
+      for (std::size_t i = 0; i < 16; i += 2)
+        out[8 * j + i / 2] = pack_nibbles(encode_element(profile, b.encoder, xr[16 * j + i]),
+                                          encode_element(profile, b.encoder, xr[16 * j + i + 1]));
+    }
+  }
+  return q;
+}
+
+Quantization quantize(const FloatMatrix& x, const QuantizeOptions& o) {
+  check_options(x, o);
+  Quantization out;
+  const float g = o.amax ? *o.amax : amax_global(x, o.profile.amax);
+  if (o.direction != Direction::kColumnwise) out.rowwise = quantize_direction(x, o, g);
+  if (o.direction != Direction::kRowwise) {
+    const FloatMatrix x_t = xt::transpose(x);  // columnwise = the rowwise algorithm on x^T (§3.10)
+    out.columnwise = quantize_direction(x_t, o, g);
+  }
+  if (!o.row_scaled && o.profile.exported != ExportedGlobal::NONE)
+    out.global_scale = exported_global(o.profile, global_scale(o.profile.gs, g), g);
+  return out;
+}
+
+}  // namespace nvfp4

@@ -1,0 +1,50 @@
+// NVFP4 quantization (NUMERICS.md §3.9-§3.12): 1D rowwise and columnwise, both at once, 2D
+// 16x16 tiles, and row-scaled, under any profile.
+#pragma once
+
+#include <optional>
+
+#include "reference/profile.h"
+#include "reference/tensor.h"
+
+namespace nvfp4 {
+
+enum class BlockShape { k1D, k2D };  // 1x16 (16x1 columnwise) blocks, or 16x16 tiles
+enum class Direction { kRowwise, kColumnwise, kBoth };
+enum class ScaleLayout { kCompact, kSwizzled };
+
+struct QuantizeOptions {
+  Profile profile;
+  BlockShape block = BlockShape::k1D;
+  Direction direction = Direction::kRowwise;
+  bool row_scaled = false;           // per-row (per-column for the transpose) global amax
+  std::optional<float> amax;         // overrides the computed global amax (both directions)
+  ScaleLayout scale_layout = ScaleLayout::kCompact;
+};
+
+// One direction's output. Columnwise outputs describe x^T: data [K, M/2], scale
+// [roundup(K,128), roundup(M/16,4)], amax [1] or [K] when row-scaled.
+struct QuantizedTensor {
+  ByteMatrix data;
+  ByteMatrix scale;
+  FloatVector amax;
+};
+
+struct Quantization {
+  std::optional<QuantizedTensor> rowwise;
+  std::optional<QuantizedTensor> columnwise;
+  // The second-level scale as the profile's framework stores it (§4.3 "exported global"),
+  // for profiles that store one and tensors that are not row-scaled.
+  std::optional<float> global_scale;
+};
+
+// x holds the exact binary32 values of the input (BF16/FP16 inputs widen exactly).
+Quantization quantize(const FloatMatrix& x, const QuantizeOptions& options);
+
+// The rowwise quantization of x with given block amaxes ([M, K/16]; a 2D tile's amax repeated
+// on its 16 rows) and per-row global amaxes ([M]). Compact scales. The common core of every
+// quantize variant, exposed so that tests can drive it with chosen amaxes.
+QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_amax, const FloatVector& row_global_amax,
+                              const Profile& profile);
+
+}  // namespace nvfp4

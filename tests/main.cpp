@@ -1,0 +1,11 @@
+// Test entry point: RapidCheck's listener makes RC_ASSERT failures inside RC_GTEST_PROP shrink
+// and report as one GoogleTest failure each (TOOLCHAIN.md).
+#include <gmock/gmock.h>
+#include <rapidcheck/gtest.h>
+#include <rapidcheck/gmock.h>
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleMock(&argc, argv);
+  rc::gmock::RapidCheckListener::install();
+  return RUN_ALL_TESTS();
+}
