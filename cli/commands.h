@@ -1,0 +1,27 @@
+// The nvfp4-verify subcommands. Each registers itself on the app; its callback throws on bad
+// input (nvfp4::Error, io::FormatError, cli::UsageError) and main() turns that into one line on
+// stderr and exit code 2.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace nvfp4::cli {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The profile names, for CLI11's IsMember check.
+std::vector<std::string> profile_choices();
+
+void register_quantize(CLI::App& app);
+void register_dequantize(CLI::App& app);
+void register_profiles(CLI::App& app);
+void register_selfcheck(CLI::App& app, int& exit_code);
+
+}  // namespace nvfp4::cli

@@ -1,0 +1,123 @@
+// `nvfp4-verify quantize`: one 2-D tensor in, the NVFP4 tensors of NUMERICS.md §2 out.
+#include <charconv>
+#include <cstdlib>
+#include <ranges>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/commands.h"
+#include "cli/tensor_convert.h"
+#include "reference/arith.h"
+#include "reference/profiles.h"
+#include "reference/quantize.h"
+
+namespace nvfp4::cli {
+namespace {
+
+struct QuantizeArgs {
+  std::string input, tensor, output, profile = "te", block = "1d", direction = "rowwise", amax,
+                                     scale_layout = "compact";
+  bool row_scaled = false;
+};
+
+// --amax takes a decimal float (inf and nan included) or a bit pattern written 0xXXXXXXXX.
+float parse_amax(const std::string& text) {
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    std::uint32_t bits = 0;
+    const auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), bits, 16);
+    if (ec == std::errc() && end == text.data() + text.size() && text.size() <= 10) return float_of(bits);
+  } else {
+    char* end = nullptr;
+    const float v = std::strtof(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size()) return v;
+  }
+  throw UsageError(fmt::format("--amax: '{}' is not a float (use e.g. 2.5, inf, nan or 0x40200000)", text));
+}
+
+// The tensor to quantize: --tensor NAME, or the file's only tensor.
+const io::Tensor& pick_tensor(const io::File& file, const QuantizeArgs& a, std::string& name) {
+  if (!a.tensor.empty()) {
+    const auto it = file.tensors.find(a.tensor);
+    if (it == file.tensors.end())
+      throw UsageError(fmt::format("{}: no tensor named '{}' (it holds: {})", a.input, a.tensor,
+                                   fmt::join(std::views::keys(file.tensors), ", ")));
+    name = a.tensor;
+    return it->second;
+  }
+  if (file.tensors.size() != 1)
+    throw UsageError(fmt::format("{}: holds {} tensors ({}); choose one with --tensor", a.input, file.tensors.size(),
+                                 fmt::join(std::views::keys(file.tensors), ", ")));
+  name = file.tensors.begin()->first;
+  return file.tensors.begin()->second;
+}
+
+void run(const QuantizeArgs& a) {
+  const io::File in = io::read_file(a.input);
+  std::string name;
+  const io::Tensor& t = pick_tensor(in, a, name);
+  const FloatMatrix x = to_float_matrix(t, "quantize", name);
+
+  QuantizeOptions o;
+  o.profile = find_profile(a.profile)->knobs;
+  o.block = a.block == "2d" ? BlockShape::k2D : BlockShape::k1D;
+  o.direction = a.direction == "both" ? Direction::kBoth
+                : a.direction == "columnwise" ? Direction::kColumnwise
+                                              : Direction::kRowwise;
+  o.row_scaled = a.row_scaled;
+  if (!a.amax.empty()) o.amax = parse_amax(a.amax);
+  o.scale_layout = a.scale_layout == "swizzled" ? ScaleLayout::kSwizzled : ScaleLayout::kCompact;
+  const Quantization q = quantize(x, o);
+
+  io::File out;
+  if (q.rowwise) {
+    out.tensors["data"] = from_byte_matrix(q.rowwise->data);
+    out.tensors["scale"] = from_byte_matrix(q.rowwise->scale);
+    out.tensors["amax"] = from_float_vector(q.rowwise->amax);
+  }
+  if (q.columnwise) {
+    out.tensors["data_t"] = from_byte_matrix(q.columnwise->data);
+    out.tensors["scale_t"] = from_byte_matrix(q.columnwise->scale);
+    out.tensors["amax_t"] = from_float_vector(q.columnwise->amax);
+  }
+  if (q.global_scale) out.tensors["global_scale"] = from_float_vector(FloatVector({*q.global_scale}));
+  out.metadata = {
+      {"format", "nvfp4"},
+      {"profile", a.profile},
+      {"block", a.block},
+      {"direction", a.direction},
+      {"row_scaled", a.row_scaled ? "true" : "false"},
+      {"amax_override", o.amax ? fmt::format("0x{:08X}", bits_of(*o.amax)) : "none"},
+      {"scale_layout", a.scale_layout},
+      {"input_tensor", name},
+      {"input_dtype", std::string(io::dtype_name(t.dtype))},
+      {"input_shape", fmt::format("[{}]", fmt::join(t.shape, ", "))},
+      {"tool", "nvfp4-verify " NVFP4_VERSION},
+  };
+  io::write_file_atomic(a.output, out);
+}
+
+}  // namespace
+
+void register_quantize(CLI::App& app) {
+  auto a = std::make_shared<QuantizeArgs>();
+  CLI::App* cmd = app.add_subcommand("quantize", "Quantize one 2-D F32/BF16/F16 tensor to NVFP4");
+  cmd->add_option("--input", a->input, "input .safetensors file")->required();
+  cmd->add_option("--tensor", a->tensor, "tensor to quantize when the file holds several");
+  cmd->add_option("--output", a->output, "output .safetensors file")->required();
+  cmd->add_option("--profile", a->profile, "numerics profile (see `nvfp4-verify profiles`)")
+      ->check(CLI::IsMember(profile_choices()))
+      ->capture_default_str();
+  cmd->add_option("--block", a->block, "1d: 1x16 blocks; 2d: 16x16 tiles")->check(CLI::IsMember({"1d", "2d"}))->capture_default_str();
+  cmd->add_option("--direction", a->direction, "rowwise, columnwise (x^T, stored transposed) or both")
+      ->check(CLI::IsMember({"rowwise", "columnwise", "both"}))
+      ->capture_default_str();
+  cmd->add_flag("--row-scaled", a->row_scaled, "per-row global amax (per-column for the columnwise copy)");
+  cmd->add_option("--amax", a->amax, "global amax to use instead of the computed one (float or 0x bit pattern)");
+  cmd->add_option("--scale-layout", a->scale_layout, "compact or swizzled (cuBLASLt 128x4)")
+      ->check(CLI::IsMember({"compact", "swizzled"}))
+      ->capture_default_str();
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace nvfp4::cli
