@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "cli/tensor_convert.h"
+#include "io/tensor_convert.h"
 #include "reference/dequantize.h"
 #include "reference/profiles.h"
 #include "reference/scale_layout.h"
@@ -23,9 +23,9 @@ const io::Tensor& require(const io::File& f, const std::string& path, const std:
 // Dequantizes one direction: tensors `data<suffix>`, `scale<suffix>`, `amax<suffix>`.
 FloatMatrix dequantize_direction(const io::File& f, const DequantizeArgs& a, const std::string& suffix,
                                  const Profile& profile, bool swizzled) {
-  const ByteMatrix data = to_byte_matrix(require(f, a.input, "data" + suffix), "dequantize", "data" + suffix);
-  ByteMatrix scale = to_byte_matrix(require(f, a.input, "scale" + suffix), "dequantize", "scale" + suffix);
-  const FloatVector amax = to_float_vector(require(f, a.input, "amax" + suffix), "dequantize", "amax" + suffix);
+  const ByteMatrix data = io::to_byte_matrix(require(f, a.input, "data" + suffix), "dequantize", "data" + suffix);
+  ByteMatrix scale = io::to_byte_matrix(require(f, a.input, "scale" + suffix), "dequantize", "scale" + suffix);
+  const FloatVector amax = io::to_float_vector(require(f, a.input, "amax" + suffix), "dequantize", "amax" + suffix);
   if (swizzled) scale = unswizzle_scales(scale);
   return dequantize(data, scale, amax, profile);
 }
@@ -43,13 +43,13 @@ void run(const DequantizeArgs& a) {
     throw UsageError(fmt::format("{}: unknown profile '{}' in metadata (known: {})", a.input, profile_name, profile_names(", ")));
   const auto layout = in.metadata.find("scale_layout");
   const bool swizzled = layout != in.metadata.end() && layout->second == "swizzled";
-  const FloatType type = a.dtype == "bf16" ? FloatType::BF16 : a.dtype == "f16" ? FloatType::F16 : FloatType::F32;
+  const io::FloatType type = a.dtype == "bf16" ? io::FloatType::BF16 : a.dtype == "f16" ? io::FloatType::F16 : io::FloatType::F32;
 
   const bool rowwise = in.tensors.count("data") != 0, columnwise = in.tensors.count("data_t") != 0;
   if (!rowwise && !columnwise) throw UsageError(fmt::format("{}: holds neither 'data' nor 'data_t'", a.input));
   io::File out;
-  if (rowwise) out.tensors["x"] = from_float_matrix(dequantize_direction(in, a, "", profile->knobs, swizzled), type);
-  if (columnwise) out.tensors["x_t"] = from_float_matrix(dequantize_direction(in, a, "_t", profile->knobs, swizzled), type);
+  if (rowwise) out.tensors["x"] = io::from_float_matrix(dequantize_direction(in, a, "", profile->knobs, swizzled), type);
+  if (columnwise) out.tensors["x_t"] = io::from_float_matrix(dequantize_direction(in, a, "_t", profile->knobs, swizzled), type);
   out.metadata = {{"profile", profile_name}, {"dtype", a.dtype}, {"tool", "nvfp4-verify " NVFP4_VERSION}};
   io::write_file_atomic(a.output, out);
 }

@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
-#include "cli/tensor_convert.h"
+#include "io/tensor_convert.h"
 #include "reference/arith.h"
 #include "reference/profiles.h"
 #include "reference/quantize.h"
@@ -56,7 +56,7 @@ void run(const QuantizeArgs& a) {
   const io::File in = io::read_file(a.input);
   std::string name;
   const io::Tensor& t = pick_tensor(in, a, name);
-  const FloatMatrix x = to_float_matrix(t, "quantize", name);
+  const FloatMatrix x = io::to_float_matrix(t, "quantize", name);
 
   QuantizeOptions o;
   o.profile = find_profile(a.profile)->knobs;
@@ -71,16 +71,16 @@ void run(const QuantizeArgs& a) {
 
   io::File out;
   if (q.rowwise) {
-    out.tensors["data"] = from_byte_matrix(q.rowwise->data);
-    out.tensors["scale"] = from_byte_matrix(q.rowwise->scale);
-    out.tensors["amax"] = from_float_vector(q.rowwise->amax);
+    out.tensors["data"] = io::from_byte_matrix(q.rowwise->data);
+    out.tensors["scale"] = io::from_byte_matrix(q.rowwise->scale);
+    out.tensors["amax"] = io::from_float_vector(q.rowwise->amax);
   }
   if (q.columnwise) {
-    out.tensors["data_t"] = from_byte_matrix(q.columnwise->data);
-    out.tensors["scale_t"] = from_byte_matrix(q.columnwise->scale);
-    out.tensors["amax_t"] = from_float_vector(q.columnwise->amax);
+    out.tensors["data_t"] = io::from_byte_matrix(q.columnwise->data);
+    out.tensors["scale_t"] = io::from_byte_matrix(q.columnwise->scale);
+    out.tensors["amax_t"] = io::from_float_vector(q.columnwise->amax);
   }
-  if (q.global_scale) out.tensors["global_scale"] = from_float_vector(FloatVector({*q.global_scale}));
+  if (q.global_scale) out.tensors["global_scale"] = io::from_float_vector(FloatVector({*q.global_scale}));
   out.metadata = {
       {"format", "nvfp4"},
       {"profile", a.profile},

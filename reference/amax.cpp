@@ -25,17 +25,24 @@ FloatMatrix amax_blocks(const FloatMatrix& x, AmaxRule rule, std::size_t bh, std
   return out;
 }
 
+// Row and column amaxes serve row-scaled quantization and share its K contract (§3.3).
+void check_k(const FloatMatrix& x, const char* op) {
+  if (x.shape(1) % 16) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", x.shape(1));
+}
+
 }  // namespace
 
 float amax_global(const FloatMatrix& x, AmaxRule rule) { return amax_rect(x, rule, 0, x.shape(0), 0, x.shape(1)); }
 
 FloatVector amax_rows(const FloatMatrix& x, AmaxRule rule) {
+  check_k(x, "amax_rows");
   FloatVector out = xt::empty<float>({x.shape(0)});
   for (std::size_t r = 0; r < x.shape(0); ++r) out(r) = amax_rect(x, rule, r, 1, 0, x.shape(1));
   return out;
 }
 
 FloatVector amax_cols(const FloatMatrix& x, AmaxRule rule) {
+  check_k(x, "amax_cols");
   FloatVector out = xt::zeros<float>({x.shape(1)});
   for (std::size_t r = 0; r < x.shape(0); ++r)
     for (std::size_t c = 0; c < x.shape(1); ++c) out(c) = amax_step(rule, out(c), x(r, c));

@@ -17,9 +17,10 @@ const char* op_name(const QuantizeOptions& o) {
   return o.direction == Direction::kColumnwise ? "quantize_1d_col" : "quantize_1d";
 }
 
-void check_options(const FloatMatrix& x, const QuantizeOptions& o) {
+}  // namespace
+
+void validate_quantize(std::size_t M, std::size_t K, const QuantizeOptions& o) {
   const char* op = op_name(o);
-  const std::size_t M = x.shape(0), K = x.shape(1);
   if (K % 16) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
   if (M % 16) fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
   if (o.row_scaled && o.block == BlockShape::k2D)
@@ -27,6 +28,8 @@ void check_options(const FloatMatrix& x, const QuantizeOptions& o) {
   if (o.row_scaled && o.amax)
     fail(op, ErrorCode::E_UNSUPPORTED, "an amax override is not defined for row-scaled quantization");
 }
+
+namespace {
 
 // Block amaxes for the rowwise quantization of x: one per 1x16 block, or each 16x16 tile's
 // amax repeated on its 16 rows (the 2D rowwise scale is replicated, §3.11).
@@ -79,7 +82,7 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
 }
 
 Quantization quantize(const FloatMatrix& x, const QuantizeOptions& o) {
-  check_options(x, o);
+  validate_quantize(x.shape(0), x.shape(1), o);
   Quantization out;
   const float g = o.amax ? *o.amax : amax_global(x, o.profile.amax);
   if (o.direction != Direction::kColumnwise) out.rowwise = quantize_direction(x, o, g);

@@ -38,6 +38,9 @@ struct Quantization {
   std::optional<float> global_scale;
 };
 
+// Throws the Error that quantize() would throw for an [M, K] input with these options.
+void validate_quantize(std::size_t M, std::size_t K, const QuantizeOptions& options);
+
 // x holds the exact binary32 values of the input (BF16/FP16 inputs widen exactly).
 Quantization quantize(const FloatMatrix& x, const QuantizeOptions& options);
 

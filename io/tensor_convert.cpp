@@ -1,4 +1,4 @@
-#include "cli/tensor_convert.h"
+#include "io/tensor_convert.h"
 
 #include <cstring>
 #include <vector>
@@ -6,16 +6,16 @@
 #include "reference/error.h"
 #include "reference/half_float.h"
 
-namespace nvfp4::cli {
+namespace nvfp4::io {
 namespace {
 
-void check_rank(const io::Tensor& t, std::size_t rank, std::string_view op, std::string_view name) {
+void check_rank(const Tensor& t, std::size_t rank, std::string_view op, std::string_view name) {
   if (t.shape.size() != rank)
     fail(op, ErrorCode::E_RANK, "tensor '{}' has rank {}; expected a {}-D tensor", name, t.shape.size(), rank);
 }
 
 template <class T>
-T load(const io::Tensor& t, std::int64_t i) {
+T load(const Tensor& t, std::int64_t i) {
   T v;
   std::memcpy(&v, t.bytes.data() + i * sizeof(T), sizeof(T));
   return v;
@@ -23,64 +23,64 @@ T load(const io::Tensor& t, std::int64_t i) {
 
 }  // namespace
 
-FloatMatrix to_float_matrix(const io::Tensor& t, std::string_view op, std::string_view name) {
+FloatMatrix to_float_matrix(const Tensor& t, std::string_view op, std::string_view name) {
   check_rank(t, 2, op, name);
   const std::size_t rows = t.shape[0], cols = t.shape[1];
   FloatMatrix m = xt::empty<float>({rows, cols});
   const std::int64_t n = t.numel();
   switch (t.dtype) {
-    case io::DType::F32:
+    case DType::F32:
       for (std::int64_t i = 0; i < n; ++i) m.data()[i] = load<float>(t, i);
       break;
-    case io::DType::BF16:
+    case DType::BF16:
       for (std::int64_t i = 0; i < n; ++i) m.data()[i] = bf16_to_float(load<std::uint16_t>(t, i));
       break;
-    case io::DType::F16:
+    case DType::F16:
       for (std::int64_t i = 0; i < n; ++i) m.data()[i] = half_to_float(load<std::uint16_t>(t, i));
       break;
     default:
-      fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected F32, BF16 or F16", name, io::dtype_name(t.dtype));
+      fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected F32, BF16 or F16", name, dtype_name(t.dtype));
   }
   return m;
 }
 
-ByteMatrix to_byte_matrix(const io::Tensor& t, std::string_view op, std::string_view name) {
+ByteMatrix to_byte_matrix(const Tensor& t, std::string_view op, std::string_view name) {
   check_rank(t, 2, op, name);
-  if (t.dtype != io::DType::U8)
-    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected U8", name, io::dtype_name(t.dtype));
+  if (t.dtype != DType::U8)
+    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected U8", name, dtype_name(t.dtype));
   ByteMatrix m = xt::empty<std::uint8_t>({std::size_t(t.shape[0]), std::size_t(t.shape[1])});
   std::memcpy(m.data(), t.bytes.data(), t.bytes.size());
   return m;
 }
 
-FloatVector to_float_vector(const io::Tensor& t, std::string_view op, std::string_view name) {
+FloatVector to_float_vector(const Tensor& t, std::string_view op, std::string_view name) {
   check_rank(t, 1, op, name);
-  if (t.dtype != io::DType::F32)
-    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected F32", name, io::dtype_name(t.dtype));
+  if (t.dtype != DType::F32)
+    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected F32", name, dtype_name(t.dtype));
   FloatVector v = xt::empty<float>({std::size_t(t.shape[0])});
   std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
   return v;
 }
 
-io::Tensor from_byte_matrix(const ByteMatrix& m) {
-  return io::make_tensor(io::DType::U8, {std::int64_t(m.shape(0)), std::int64_t(m.shape(1))}, {m.data(), m.size()});
+Tensor from_byte_matrix(const ByteMatrix& m) {
+  return make_tensor(DType::U8, {std::int64_t(m.shape(0)), std::int64_t(m.shape(1))}, {m.data(), m.size()});
 }
 
-io::Tensor from_float_vector(const FloatVector& v) {
-  return io::make_tensor_from<float>(io::DType::F32, {std::int64_t(v.size())}, {v.data(), v.size()});
+Tensor from_float_vector(const FloatVector& v) {
+  return make_tensor_from<float>(DType::F32, {std::int64_t(v.size())}, {v.data(), v.size()});
 }
 
-io::Tensor from_float_matrix(const FloatMatrix& m, FloatType type) {
+Tensor from_float_matrix(const FloatMatrix& m, FloatType type) {
   const std::vector<std::int64_t> shape = {std::int64_t(m.shape(0)), std::int64_t(m.shape(1))};
   if (type == FloatType::F32) {
     std::vector<float> out(m.size());
     for (std::size_t i = 0; i < m.size(); ++i) out[i] = canonicalize_nan(m.data()[i]);
-    return io::make_tensor_from<float>(io::DType::F32, shape, out);
+    return make_tensor_from<float>(DType::F32, shape, out);
   }
   std::vector<std::uint16_t> out(m.size());
   for (std::size_t i = 0; i < m.size(); ++i)
     out[i] = type == FloatType::BF16 ? float_to_bf16(m.data()[i]) : float_to_half(m.data()[i]);
-  return io::make_tensor_from<std::uint16_t>(type == FloatType::BF16 ? io::DType::BF16 : io::DType::F16, shape, out);
+  return make_tensor_from<std::uint16_t>(type == FloatType::BF16 ? DType::BF16 : DType::F16, shape, out);
 }
 
-}  // namespace nvfp4::cli
+}  // namespace nvfp4::io

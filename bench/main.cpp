@@ -1,0 +1,21 @@
+// nvfp4_bench: the GPU benchmark as a standalone program (the GPU machine runs it from build-gpu/).
+#include <CLI/CLI.hpp>
+
+#include "bench/bench.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"NVFP4 kernel benchmark"};
+  nvfp4::bench::BenchOptions o;
+  app.add_option("--repetitions", o.repetitions, "timed launches per kernel")->capture_default_str();
+  app.add_option("--json", o.json_path, "write the results as JSON to this file");
+  bool small = false;
+  app.add_flag("--small", small, "skip the 16384 x 16384 shapes");
+  CLI11_PARSE(app, argc, argv);
+  o.large = !small;
+  try {
+    return nvfp4::bench::run_bench(o);
+  } catch (const std::exception& e) {
+    fprintf(stderr, "nvfp4_bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,60 @@
+// NVFP4 dequantization (NUMERICS.md §3.13): one thread per 16-element block, the values from
+// the shared dequantize_element.
+#include "device/check.h"
+#include "device/element_io.cuh"
+#include "device/kernels.h"
+#include "reference/formulas.h"
+#include "reference/layout.h"
+
+namespace nvfp4::device {
+namespace {
+
+__device__ __forceinline__ void store(float* out, std::int64_t i, float v) { out[i] = canonicalize_nan(v); }
+__device__ __forceinline__ void store(Bf16* out, std::int64_t i, float v) { out[i].bits = float_to_bf16(v); }
+__device__ __forceinline__ void store(Half* out, std::int64_t i, float v) { out[i].bits = float_to_half(v); }
+
+template <class Out>
+__global__ void dequantize_kernel(const std::uint8_t* __restrict__ data, const std::uint8_t* __restrict__ scale,
+                                  const float* __restrict__ amax, std::int64_t amax_count, std::int64_t M,
+                                  std::int64_t K, Profile p, Out* __restrict__ out) {
+  const std::int64_t blocks = K / 16;
+  const std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (e >= M * blocks) return;
+  const std::int64_t r = e / blocks, j = e % blocks;
+  const float g = amax_count == 1 ? amax[0] : amax[r];
+  const GlobalScale gs = global_scale(p.gs, g);
+  const std::uint8_t sb = scale[r * scale_cols(K) + j];
+  const uint2 packed = *reinterpret_cast<const uint2*>(data + r * (K / 2) + 8 * j);
+  Out vals[16];
+  for (int i = 0; i < 16; ++i) {
+    const std::uint32_t word = i < 8 ? packed.x : packed.y;
+    const std::uint8_t code = (word >> (4 * (i % 8))) & 0xF;
+    store(vals, i, dequantize_element(p, gs, g, sb, code));
+  }
+  Out* dst = out + r * K + 16 * j;
+  for (int i = 0; i < 16; ++i) dst[i] = vals[i];
+}
+
+}  // namespace
+
+void dequantize(const std::uint8_t* data, const std::uint8_t* scale, const float* amax, std::int64_t amax_count,
+                std::int64_t M, std::int64_t K, const Profile& profile, OutputType type, void* out,
+                cudaStream_t stream) {
+  const std::int64_t n = M * (K / 16);
+  if (n == 0) return;
+  const unsigned grid = grid_for(n, 256);
+  switch (type) {
+    case OutputType::F32:
+      dequantize_kernel<<<grid, 256, 0, stream>>>(data, scale, amax, amax_count, M, K, profile, static_cast<float*>(out));
+      break;
+    case OutputType::BF16:
+      dequantize_kernel<<<grid, 256, 0, stream>>>(data, scale, amax, amax_count, M, K, profile, static_cast<Bf16*>(out));
+      break;
+    case OutputType::F16:
+      dequantize_kernel<<<grid, 256, 0, stream>>>(data, scale, amax, amax_count, M, K, profile, static_cast<Half*>(out));
+      break;
+  }
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace nvfp4::device

@@ -1,0 +1,274 @@
+#include "device/device_backend.h"
+
+#include "device/device_buffer.h"
+#include "device/kernels.h"
+#include "fuzz/reference_backend.h"
+#include "reference/error.h"
+#include "reference/formulas.h"
+#include "reference/layout.h"
+
+namespace nvfp4::device {
+namespace {
+
+const io::Tensor& input(const Case& c, const char* name) {
+  const auto it = c.inputs.find(name);
+  if (it == c.inputs.end())
+    fail(operation_name(c.op), ErrorCode::E_UNSUPPORTED, "the case has no input tensor '{}'", name);
+  return it->second;
+}
+
+void require_rank(const io::Tensor& t, std::size_t rank, std::string_view op, const char* name) {
+  if (t.shape.size() != rank)
+    fail(op, ErrorCode::E_RANK, "tensor '{}' has rank {}; expected a {}-D tensor", name, t.shape.size(), rank);
+}
+
+void require_dtype(const io::Tensor& t, io::DType dtype, std::string_view op, const char* name) {
+  if (t.dtype != dtype)
+    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected {}", name, io::dtype_name(t.dtype), io::dtype_name(dtype));
+}
+
+// A 2-D F32/BF16/F16 input and its kernel element type.
+InputType float_input(const io::Tensor& t, std::string_view op) {
+  require_rank(t, 2, op, "x");
+  switch (t.dtype) {
+    case io::DType::F32: return InputType::F32;
+    case io::DType::BF16: return InputType::BF16;
+    case io::DType::F16: return InputType::F16;
+    default: fail(op, ErrorCode::E_DTYPE, "tensor 'x' has dtype {}; expected F32, BF16 or F16", io::dtype_name(t.dtype));
+  }
+}
+
+DeviceBuffer upload(const io::Tensor& t, cudaStream_t s) {
+  DeviceBuffer b(t.bytes.size());
+  b.upload(t.bytes.data(), s);
+  return b;
+}
+
+DeviceBuffer poisoned(std::size_t bytes, cudaStream_t s) {
+  DeviceBuffer b(bytes);
+  b.poison(s);
+  return b;
+}
+
+// The first numel elements of b (an empty tensor still owns a 1-byte allocation).
+io::Tensor download(const DeviceBuffer& b, io::DType dtype, std::vector<std::int64_t> shape, cudaStream_t s) {
+  std::vector<std::uint8_t> bytes = b.download(s);
+  std::int64_t numel = 1;
+  for (std::int64_t d : shape) numel *= d;
+  bytes.resize(numel * io::dtype_size(dtype));
+  return io::make_tensor(dtype, std::move(shape), bytes);
+}
+
+}  // namespace
+
+std::optional<std::string> device_unavailable_reason() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" +
+           cudaGetErrorString(e) + ")";
+  }
+  if (count == 0) return std::string("no CUDA device: cudaGetDeviceCount found 0 devices");
+  return std::nullopt;
+}
+
+DeviceBackend::DeviceBackend() {
+  if (const auto reason = device_unavailable_reason()) throw BackendUnavailable(*reason);
+  NVFP4_CUDA_CHECK(cudaStreamCreate(&stream_));
+}
+
+DeviceBackend::~DeviceBackend() {
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+TensorMap DeviceBackend::run(const Case& c) {
+  const std::string_view op = operation_name(c.op);
+  const Profile& profile = case_profile(c.params);
+  const cudaStream_t s = stream_;
+  TensorMap out;
+  switch (c.op) {
+    case Operation::kAmaxGlobal:
+    case Operation::kAmaxRows:
+    case Operation::kAmaxCols:
+    case Operation::kAmaxBlocks1x16:
+    case Operation::kAmaxBlocks16x1:
+    case Operation::kAmaxTiles16x16: {
+      const io::Tensor& xt = input(c, "x");
+      const InputType type = float_input(xt, op);
+      const std::int64_t M = xt.shape[0], K = xt.shape[1];
+      const DeviceBuffer x = upload(xt, s);
+      std::vector<std::int64_t> shape;
+      if (c.op == Operation::kAmaxGlobal) shape = {1};
+      if (c.op == Operation::kAmaxRows) shape = {M};
+      if (c.op == Operation::kAmaxCols) shape = {K};
+      if (c.op == Operation::kAmaxBlocks1x16) shape = {M, K / 16};
+      if (c.op == Operation::kAmaxBlocks16x1) shape = {M / 16, K};
+      if (c.op == Operation::kAmaxTiles16x16) shape = {M / 16, K / 16};
+      // The reference's contracts: every amax but the global one needs K % 16 == 0, and the
+      // blocks spanning 16 rows need M % 16 == 0.
+      if (c.op != Operation::kAmaxGlobal && c.op != Operation::kAmaxBlocks16x1 && K % 16)
+        fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
+      if ((c.op == Operation::kAmaxBlocks16x1 || c.op == Operation::kAmaxTiles16x16) && M % 16)
+        fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
+      DeviceBuffer result = poisoned(sizeof(float) * shape[0] * (shape.size() > 1 ? shape[1] : 1), s);
+      switch (c.op) {
+        case Operation::kAmaxGlobal: amax_global(x.get(), type, M, K, profile.amax, result.get<float>(), s); break;
+        case Operation::kAmaxRows: amax_rows(x.get(), type, M, K, profile.amax, result.get<float>(), s); break;
+        case Operation::kAmaxCols: amax_cols(x.get(), type, M, K, profile.amax, result.get<float>(), s); break;
+        case Operation::kAmaxBlocks1x16: amax_blocks(x.get(), type, M, K, AmaxBlock::k1x16, profile.amax, result.get<float>(), s); break;
+        case Operation::kAmaxBlocks16x1: amax_blocks(x.get(), type, M, K, AmaxBlock::k16x1, profile.amax, result.get<float>(), s); break;
+        default: amax_blocks(x.get(), type, M, K, AmaxBlock::k16x16, profile.amax, result.get<float>(), s); break;
+      }
+      out["amax"] = download(result, io::DType::F32, shape, s);
+      break;
+    }
+    case Operation::kQuantize: {
+      const io::Tensor& xt = input(c, "x");
+      const InputType type = float_input(xt, op);
+      const std::int64_t M = xt.shape[0], K = xt.shape[1];
+      QuantizeOptions o;
+      o.profile = profile;
+      o.block = c.params.block;
+      o.direction = c.params.direction;
+      o.row_scaled = c.params.row_scaled;
+      o.amax = c.params.amax;
+      o.scale_layout = c.params.scale_layout;
+      validate_quantize(std::size_t(M), std::size_t(K), o);
+      const DeviceBuffer x = upload(xt, s);
+
+      // Global amax: the override, per row and column, or one for the tensor.
+      DeviceBuffer amax(sizeof(float) * (o.row_scaled ? std::max<std::int64_t>(M, 1) : 1)), amax_t;
+      if (o.amax) {
+        amax.upload(&*o.amax, s);
+      } else if (o.row_scaled) {
+        amax_t = DeviceBuffer(sizeof(float) * std::max<std::int64_t>(K, 1));
+        amax_rows(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
+        amax_cols(x.get(), type, M, K, profile.amax, amax_t.get<float>(), s);
+      } else {
+        amax_global(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
+      }
+      const bool rowwise = o.direction != Direction::kColumnwise, columnwise = o.direction != Direction::kRowwise;
+      const std::int64_t sr = scale_rows(M), sc = scale_cols(K), sr_t = scale_rows(K), sc_t = scale_cols(M);
+      DeviceBuffer data, scale, data_t, scale_t;
+      QuantizeOutputs outs;
+      if (rowwise) {
+        data = poisoned(M * K / 2, s);
+        scale = poisoned(sr * sc, s);
+        outs.data = data.get<std::uint8_t>();
+        outs.scale = scale.get<std::uint8_t>();
+      }
+      if (columnwise) {
+        data_t = poisoned(M * K / 2, s);
+        scale_t = poisoned(sr_t * sc_t, s);
+        outs.data_t = data_t.get<std::uint8_t>();
+        outs.scale_t = scale_t.get<std::uint8_t>();
+      }
+      QuantizeParams params;
+      params.profile = profile;
+      params.tiles_2d = o.block == BlockShape::k2D;
+      params.row_scaled = o.row_scaled;
+      params.amax = amax.get<float>();
+      params.amax_t = o.row_scaled ? amax_t.get<float>() : amax.get<float>();
+      quantize(x.get(), type, M, K, params, outs, s);
+
+      auto scale_tensor = [&](DeviceBuffer& compact, std::int64_t rows, std::int64_t cols) {
+        if (o.scale_layout == ScaleLayout::kCompact) return download(compact, io::DType::U8, {rows, cols}, s);
+        DeviceBuffer swizzled = poisoned(rows * cols, s);
+        swizzle_scales(compact.get<std::uint8_t>(), rows, cols, swizzled.get<std::uint8_t>(), s);
+        return download(swizzled, io::DType::U8, {rows, cols}, s);
+      };
+      const std::int64_t n_amax = o.row_scaled ? M : 1, n_amax_t = o.row_scaled ? K : 1;
+      if (rowwise) {
+        out["data"] = download(data, io::DType::U8, {M, K / 2}, s);
+        out["scale"] = scale_tensor(scale, sr, sc);
+        out["amax"] = download(amax, io::DType::F32, {n_amax}, s);
+      }
+      if (columnwise) {
+        out["data_t"] = download(data_t, io::DType::U8, {K, M / 2}, s);
+        out["scale_t"] = scale_tensor(scale_t, sr_t, sc_t);
+        out["amax_t"] = download(o.row_scaled ? amax_t : amax, io::DType::F32, {n_amax_t}, s);
+      }
+      if (!o.row_scaled && profile.exported != ExportedGlobal::NONE) {
+        // The stored second-level scale is one host formula of the global amax the device found.
+        float g;
+        const std::vector<std::uint8_t> bytes = amax.download(s);
+        std::memcpy(&g, bytes.data(), sizeof g);
+        const float v = exported_global(profile, global_scale(profile.gs, g), g);
+        out["global_scale"] = io::make_tensor_from<float>(io::DType::F32, {1}, std::span(&v, 1));
+      }
+      break;
+    }
+    case Operation::kDequantize: {
+      const io::Tensor &dt = input(c, "data"), &st = input(c, "scale"), &at = input(c, "amax");
+      require_rank(dt, 2, op, "data");
+      require_rank(st, 2, op, "scale");
+      require_rank(at, 1, op, "amax");
+      require_dtype(dt, io::DType::U8, op, "data");
+      require_dtype(st, io::DType::U8, op, "scale");
+      require_dtype(at, io::DType::F32, op, "amax");
+      const std::int64_t M = dt.shape[0], K = 2 * dt.shape[1];
+      if (K % 16) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
+      if (st.shape[0] != scale_rows(M) || st.shape[1] != scale_cols(K))
+        fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for data [{}, {}]", st.shape[0], st.shape[1],
+             scale_rows(M), scale_cols(K), M, K / 2);
+      if (at.shape[0] != 1 && at.shape[0] != M)
+        fail(op, ErrorCode::E_AMAX_SHAPE, "amax has {} values, expected 1 or M={}", at.shape[0], M);
+      OutputType type = OutputType::F32;
+      if (c.params.output_dtype == io::DType::BF16) type = OutputType::BF16;
+      else if (c.params.output_dtype == io::DType::F16) type = OutputType::F16;
+      else if (c.params.output_dtype != io::DType::F32)
+        fail(op, ErrorCode::E_DTYPE, "output dtype {} is not F32, BF16 or F16", io::dtype_name(c.params.output_dtype));
+      const DeviceBuffer data = upload(dt, s), scale = upload(st, s), amax = upload(at, s);
+      DeviceBuffer x = poisoned(M * K * io::dtype_size(c.params.output_dtype), s);
+      dequantize(data.get<std::uint8_t>(), scale.get<std::uint8_t>(), amax.get<float>(), at.shape[0], M, K, profile, type,
+                 x.get(), s);
+      out["x"] = download(x, c.params.output_dtype, {M, K}, s);
+      break;
+    }
+    case Operation::kSwizzle:
+    case Operation::kUnswizzle: {
+      const io::Tensor& st = input(c, "scale");
+      require_rank(st, 2, op, "scale");
+      require_dtype(st, io::DType::U8, op, "scale");
+      const std::int64_t rows = st.shape[0], cols = st.shape[1];
+      if (rows % 128 || cols % 4)
+        fail(op, ErrorCode::E_SCALE_SHAPE, "scale matrix [{}, {}] is not padded to [multiple of 128, multiple of 4]", rows, cols);
+      const DeviceBuffer in = upload(st, s);
+      DeviceBuffer result = poisoned(rows * cols, s);
+      if (c.op == Operation::kSwizzle) swizzle_scales(in.get<std::uint8_t>(), rows, cols, result.get<std::uint8_t>(), s);
+      else unswizzle_scales(in.get<std::uint8_t>(), rows, cols, result.get<std::uint8_t>(), s);
+      out["scale"] = download(result, io::DType::U8, {rows, cols}, s);
+      break;
+    }
+    case Operation::kTransposePacked: {
+      const io::Tensor& dt = input(c, "data");
+      require_rank(dt, 2, op, "data");
+      require_dtype(dt, io::DType::U8, op, "data");
+      const std::int64_t M = dt.shape[0], K = 2 * dt.shape[1];
+      if (M % 2) fail(op, ErrorCode::E_EVEN, "M={} is odd", M);
+      const DeviceBuffer in = upload(dt, s);
+      DeviceBuffer result = poisoned(M * K / 2, s);
+      transpose_packed(in.get<std::uint8_t>(), M, K, result.get<std::uint8_t>(), s);
+      out["data"] = download(result, io::DType::U8, {K, M / 2}, s);
+      break;
+    }
+    case Operation::kTransposeScales2D: {
+      const io::Tensor& st = input(c, "scale");
+      require_rank(st, 2, op, "scale");
+      require_dtype(st, io::DType::U8, op, "scale");
+      const std::int64_t M = c.params.M, K = c.params.K;
+      if (st.shape[0] != scale_rows(M) || st.shape[1] != scale_cols(K))
+        fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for M={}, K={}", st.shape[0], st.shape[1],
+             scale_rows(M), scale_cols(K), M, K);
+      const DeviceBuffer in = upload(st, s);
+      DeviceBuffer result = poisoned(scale_rows(K) * scale_cols(M), s);
+      transpose_scales_2d(in.get<std::uint8_t>(), M, K, result.get<std::uint8_t>(), s);
+      out["scale"] = download(result, io::DType::U8, {scale_rows(K), scale_cols(M)}, s);
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace nvfp4::device

@@ -1,0 +1,72 @@
+// Host launchers of the NVFP4 kernels: device pointers in, device pointers out, a stream.
+// Plain C++ (no CUDA syntax), so callers compile with the host compiler. Layouts are those of
+// the reference (NUMERICS.md §2.3-§2.4); every launcher checks its launch.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "reference/profile.h"
+
+namespace nvfp4::device {
+
+enum class InputType : std::uint8_t { F32, BF16, F16 };
+enum class OutputType : std::uint8_t { F32, BF16, F16 };
+
+// ---- amax (§3.1-§3.3) --------------------------------------------------------------------
+// x is [M, K] row-major. Each writes every element of its output.
+void amax_global(const void* x, InputType type, std::int64_t M, std::int64_t K, AmaxRule rule, float* out,
+                 cudaStream_t stream);
+void amax_rows(const void* x, InputType type, std::int64_t M, std::int64_t K, AmaxRule rule, float* out /*[M]*/,
+               cudaStream_t stream);
+void amax_cols(const void* x, InputType type, std::int64_t M, std::int64_t K, AmaxRule rule, float* out /*[K]*/,
+               cudaStream_t stream);
+// Block amax matrices: 1x16 -> [M, K/16], 16x1 -> [M/16, K], 16x16 -> [M/16, K/16].
+enum class AmaxBlock : std::uint8_t { k1x16, k16x1, k16x16 };
+void amax_blocks(const void* x, InputType type, std::int64_t M, std::int64_t K, AmaxBlock block, AmaxRule rule,
+                 float* out, cudaStream_t stream);
+
+// ---- quantization (§3.9-§3.12) ------------------------------------------------------------
+struct QuantizeOutputs {
+  // Rowwise: data [M, K/2], compact scale [roundup(M,128), roundup(K/16,4)]; null to skip.
+  std::uint8_t* data = nullptr;
+  std::uint8_t* scale = nullptr;
+  // Columnwise (x^T): data_t [K, M/2], compact scale_t [roundup(K,128), roundup(M/16,4)]; null to skip.
+  std::uint8_t* data_t = nullptr;
+  std::uint8_t* scale_t = nullptr;
+};
+
+struct QuantizeParams {
+  Profile profile;
+  bool tiles_2d = false;  // 16x16 tiles instead of 1x16 / 16x1 blocks
+  // Global amax (device memory): one float for both directions, or with row scaling one per
+  // row ([M], rowwise) and one per column ([K], columnwise).
+  const float* amax = nullptr;
+  const float* amax_t = nullptr;  // columnwise; equal to `amax` when not row-scaled
+  bool row_scaled = false;
+};
+
+// One pass over x writes whichever directions `out` asks for, padding included (0x00).
+void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, const QuantizeParams& params,
+              const QuantizeOutputs& out, cudaStream_t stream);
+
+// ---- dequantization (§3.13) -----------------------------------------------------------------
+// data [M, K/2], compact scale, amax [1] or [M] (amax_count); out [M, K] in `type`.
+void dequantize(const std::uint8_t* data, const std::uint8_t* scale, const float* amax, std::int64_t amax_count,
+                std::int64_t M, std::int64_t K, const Profile& profile, OutputType type, void* out,
+                cudaStream_t stream);
+
+// ---- layouts (§2.4.2, §3.14, §3.21) -----------------------------------------------------------
+// Compact [rows, cols] (rows % 128 == 0, cols % 4 == 0) <-> swizzled bytes.
+void swizzle_scales(const std::uint8_t* compact, std::int64_t rows, std::int64_t cols, std::uint8_t* swizzled,
+                    cudaStream_t stream);
+void unswizzle_scales(const std::uint8_t* swizzled, std::int64_t rows, std::int64_t cols, std::uint8_t* compact,
+                      cudaStream_t stream);
+// [M, K/2] -> [K, M/2] (M even).
+void transpose_packed(const std::uint8_t* in, std::int64_t M, std::int64_t K, std::uint8_t* out, cudaStream_t stream);
+// 2D rowwise scales of an [M, K] tensor -> its columnwise scales.
+void transpose_scales_2d(const std::uint8_t* in, std::int64_t M, std::int64_t K, std::uint8_t* out,
+                         cudaStream_t stream);
+
+}  // namespace nvfp4::device

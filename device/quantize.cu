@@ -1,0 +1,147 @@
+// One-pass NVFP4 quantization. A CTA stages a 64x64 chunk of the input in shared memory as
+// binary32, then each thread quantizes one 1x16 rowwise block and/or one 16x1 columnwise block
+// with the reference's per-block formulas (reference/formulas.h). Only the parallel structure
+// is the kernel's own; every value comes from the shared formulas.
+#include "device/check.h"
+#include "device/element_io.cuh"
+#include "device/kernels.h"
+#include "reference/formulas.h"
+#include "reference/layout.h"
+
+namespace nvfp4::device {
+namespace {
+
+constexpr int kChunk = 64;                     // rows and columns of a CTA's chunk
+constexpr int kBlocksPerChunk = kChunk / 16;   // 1x16 blocks per chunk row
+constexpr int kThreads = kChunk * kBlocksPerChunk;  // one rowwise and one columnwise block each
+
+struct ChunkArgs {
+  std::int64_t M, K;
+  QuantizeParams params;
+  QuantizeOutputs out;
+};
+
+__device__ uint2 pack16(const std::uint8_t (&q)[16]) {
+  uint2 v;
+  v.x = v.y = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::uint32_t byte = pack_nibbles(q[2 * i], q[2 * i + 1]);
+    if (i < 4) v.x |= byte << (8 * i);
+    else v.y |= byte << (8 * (i - 4));
+  }
+  return v;
+}
+
+// Quantizes 16 values with one block's encoding and returns the packed 8 bytes.
+__device__ uint2 encode16(const Profile& p, const BlockEncoding& b, const float (&v)[16]) {
+  std::uint8_t q[16];
+  for (int i = 0; i < 16; ++i) q[i] = encode_element(p, b.encoder, v[i]);
+  return pack16(q);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) quantize_kernel(const T* __restrict__ x, ChunkArgs a) {
+  __shared__ float tile[kChunk][kChunk + 1];               // +1: column reads avoid bank conflicts
+  __shared__ float block_amax[kChunk][kBlocksPerChunk];    // 1x16 amaxes, for 16x16 tiles
+  const Profile& p = a.params.profile;
+  const std::int64_t row0 = std::int64_t(blockIdx.y) * kChunk, col0 = std::int64_t(blockIdx.x) * kChunk;
+  const int t = threadIdx.x;
+
+  // Stage the chunk with 16-byte loads: consecutive threads read consecutive vectors of a row.
+  // K is a multiple of 16, so a vector never straddles the end of a row.
+  constexpr int kVec = 16 / sizeof(T), kVecsPerRow = kChunk / kVec;
+  for (int v = t; v < kChunk * kVecsPerRow; v += kThreads) {
+    const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * kVec;
+    alignas(16) T e[kVec];
+    if (row0 + r < a.M && col0 + c < a.K) {
+      *reinterpret_cast<uint4*>(e) = *reinterpret_cast<const uint4*>(x + (row0 + r) * a.K + col0 + c);
+      for (int k = 0; k < kVec; ++k) tile[r][c + k] = to_float(e[k]);
+    } else {
+      for (int k = 0; k < kVec; ++k) tile[r][c + k] = 0.0f;
+    }
+  }
+  __syncthreads();
+
+  // Rowwise block of this thread: row r, block b; adjacent threads share a row.
+  const int r = t / kBlocksPerChunk, b = t % kBlocksPerChunk;
+  float row_vals[16];
+  float row_amax = 0.0f;
+  for (int i = 0; i < 16; ++i) {
+    row_vals[i] = tile[r][16 * b + i];
+    row_amax = amax_step(p.amax, row_amax, row_vals[i]);
+  }
+  if (a.params.tiles_2d) {
+    block_amax[r][b] = row_amax;
+    __syncthreads();
+  }
+  // The amax of the 16x16 tile (tr, tc) of the chunk.
+  auto tile_amax = [&](int tr, int tc) {
+    float m = 0.0f;
+    for (int i = 0; i < 16; ++i) m = amax_combine(p.amax, m, block_amax[16 * tr + i][tc]);
+    return m;
+  };
+
+  const std::int64_t R = row0 + r, j = col0 / 16 + b;
+  if (a.out.data && R < a.M && col0 + 16 * b < a.K) {
+    const float A = a.params.tiles_2d ? tile_amax(r / 16, b) : row_amax;
+    const float g = a.params.row_scaled ? a.params.amax[R] : a.params.amax[0];
+    const BlockEncoding enc = encode_block(p, global_scale(p.gs, g), g, A);
+    a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
+    *reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j) = encode16(p, enc, row_vals);
+  }
+
+  // Columnwise block of this thread: column c, row block ib; adjacent threads share a column,
+  // so each column's 4 blocks (32 bytes of data_t) are written together.
+  const int c = t / kBlocksPerChunk, ib = t % kBlocksPerChunk;
+  const std::int64_t C = col0 + c, i = row0 / 16 + ib;
+  if (a.out.data_t && C < a.K && row0 + 16 * ib < a.M) {
+    float col_vals[16];
+    float col_amax = 0.0f;
+    for (int k = 0; k < 16; ++k) {
+      col_vals[k] = tile[16 * ib + k][c];
+      col_amax = amax_step(p.amax, col_amax, col_vals[k]);
+    }
+    const float A = a.params.tiles_2d ? tile_amax(ib, c / 16) : col_amax;
+    const float g = a.params.row_scaled ? a.params.amax_t[C] : a.params.amax_t[0];
+    const BlockEncoding enc = encode_block(p, global_scale(p.gs, g), g, A);
+    a.out.scale_t[C * scale_cols(a.M) + i] = enc.scale_byte;
+    *reinterpret_cast<uint2*>(a.out.data_t + C * (a.M / 2) + 8 * i) = encode16(p, enc, col_vals);
+  }
+}
+
+// Writes 0x00 into the padding entries (r >= rows or j >= blocks) of a compact scale matrix,
+// and nothing else, so that unwritten real entries still show the caller's poison.
+__global__ void zero_scale_padding(std::uint8_t* scale, std::int64_t rows, std::int64_t blocks,
+                                   std::int64_t padded_rows, std::int64_t padded_cols) {
+  const std::int64_t n = padded_rows * padded_cols;
+  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < n; e += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t r = e / padded_cols, j = e % padded_cols;
+    if (r >= rows || j >= blocks) scale[e] = 0;
+  }
+}
+
+void zero_padding(std::uint8_t* scale, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  const std::int64_t pr = scale_rows(rows), pc = scale_cols(cols), n = pr * pc;
+  if (n == 0) return;
+  const unsigned grid = std::min<unsigned>(grid_for(n, 256), 4096);
+  zero_scale_padding<<<grid, 256, 0, stream>>>(scale, rows, cols / 16, pr, pc);
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, const QuantizeParams& params,
+              const QuantizeOutputs& out, cudaStream_t stream) {
+  if (out.scale) zero_padding(out.scale, M, K, stream);
+  if (out.scale_t) zero_padding(out.scale_t, K, M, stream);
+  if (M == 0 || K == 0) return;
+  const dim3 grid(grid_for(K, kChunk), grid_for(M, kChunk));
+  const ChunkArgs args{M, K, params, out};
+  dispatch_input(type, [&](auto tag) {
+    using T = decltype(tag);
+    quantize_kernel<T><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), args);
+  });
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace nvfp4::device

@@ -1,0 +1,71 @@
+// A case: one operation with its parameters and host input tensors. Backends (the reference,
+// the GPU, later external ones) turn a case into output tensors, which compare/ diffs bit for bit.
+// Tensors are safetensors tensors, so inputs and outputs save and load without conversion.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "io/safetensors.h"
+#include "reference/quantize.h"
+
+namespace nvfp4 {
+
+enum class Operation {
+  kAmaxGlobal,         // x -> amax [1]
+  kAmaxRows,           // x -> amax [M]
+  kAmaxCols,           // x -> amax [K]
+  kAmaxBlocks1x16,     // x -> amax [M, K/16]
+  kAmaxBlocks16x1,     // x -> amax [M/16, K]
+  kAmaxTiles16x16,     // x -> amax [M/16, K/16]
+  kQuantize,           // x -> data, scale, amax, data_t, scale_t, amax_t, global_scale (as requested)
+  kDequantize,         // data, scale (compact), amax -> x
+  kSwizzle,            // scale (compact) -> scale (swizzled)
+  kUnswizzle,          // scale (swizzled) -> scale (compact)
+  kTransposePacked,    // data [M, K/2] -> data [K, M/2]
+  kTransposeScales2D,  // scale (2D rowwise, compact) + params M, K -> scale (columnwise)
+};
+
+std::string_view operation_name(Operation op);
+std::optional<Operation> operation_from_name(std::string_view name);
+
+using TensorMap = std::map<std::string, io::Tensor>;
+
+struct CaseParams {
+  std::string profile = "te";
+  // kQuantize
+  BlockShape block = BlockShape::k1D;
+  Direction direction = Direction::kRowwise;
+  bool row_scaled = false;
+  std::optional<float> amax;
+  ScaleLayout scale_layout = ScaleLayout::kCompact;
+  // kDequantize
+  io::DType output_dtype = io::DType::F32;
+  // kTransposeScales2D: the quantized tensor's dimensions
+  std::int64_t M = 0, K = 0;
+};
+
+struct Case {
+  Operation op = Operation::kQuantize;
+  CaseParams params;
+  TensorMap inputs;
+};
+
+// A backend runs cases. It throws nvfp4::Error (or io::FormatError) for invalid cases, and
+// BackendUnavailable when it cannot run at all (e.g. no GPU).
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual TensorMap run(const Case& c) = 0;
+};
+
+class BackendUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace nvfp4

@@ -1,0 +1,24 @@
+// Conversions between safetensors tensors and the reference's xtensor types, with the checks
+// a user-supplied file needs (dtype, rank) reported as NUMERICS.md error codes.
+#pragma once
+
+#include <string_view>
+
+#include "io/safetensors.h"
+#include "reference/tensor.h"
+
+namespace nvfp4::io {
+
+enum class FloatType { F32, BF16, F16 };
+
+// A 2-D F32/BF16/F16 tensor widened exactly to binary32. `op` and `name` label errors.
+FloatMatrix to_float_matrix(const Tensor& t, std::string_view op, std::string_view name);
+ByteMatrix to_byte_matrix(const Tensor& t, std::string_view op, std::string_view name);  // 2-D U8
+FloatVector to_float_vector(const Tensor& t, std::string_view op, std::string_view name); // 1-D F32
+
+Tensor from_byte_matrix(const ByteMatrix& m);
+Tensor from_float_vector(const FloatVector& v);
+// Narrows binary32 values to the output type with RNE (RNout); NaN becomes the canonical NaN.
+Tensor from_float_matrix(const FloatMatrix& m, FloatType type);
+
+}  // namespace nvfp4::io

@@ -1,0 +1,232 @@
+// GPU kernels against the CPU reference, bit for bit (NaN == any NaN), for every operation,
+// profile and dtype. Output buffers are poisoned (0xA5) by the device backend before every
+// launch, inputs are fresh random data with special values, and every CUDA call is checked.
+// Without a usable CUDA device every test skips and says why.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "compare/diff.h"
+#include "device/device_backend.h"
+#include "fuzz/generators.h"
+#include "fuzz/reference_backend.h"
+#include "io/tensor_convert.h"
+#include "reference/layout.h"
+#include "reference/profiles.h"
+
+namespace nvfp4 {
+namespace {
+
+using fuzz::Dist;
+using fuzz::Shape;
+
+// The backend is created once; a missing device becomes the skip reason of every test.
+device::DeviceBackend* gpu() {
+  static const std::optional<std::string> reason = device::device_unavailable_reason();
+  static std::unique_ptr<device::DeviceBackend> backend = reason ? nullptr : std::make_unique<device::DeviceBackend>();
+  return backend.get();
+}
+
+#define REQUIRE_GPU()                                                  \
+  if (!gpu()) GTEST_SKIP() << "GPU test skipped: " << *device::device_unavailable_reason()
+
+std::uint32_t fresh_seed() { return std::random_device{}(); }
+
+io::Tensor float_tensor(const FloatMatrix& x, io::DType dtype) {
+  const io::FloatType t = dtype == io::DType::BF16 ? io::FloatType::BF16
+                          : dtype == io::DType::F16 ? io::FloatType::F16
+                                                    : io::FloatType::F32;
+  return io::from_float_matrix(x, t);
+}
+
+// Runs c on both backends and expects identical outputs; `what` names the case on failure.
+void expect_device_equals_reference(const Case& c, const std::string& what) {
+  const TensorMap want = ReferenceBackend().run(c);
+  const TensorMap got = gpu()->run(c);
+  const std::vector<TensorDiff> d = diff_outputs(want, got);
+  EXPECT_TRUE(d.empty()) << what << "\n" << describe(d);
+}
+
+Case make_case(Operation op, TensorMap inputs) {
+  Case c;
+  c.op = op;
+  c.inputs = std::move(inputs);
+  return c;
+}
+
+Case quantize_case(const FloatMatrix& x, io::DType dtype, const std::string& profile, BlockShape block, Direction dir,
+                   bool row_scaled, ScaleLayout layout = ScaleLayout::kCompact, std::optional<float> amax = {}) {
+  Case c = make_case(Operation::kQuantize, {{"x", float_tensor(x, dtype)}});
+  c.params.profile = profile;
+  c.params.block = block;
+  c.params.direction = dir;
+  c.params.row_scaled = row_scaled;
+  c.params.scale_layout = layout;
+  c.params.amax = amax;
+  return c;
+}
+
+struct Mode {
+  const char* name;
+  BlockShape block;
+  Direction dir;
+  bool row_scaled;
+  ScaleLayout layout;
+};
+constexpr Mode kModes[] = {
+    {"1d-rowwise", BlockShape::k1D, Direction::kRowwise, false, ScaleLayout::kCompact},
+    {"1d-columnwise", BlockShape::k1D, Direction::kColumnwise, false, ScaleLayout::kCompact},
+    {"1d-both-swizzled", BlockShape::k1D, Direction::kBoth, false, ScaleLayout::kSwizzled},
+    {"2d-both", BlockShape::k2D, Direction::kBoth, false, ScaleLayout::kCompact},
+    {"2d-columnwise", BlockShape::k2D, Direction::kColumnwise, false, ScaleLayout::kCompact},
+    {"row-scaled-both", BlockShape::k1D, Direction::kBoth, true, ScaleLayout::kCompact},
+};
+constexpr io::DType kDtypes[] = {io::DType::F32, io::DType::BF16, io::DType::F16};
+constexpr Dist kDists[] = {Dist::kRandn, Dist::kSpecials, Dist::kBlockLogUniform, Dist::kGrid, Dist::kUniform};
+
+TEST(DeviceQuantize, EqualsReferenceForEveryProfileDtypeModeAndShape) {
+  REQUIRE_GPU();
+  const Shape shapes[] = {{16, 16}, {16, 32}, {48, 80}, {128, 128}, {256, 272}, {304, 304}, {16, 1040}, {1040, 16}};
+  int cases = 0;
+  for (const Shape s : shapes)
+    for (const NamedProfile& p : all_profiles())
+      for (const io::DType dtype : kDtypes)
+        for (const Mode& m : kModes) {
+          const Dist dist = kDists[cases % std::size(kDists)];
+          const std::uint32_t seed = fresh_seed();
+          const FloatMatrix x = fuzz::fill_data(s, dist, seed);
+          expect_device_equals_reference(quantize_case(x, dtype, std::string(p.name), m.block, m.dir, m.row_scaled, m.layout),
+                                         fmt::format("quantize {}x{} {} {} {} dist={} seed=0x{:x}", s.M, s.K, p.name,
+                                                     io::dtype_name(dtype), m.name, int(dist), seed));
+          ++cases;
+        }
+  RecordProperty("cases", cases);
+}
+
+TEST(DeviceQuantize, EqualsReferenceOn4096x4096) {
+  REQUIRE_GPU();
+  for (const io::DType dtype : kDtypes)
+    for (const BlockShape block : {BlockShape::k1D, BlockShape::k2D}) {
+      const std::uint32_t seed = fresh_seed();
+      const FloatMatrix x = fuzz::fill_data({4096, 4096}, Dist::kSpecials, seed);
+      expect_device_equals_reference(quantize_case(x, dtype, "te", block, Direction::kBoth, false),
+                                     fmt::format("quantize 4096x4096 te {} {} seed=0x{:x}", io::dtype_name(dtype),
+                                                 block == BlockShape::k2D ? "2d" : "1d", seed));
+    }
+}
+
+TEST(DeviceQuantize, EqualsReferenceForSpecialGlobalAmaxOverrides) {
+  REQUIRE_GPU();
+  const std::uint32_t overrides[] = {0x00000000, 0x7F800000, 0x7FC00000, 0x00000001, 0x006CE3EE,
+                                     0x05280000, 0x7F7FFFFF, 0x46A80000, 0x40C00000};
+  for (const std::uint32_t g : overrides)
+    for (const NamedProfile& p : all_profiles())
+      for (const BlockShape block : {BlockShape::k1D, BlockShape::k2D}) {
+        const std::uint32_t seed = fresh_seed();
+        const FloatMatrix x = fuzz::fill_data({48, 80}, Dist::kSpecials, seed);
+        expect_device_equals_reference(
+            quantize_case(x, io::DType::BF16, std::string(p.name), block, Direction::kBoth, false, ScaleLayout::kCompact, float_of(g)),
+            fmt::format("quantize 48x80 {} amax=0x{:08X} seed=0x{:x}", p.name, g, seed));
+      }
+}
+
+TEST(DeviceQuantize, EqualsReferenceForAllZeroAndAllNanTensors) {
+  REQUIRE_GPU();
+  for (const std::uint32_t fill : {0x00000000u, 0x80000000u, 0x7FC00000u, 0xFF800000u})
+    for (const NamedProfile& p : all_profiles()) {
+      FloatMatrix x = xt::empty<float>({32, 48});
+      x.fill(float_of(fill));
+      expect_device_equals_reference(quantize_case(x, io::DType::F32, std::string(p.name), BlockShape::k1D, Direction::kBoth, false),
+                                     fmt::format("quantize 32x48 filled with 0x{:08X} {}", fill, p.name));
+    }
+}
+
+TEST(DeviceAmax, EveryAmaxOperationEqualsReference) {
+  REQUIRE_GPU();
+  const Operation ops[] = {Operation::kAmaxGlobal, Operation::kAmaxRows, Operation::kAmaxCols,
+                           Operation::kAmaxBlocks1x16, Operation::kAmaxBlocks16x1, Operation::kAmaxTiles16x16};
+  for (const Shape s : {Shape{16, 16}, Shape{48, 80}, Shape{304, 304}, Shape{1024, 2064}})
+    for (const Operation op : ops)
+      for (const io::DType dtype : kDtypes)
+        for (const char* profile : {"te", "torchao"})  // AMAX = IGNORE and PROPAGATE
+          for (const Dist dist : {Dist::kSpecials, Dist::kBlockLogUniform}) {
+            const std::uint32_t seed = fresh_seed();
+            Case c = make_case(op, {{"x", float_tensor(fuzz::fill_data(s, dist, seed), dtype)}});
+            c.params.profile = profile;
+            expect_device_equals_reference(c, fmt::format("{} {}x{} {} {} seed=0x{:x}", operation_name(op), s.M, s.K,
+                                                          io::dtype_name(dtype), profile, seed));
+          }
+}
+
+TEST(DeviceDequantize, EqualsReferenceForEveryProfileAndOutputDtype) {
+  REQUIRE_GPU();
+  for (const Shape s : {Shape{16, 16}, Shape{48, 80}, Shape{304, 304}, Shape{256, 4096}})
+    for (const NamedProfile& p : all_profiles())
+      for (const io::DType out : kDtypes)
+        for (const bool row_scaled : {false, true}) {
+          // Real quantizer output, and raw random bytes (NaN scale bytes, every code).
+          const std::uint32_t seed = fresh_seed();
+          const FloatMatrix x = fuzz::fill_data(s, Dist::kSpecials, seed);
+          TensorMap q = ReferenceBackend().run(
+              quantize_case(x, io::DType::F32, std::string(p.name), BlockShape::k1D, Direction::kRowwise, row_scaled));
+          for (const bool random_bytes : {false, true}) {
+            Case c = make_case(Operation::kDequantize, {{"data", q["data"]}, {"scale", q["scale"]}, {"amax", q["amax"]}});
+            if (random_bytes) {
+              c.inputs["data"] = io::from_byte_matrix(fuzz::fill_bytes(s.M, s.K / 2, seed + 1));
+              c.inputs["scale"] = io::from_byte_matrix(fuzz::fill_bytes(scale_rows(s.M), scale_cols(s.K), seed + 2));
+            }
+            c.params.profile = p.name;
+            c.params.output_dtype = out;
+            expect_device_equals_reference(c, fmt::format("dequantize {}x{} {} -> {} row_scaled={} random={} seed=0x{:x}",
+                                                          s.M, s.K, p.name, io::dtype_name(out), row_scaled, random_bytes, seed));
+          }
+        }
+}
+
+TEST(DeviceLayout, SwizzleUnswizzleAndTransposesEqualReference) {
+  REQUIRE_GPU();
+  for (const auto& [rows, cols] : {std::pair{128, 4}, {128, 8}, {256, 36}, {384, 68}, {1024, 260}}) {
+    const std::uint32_t seed = fresh_seed();
+    for (const Operation op : {Operation::kSwizzle, Operation::kUnswizzle}) {
+      Case c = make_case(op, {{"scale", io::from_byte_matrix(fuzz::fill_bytes(rows, cols, seed))}});
+      expect_device_equals_reference(c, fmt::format("{} [{}, {}] seed=0x{:x}", operation_name(op), rows, cols, seed));
+    }
+  }
+  for (const auto& [M, K] : {std::pair{16, 16}, {2, 2}, {6, 10}, {48, 80}, {130, 258}, {304, 304}, {1024, 2048}}) {
+    const std::uint32_t seed = fresh_seed();
+    Case c = make_case(Operation::kTransposePacked, {{"data", io::from_byte_matrix(fuzz::fill_bytes(M, K / 2, seed))}});
+    expect_device_equals_reference(c, fmt::format("transpose_packed {}x{} seed=0x{:x}", M, K, seed));
+  }
+  for (const auto& [M, K] : {std::pair{16, 16}, {48, 80}, {304, 304}, {1024, 2048}}) {
+    const std::uint32_t seed = fresh_seed();
+    Case c = make_case(Operation::kTransposeScales2D, {{"scale", io::from_byte_matrix(fuzz::fill_bytes(scale_rows(M), scale_cols(K), seed))}});
+    c.params.M = M;
+    c.params.K = K;
+    expect_device_equals_reference(c, fmt::format("transpose_scales_2d {}x{} seed=0x{:x}", M, K, seed));
+  }
+}
+
+// Random shapes, data, profiles and options; RapidCheck shrinks a failure to a small case.
+// A plain TEST around rc::check, so that a machine without a GPU skips instead of discarding.
+TEST(DeviceProperty, QuantizeEqualsReferenceOnGeneratedCases) {
+  REQUIRE_GPU();
+  const bool ok = rc::check("device quantize == reference quantize", [] {
+    const auto data = *fuzz::data_matrix(320);
+    const auto profile = *fuzz::profile();
+    const auto dtype = *rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16);
+    const auto mode = *rc::gen::elementOf(std::vector<Mode>(std::begin(kModes), std::end(kModes)));
+    Case c = quantize_case(data.x, dtype, std::string(profile.name()), mode.block, mode.dir, mode.row_scaled, mode.layout);
+    if (!mode.row_scaled && *rc::gen::weightedElement<bool>({{4, false}, {1, true}}))
+      c.params.amax = float_of(*fuzz::float_bits());
+    RC_ASSERT(describe(diff_outputs(ReferenceBackend().run(c), gpu()->run(c))) == "");
+  });
+  EXPECT_TRUE(ok) << "RapidCheck found a case where the device differs (counterexample above)";
+}
+
+}  // namespace
+}  // namespace nvfp4
