@@ -35,7 +35,19 @@ __global__ void amax_global_kernel(const T* __restrict__ x, std::int64_t n, Amax
   float acc = 0.0f;
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   const std::int64_t vectors = n / kVec;
-  for (std::int64_t v = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; v < vectors; v += stride) {
+  // Four independent 16-byte loads in flight per thread, then the remainder one by one.
+  constexpr int kUnroll = 4;
+  std::int64_t v = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  for (; v + (kUnroll - 1) * stride < vectors; v += kUnroll * stride) {
+    alignas(16) T e[kUnroll][kVec];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) *reinterpret_cast<uint4*>(e[u]) = __ldcs(reinterpret_cast<const uint4*>(x + (v + u * stride) * kVec));
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) acc = amax_step(rule, acc, to_float(e[u][k]));
+  }
+  for (; v < vectors; v += stride) {
     alignas(16) T e[kVec];
     *reinterpret_cast<uint4*>(e) = *reinterpret_cast<const uint4*>(x + v * kVec);
     for (int k = 0; k < kVec; ++k) acc = amax_step(rule, acc, to_float(e[k]));

@@ -9,30 +9,33 @@
 namespace nvfp4::device {
 namespace {
 
-__device__ __forceinline__ void store(float* out, std::int64_t i, float v) { out[i] = canonicalize_nan(v); }
-__device__ __forceinline__ void store(Bf16* out, std::int64_t i, float v) { out[i].bits = float_to_bf16(v); }
-__device__ __forceinline__ void store(Half* out, std::int64_t i, float v) { out[i].bits = float_to_half(v); }
+__device__ __forceinline__ std::uint32_t out_bits(float v, float*) { return bits_of(canonicalize_nan(v)); }
+__device__ __forceinline__ std::uint32_t out_bits(float v, Bf16*) { return float_to_bf16(v); }
+__device__ __forceinline__ std::uint32_t out_bits(float v, Half*) { return float_to_half(v); }
 
+// One thread per 16-element block: 8 code bytes and a scale byte in, 16 values out with
+// 16-byte stores.
 template <class Out>
 __global__ void dequantize_kernel(const std::uint8_t* __restrict__ data, const std::uint8_t* __restrict__ scale,
                                   const float* __restrict__ amax, std::int64_t amax_count, std::int64_t M,
                                   std::int64_t K, Profile p, Out* __restrict__ out) {
+  constexpr int kPerWord = 4 / sizeof(Out);  // outputs per 32-bit word
   const std::int64_t blocks = K / 16;
   const std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (e >= M * blocks) return;
   const std::int64_t r = e / blocks, j = e % blocks;
   const float g = amax_count == 1 ? amax[0] : amax[r];
-  const GlobalScale gs = global_scale(p.gs, g);
-  const std::uint8_t sb = scale[r * scale_cols(K) + j];
+  const BlockDecoder d = block_decoder(p, global_scale(p.gs, g), g, scale[r * scale_cols(K) + j]);
   const uint2 packed = *reinterpret_cast<const uint2*>(data + r * (K / 2) + 8 * j);
-  Out vals[16];
+  std::uint32_t words[16 / kPerWord] = {};
+#pragma unroll
   for (int i = 0; i < 16; ++i) {
-    const std::uint32_t word = i < 8 ? packed.x : packed.y;
-    const std::uint8_t code = (word >> (4 * (i % 8))) & 0xF;
-    store(vals, i, dequantize_element(p, gs, g, sb, code));
+    const std::uint8_t code = ((i < 8 ? packed.x : packed.y) >> (4 * (i % 8))) & 0xF;
+    words[i / kPerWord] |= out_bits(decode_element(d, code), static_cast<Out*>(nullptr)) << (32 / kPerWord * (i % kPerWord));
   }
-  Out* dst = out + r * K + 16 * j;
-  for (int i = 0; i < 16; ++i) dst[i] = vals[i];
+  uint4* dst = reinterpret_cast<uint4*>(out + r * K + 16 * j);
+#pragma unroll
+  for (int v = 0; v < 16 / kPerWord / 4; ++v) dst[v] = make_uint4(words[4 * v], words[4 * v + 1], words[4 * v + 2], words[4 * v + 3]);
 }
 
 }  // namespace

@@ -21,55 +21,56 @@ struct ChunkArgs {
   QuantizeOutputs out;
 };
 
-__device__ uint2 pack16(const std::uint8_t (&q)[16]) {
-  uint2 v;
-  v.x = v.y = 0;
-  for (int i = 0; i < 8; ++i) {
-    const std::uint32_t byte = pack_nibbles(q[2 * i], q[2 * i + 1]);
-    if (i < 4) v.x |= byte << (8 * i);
-    else v.y |= byte << (8 * (i - 4));
+// The packed codes of 16 values (read through `value(i)`) under one block's encoding.
+template <class Value>
+__device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder& e, Value value) {
+  std::uint32_t word[2] = {0, 0};
+  // te's element path (multiply, no y clamp, hardware encoder) is encode_element with its knob
+  // switches resolved once per block instead of once per element; the bits are the same.
+  const bool mul_hw = e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE && p.e2m1 == E2M1Encoder::HW;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const std::uint8_t q = mul_hw ? e2m1_hw(mul_rn(value(i), e.factor)) : encode_element(p, e, value(i));
+    word[i / 8] |= std::uint32_t(q) << (4 * (i % 8));
   }
-  return v;
-}
-
-// Quantizes 16 values with one block's encoding and returns the packed 8 bytes.
-__device__ uint2 encode16(const Profile& p, const BlockEncoding& b, const float (&v)[16]) {
-  std::uint8_t q[16];
-  for (int i = 0; i < 16; ++i) q[i] = encode_element(p, b.encoder, v[i]);
-  return pack16(q);
+  return make_uint2(word[0], word[1]);
 }
 
 template <class T>
 __global__ void __launch_bounds__(kThreads) quantize_kernel(const T* __restrict__ x, ChunkArgs a) {
   __shared__ float tile[kChunk][kChunk + 1];               // +1: column reads avoid bank conflicts
   __shared__ float block_amax[kChunk][kBlocksPerChunk];    // 1x16 amaxes, for 16x16 tiles
+  __shared__ GlobalScale tensor_scale[2];                  // rowwise, columnwise (not row-scaled)
   const Profile& p = a.params.profile;
   const std::int64_t row0 = std::int64_t(blockIdx.y) * kChunk, col0 = std::int64_t(blockIdx.x) * kChunk;
   const int t = threadIdx.x;
+  // One global scale per tensor: computed once per CTA instead of once per block.
+  if (!a.params.row_scaled && t == 0) {
+    tensor_scale[0] = global_scale(p.gs, a.params.amax[0]);
+    tensor_scale[1] = global_scale(p.gs, a.params.amax_t[0]);
+  }
 
   // Stage the chunk with 16-byte loads: consecutive threads read consecutive vectors of a row.
   // K is a multiple of 16, so a vector never straddles the end of a row.
   constexpr int kVec = 16 / sizeof(T), kVecsPerRow = kChunk / kVec;
+#pragma unroll
   for (int v = t; v < kChunk * kVecsPerRow; v += kThreads) {
     const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * kVec;
     alignas(16) T e[kVec];
-    if (row0 + r < a.M && col0 + c < a.K) {
-      *reinterpret_cast<uint4*>(e) = *reinterpret_cast<const uint4*>(x + (row0 + r) * a.K + col0 + c);
-      for (int k = 0; k < kVec; ++k) tile[r][c + k] = to_float(e[k]);
-    } else {
-      for (int k = 0; k < kVec; ++k) tile[r][c + k] = 0.0f;
-    }
+    const bool inside = row0 + r < a.M && col0 + c < a.K;
+    if (inside) *reinterpret_cast<uint4*>(e) = __ldcs(reinterpret_cast<const uint4*>(x + (row0 + r) * a.K + col0 + c));
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) tile[r][c + k] = inside ? to_float(e[k]) : 0.0f;
   }
   __syncthreads();
 
-  // Rowwise block of this thread: row r, block b; adjacent threads share a row.
+  // Rowwise block of this thread: row r, block b; adjacent threads share a row. Its values are
+  // read from shared memory twice (amax, then encoding) rather than held in registers.
   const int r = t / kBlocksPerChunk, b = t % kBlocksPerChunk;
-  float row_vals[16];
+  auto row_value = [&](int i) { return tile[r][16 * b + i]; };
   float row_amax = 0.0f;
-  for (int i = 0; i < 16; ++i) {
-    row_vals[i] = tile[r][16 * b + i];
-    row_amax = amax_step(p.amax, row_amax, row_vals[i]);
-  }
+#pragma unroll
+  for (int i = 0; i < 16; ++i) row_amax = amax_step(p.amax, row_amax, row_value(i));
   if (a.params.tiles_2d) {
     block_amax[r][b] = row_amax;
     __syncthreads();
@@ -85,9 +86,9 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(const T* __restrict_
   if (a.out.data && R < a.M && col0 + 16 * b < a.K) {
     const float A = a.params.tiles_2d ? tile_amax(r / 16, b) : row_amax;
     const float g = a.params.row_scaled ? a.params.amax[R] : a.params.amax[0];
-    const BlockEncoding enc = encode_block(p, global_scale(p.gs, g), g, A);
+    const BlockEncoding enc = encode_block(p, a.params.row_scaled ? global_scale(p.gs, g) : tensor_scale[0], g, A);
     a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
-    *reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j) = encode16(p, enc, row_vals);
+    __stcs(reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j), encode16(p, enc.encoder, row_value));
   }
 
   // Columnwise block of this thread: column c, row block ib; adjacent threads share a column,
@@ -95,17 +96,15 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(const T* __restrict_
   const int c = t / kBlocksPerChunk, ib = t % kBlocksPerChunk;
   const std::int64_t C = col0 + c, i = row0 / 16 + ib;
   if (a.out.data_t && C < a.K && row0 + 16 * ib < a.M) {
-    float col_vals[16];
+    auto col_value = [&](int k) { return tile[16 * ib + k][c]; };
     float col_amax = 0.0f;
-    for (int k = 0; k < 16; ++k) {
-      col_vals[k] = tile[16 * ib + k][c];
-      col_amax = amax_step(p.amax, col_amax, col_vals[k]);
-    }
+#pragma unroll
+    for (int k = 0; k < 16; ++k) col_amax = amax_step(p.amax, col_amax, col_value(k));
     const float A = a.params.tiles_2d ? tile_amax(ib, c / 16) : col_amax;
     const float g = a.params.row_scaled ? a.params.amax_t[C] : a.params.amax_t[0];
-    const BlockEncoding enc = encode_block(p, global_scale(p.gs, g), g, A);
+    const BlockEncoding enc = encode_block(p, a.params.row_scaled ? global_scale(p.gs, g) : tensor_scale[1], g, A);
     a.out.scale_t[C * scale_cols(a.M) + i] = enc.scale_byte;
-    *reinterpret_cast<uint2*>(a.out.data_t + C * (a.M / 2) + 8 * i) = encode16(p, enc, col_vals);
+    __stcs(reinterpret_cast<uint2*>(a.out.data_t + C * (a.M / 2) + 8 * i), encode16(p, enc.encoder, col_value));
   }
 }
 

@@ -18,8 +18,10 @@ FloatMatrix dequantize(const ByteMatrix& data, const ByteMatrix& scale, const Fl
   for (std::size_t r = 0; r < M; ++r) {
     const float g = amax.size() == 1 ? amax(0) : amax(r);
     const GlobalScale gs = global_scale(p.gs, g);
-    for (std::size_t c = 0; c < K; ++c)
-      out(r, c) = dequantize_element(p, gs, g, scale(r, c / 16), nibble_at(data(r, c / 2), c % 2));
+    for (std::size_t j = 0; j < K / 16; ++j) {
+      const BlockDecoder d = block_decoder(p, gs, g, scale(r, j));
+      for (std::size_t c = 16 * j; c < 16 * j + 16; ++c) out(r, c) = decode_element(d, nibble_at(data(r, c / 2), c % 2));
+    }
   }
   return out;
 }

@@ -23,17 +23,19 @@ NVFP4_HD float e2m1_decode(std::uint8_t code) {
   return float_of(bits_of(mag) | (std::uint32_t(code & 0x8u) << 28));
 }
 
-// Round-to-nearest-even bin of a non-NaN magnitude on {0, .5, 1, 1.5, 2, 3, 4, 6}, saturating.
-// Every tie (.25, .75, 1.25, 1.75, 2.5, 3.5, 5) goes to the even code.
+// Round-to-nearest-even code of a non-negative magnitude on {0, .5, 1, 1.5, 2, 3, 4, 6},
+// saturating: every tie (.25, .75, 1.25, 1.75, 2.5, 3.5, 5) goes to the even code. Branch-free
+// integer arithmetic, so that GPU threads holding different values do not diverge:
+//  * a < 1: the code is RNE(2a) in {0, 1, 2}; 2a is exact, and adding 2^23 rounds it to an
+//    integer (ties to even) in the low mantissa bits.
+//  * a >= 1: E2M1 has one mantissa bit, so rounding the binary32 mantissa to one bit (ties to
+//    even, carry into the exponent) and rebasing the exponent gives the code; codes above 7
+//    (a > 5, inf, NaN) saturate to 7.
 NVFP4_HD std::uint8_t e2m1_magnitude_code(float a) {
-  if (a <= 0.25f) return 0;
-  if (a < 0.75f) return 1;
-  if (a <= 1.25f) return 2;
-  if (a < 1.75f) return 3;
-  if (a <= 2.5f) return 4;
-  if (a < 3.5f) return 5;
-  if (a <= 5.0f) return 6;
-  return 7;
+  const std::uint32_t u = bits_of(a);
+  const std::uint32_t small = bits_of(add_rn(mul_rn(a, 2.0f), 8388608.0f)) - 0x4B000000u;
+  const std::uint32_t large = (u - 0x3F000000u + 0x1FFFFFu + ((u >> 22) & 1u)) >> 22;
+  return std::uint8_t(u < 0x3F800000u ? small : (large < 7u ? large : 7u));
 }
 
 // e2m1(v), the hardware semantics (§2.1.2): the sign bit is kept, also on zero results.

@@ -15,6 +15,9 @@ namespace nvfp4 {
 
 // One step of an amax reduction started at +0. IGNORE is fmaxf(|x|, acc); PROPAGATE keeps NaN.
 NVFP4_HD float amax_step(AmaxRule rule, float acc, float x) {
+#if defined(__CUDA_ARCH__)
+  if (rule == AmaxRule::IGNORE) return fmaxf(acc, fabsf(x));  // max.f32 has fmaxf's NaN rule: one instruction
+#endif
   const float a = abs_f(x);
   if (rule == AmaxRule::PROPAGATE && (is_nan(acc) || is_nan(a))) return canonical_nan();
   return fmax_c99(acc, a);
@@ -218,20 +221,37 @@ NVFP4_HD float exported_global(const Profile& p, const GlobalScale& gs, float g)
   return 1.0f;
 }
 
+// How one block turns codes into binary32 values: RN(f4 * factor), or for SF_MUL_RECIP_S the
+// two roundings RN(RN(f4 * factor) * second).
+struct BlockDecoder {
+  float factor = 1.0f;
+  float second = 1.0f;
+  bool two_step = false;
+};
+
+NVFP4_HD BlockDecoder block_decoder(const Profile& p, const GlobalScale& gs, float amax, std::uint8_t scale_byte) {
+  using namespace constants;
+  const float sf = e4m3_decode(scale_byte);
+  switch (p.dq) {
+    case DequantRule::TE: return {mul_rn(mul_rn(sf, amax), recip2688())};  // amax * RN(1/2688), not S_dec
+    // Sd is pts for the pts family and RN(1/S) (miles' weight_scale_2) for TE_PYREF.
+    case DequantRule::PTS: return {mul_rn(gs.Sd, sf)};
+    case DequantRule::SF_ONLY: return {sf};
+    case DequantRule::SF_DIV_G: return {div_rn(sf, gs.G)};
+    case DequantRule::SF_MUL_RECIP_S: return {sf, div_rn(1.0f, gs.S), true};
+  }
+  return {};
+}
+
 // The binary32 value of one element, before the output dtype's rounding.
+NVFP4_HD float decode_element(const BlockDecoder& d, std::uint8_t code) {
+  const float v = mul_rn(e2m1_decode(code), d.factor);
+  return d.two_step ? mul_rn(v, d.second) : v;
+}
+
 NVFP4_HD float dequantize_element(const Profile& p, const GlobalScale& gs, float amax, std::uint8_t scale_byte,
                                   std::uint8_t code) {
-  using namespace constants;
-  const float sf = e4m3_decode(scale_byte), q = e2m1_decode(code);
-  switch (p.dq) {
-    case DequantRule::TE: return mul_rn(q, mul_rn(mul_rn(sf, amax), recip2688()));  // not S_dec
-    // Sd is pts for the pts family and RN(1/S) (miles' weight_scale_2) for TE_PYREF.
-    case DequantRule::PTS: return mul_rn(q, mul_rn(gs.Sd, sf));
-    case DequantRule::SF_ONLY: return mul_rn(q, sf);
-    case DequantRule::SF_DIV_G: return mul_rn(q, div_rn(sf, gs.G));
-    case DequantRule::SF_MUL_RECIP_S: return mul_rn(mul_rn(q, sf), div_rn(1.0f, gs.S));
-  }
-  return q;
+  return decode_element(block_decoder(p, gs, amax, scale_byte), code);
 }
 
 }  // namespace nvfp4
