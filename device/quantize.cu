@@ -24,16 +24,24 @@ struct ChunkArgs {
 // The packed codes of 16 values (read through `value(i)`) under one block's encoding.
 template <class Value>
 __device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder& e, Value value) {
-  std::uint32_t word[2] = {0, 0};
+  std::uint32_t lo = 0, hi = 0;
   // te's element path (multiply, no y clamp, hardware encoder) is encode_element with its knob
-  // switches resolved once per block instead of once per element; the bits are the same.
-  const bool mul_hw = e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE && p.e2m1 == E2M1Encoder::HW;
+  // switches resolved once per block instead of once per element; the bits are the same. It is
+  // unrolled; the generic path is not, which keeps the kernel small for the instruction cache.
+  if (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE && p.e2m1 == E2M1Encoder::HW) {
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    const std::uint8_t q = mul_hw ? e2m1_hw(mul_rn(value(i), e.factor)) : encode_element(p, e, value(i));
-    word[i / 8] |= std::uint32_t(q) << (4 * (i % 8));
+    for (int i = 0; i < 8; ++i) {
+      lo |= std::uint32_t(e2m1_hw(mul_rn(value(i), e.factor))) << (4 * i);
+      hi |= std::uint32_t(e2m1_hw(mul_rn(value(i + 8), e.factor))) << (4 * i);
+    }
+  } else {
+#pragma unroll 1
+    for (int i = 0; i < 8; ++i) {
+      lo |= std::uint32_t(encode_element(p, e, value(i))) << (4 * i);
+      hi |= std::uint32_t(encode_element(p, e, value(i + 8))) << (4 * i);
+    }
   }
-  return make_uint2(word[0], word[1]);
+  return make_uint2(lo, hi);
 }
 
 template <class T>
