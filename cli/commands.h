@@ -23,5 +23,10 @@ void register_quantize(CLI::App& app);
 void register_dequantize(CLI::App& app);
 void register_profiles(CLI::App& app);
 void register_selfcheck(CLI::App& app, int& exit_code);
+void register_bench(CLI::App& app, int& exit_code);
+void register_fuzz(CLI::App& app, int& exit_code);
+void register_gate(CLI::App& app, int& exit_code);
+void register_replay(CLI::App& app, int& exit_code);
+void register_seed_corpus(CLI::App& app);
 
 }  // namespace nvfp4::cli

@@ -16,6 +16,11 @@ int main(int argc, char** argv) {
   nvfp4::cli::register_dequantize(app);
   nvfp4::cli::register_profiles(app);
   nvfp4::cli::register_selfcheck(app, exit_code);
+  nvfp4::cli::register_bench(app, exit_code);
+  nvfp4::cli::register_fuzz(app, exit_code);
+  nvfp4::cli::register_gate(app, exit_code);
+  nvfp4::cli::register_replay(app, exit_code);
+  nvfp4::cli::register_seed_corpus(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

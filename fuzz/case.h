@@ -36,6 +36,7 @@ using TensorMap = std::map<std::string, io::Tensor>;
 
 struct CaseParams {
   std::string profile = "te";
+  std::optional<Profile> knobs;  // replaces the named profile's knobs (formula-variant search); not saved
   // kQuantize
   BlockShape block = BlockShape::k1D;
   Direction direction = Direction::kRowwise;

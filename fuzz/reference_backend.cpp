@@ -32,6 +32,7 @@ io::FloatType float_type(io::DType t, std::string_view op) {
 }  // namespace
 
 const Profile& case_profile(const CaseParams& params) {
+  if (params.knobs) return *params.knobs;
   const NamedProfile* p = find_profile(params.profile);
   if (!p) fail("case", ErrorCode::E_UNSUPPORTED, "unknown profile '{}'", params.profile);
   return p->knobs;

@@ -56,10 +56,44 @@ constexpr NamedProfile kProfiles[] = {
 };
 // clang-format on
 
-template <class E>
-std::string_view pick(E v, std::initializer_list<std::string_view> names) {
-  return *(names.begin() + static_cast<int>(v));
+// One knob: its name, the names of its values in enumerator order (profile.h), and how to
+// read and write it in a Profile. A new enumerator needs its name here.
+struct Knob {
+  std::string_view name;
+  std::vector<std::string_view> values;
+  int (*get)(const Profile&);
+  void (*set)(Profile&, int);
+};
+
+#define NVFP4_KNOB(NAME, FIELD, ...)                                              \
+  Knob {                                                                          \
+    NAME, {__VA_ARGS__}, [](const Profile& p) { return static_cast<int>(p.FIELD); }, \
+        [](Profile& p, int v) { p.FIELD = static_cast<decltype(p.FIELD)>(v); }     \
+  }
+
+const std::vector<Knob>& knobs() {
+  static const std::vector<Knob> k = {
+      NVFP4_KNOB("AMAX", amax, "IGNORE", "PROPAGATE"),
+      NVFP4_KNOB("GS", gs, "TE", "TE_PYREF", "TE_HELPER", "TE_RHT_FUSED", "PTS", "PTS_CPU", "GS_RECIP_PTS", "G_CALLER", "NONE"),
+      NVFP4_KNOB("BS", bs, "A_MUL_SR6", "A_DIV6_MUL_S", "A_MUL_R6_MUL_S", "A_MUL_R6_DIV_PTS", "A_MUL_R6", "A_DIV6_MUL_GS",
+                 "A_DIV_6W2", "G_MUL_A_MUL_R6"),
+      NVFP4_KNOB("ZERO", zero, "NONE", "ONE"),
+      NVFP4_KNOB("LO", lo, "NONE", "2^-6", "2^-9", "2^-16"),
+      NVFP4_KNOB("CAP", cap, "FMINF_FLTMAX", "TMIN_FLTMAX_CLAMP448", "CLAMP", "NONE"),
+      NVFP4_KNOB("E4M3", e4m3, "SAT", "TORCH"),
+      NVFP4_KNOB("ENC", enc, "TE", "S_DIV_SF", "RECIP_PTS_DIV_SF", "X_DIV_PTS_SF", "RECIP_SF", "X_DIV_SF", "GS_DIV_SF",
+                 "X_DIV_SF_W2", "VLLM_RECIP", "FI_EXACT", "TE_FASTMATH_BF16"),
+      NVFP4_KNOB("ECAP", ecap, "FMINF", "TMIN", "NONE"),
+      NVFP4_KNOB("YCLAMP", yclamp, "NONE", "TCLAMP6"),
+      NVFP4_KNOB("E2M1", e2m1, "HW", "TABLE_TE", "SEARCHSORTED", "TORCHAO_INT", "MLDTYPES", "VALUE_TABLE"),
+      NVFP4_KNOB("DQ", dq, "TE", "PTS", "SF_ONLY", "SF_DIV_G", "SF_MUL_RECIP_S"),
+      NVFP4_KNOB("ZG", zg, "NONE", "MILES"),
+      NVFP4_KNOB("EXPORTED", exported, "NONE", "PTS", "RECIP_S"),
+  };
+  return k;
 }
+
+#undef NVFP4_KNOB
 
 }  // namespace
 
@@ -81,26 +115,22 @@ std::string profile_names(std::string_view separator) {
   return out;
 }
 
-// Names listed in enumerator order (profile.h); a new enumerator needs its name here.
 std::vector<std::pair<std::string_view, std::string_view>> knob_values(const Profile& p) {
-  return {
-      {"AMAX", pick(p.amax, {"IGNORE", "PROPAGATE"})},
-      {"GS", pick(p.gs, {"TE", "TE_PYREF", "TE_HELPER", "TE_RHT_FUSED", "PTS", "PTS_CPU", "GS_RECIP_PTS", "G_CALLER", "NONE"})},
-      {"BS", pick(p.bs, {"A_MUL_SR6", "A_DIV6_MUL_S", "A_MUL_R6_MUL_S", "A_MUL_R6_DIV_PTS", "A_MUL_R6", "A_DIV6_MUL_GS",
-                         "A_DIV_6W2", "G_MUL_A_MUL_R6"})},
-      {"ZERO", pick(p.zero, {"NONE", "ONE"})},
-      {"LO", pick(p.lo, {"NONE", "2^-6", "2^-9", "2^-16"})},
-      {"CAP", pick(p.cap, {"FMINF_FLTMAX", "TMIN_FLTMAX_CLAMP448", "CLAMP", "NONE"})},
-      {"E4M3", pick(p.e4m3, {"SAT", "TORCH"})},
-      {"ENC", pick(p.enc, {"TE", "S_DIV_SF", "RECIP_PTS_DIV_SF", "X_DIV_PTS_SF", "RECIP_SF", "X_DIV_SF", "GS_DIV_SF",
-                           "X_DIV_SF_W2", "VLLM_RECIP", "FI_EXACT", "TE_FASTMATH_BF16"})},
-      {"ECAP", pick(p.ecap, {"FMINF", "TMIN", "NONE"})},
-      {"YCLAMP", pick(p.yclamp, {"NONE", "TCLAMP6"})},
-      {"E2M1", pick(p.e2m1, {"HW", "TABLE_TE", "SEARCHSORTED", "TORCHAO_INT", "MLDTYPES", "VALUE_TABLE"})},
-      {"DQ", pick(p.dq, {"TE", "PTS", "SF_ONLY", "SF_DIV_G", "SF_MUL_RECIP_S"})},
-      {"ZG", pick(p.zg, {"NONE", "MILES"})},
-      {"EXPORTED", pick(p.exported, {"NONE", "PTS", "RECIP_S"})},
-  };
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  for (const Knob& k : knobs()) out.emplace_back(k.name, k.values.at(k.get(p)));
+  return out;
+}
+
+std::vector<std::pair<std::string, Profile>> single_knob_variants(const Profile& p) {
+  std::vector<std::pair<std::string, Profile>> out;
+  for (const Knob& k : knobs())
+    for (int v = 0; v < int(k.values.size()); ++v) {
+      if (v == k.get(p)) continue;
+      Profile q = p;
+      k.set(q, v);
+      out.emplace_back(std::string(k.name) + "=" + std::string(k.values[v]), q);
+    }
+  return out;
 }
 
 }  // namespace nvfp4

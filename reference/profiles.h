@@ -26,4 +26,8 @@ std::string profile_names(std::string_view separator);    // "te, te-2.13, ..."
 // (knob, value) pairs of a profile, in the order of NUMERICS.md §4.3, for listings and docs.
 std::vector<std::pair<std::string_view, std::string_view>> knob_values(const Profile& p);
 
+// Every profile that differs from p in exactly one knob, named "KNOB=VALUE": the formula
+// variants a mismatch explanation tries.
+std::vector<std::pair<std::string, Profile>> single_knob_variants(const Profile& p);
+
 }  // namespace nvfp4

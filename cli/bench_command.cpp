@@ -1,0 +1,32 @@
+// `nvfp4-verify bench`: the GPU benchmark (bench/bench.h); without CUDA it says so and exits 2.
+#include <fmt/format.h>
+
+#include "cli/backends.h"
+#include "cli/commands.h"
+#if NVFP4_WITH_DEVICE
+#include "bench/bench.h"
+#endif
+
+namespace nvfp4::cli {
+
+void register_bench(CLI::App& app, int& exit_code) {
+  struct Args {
+    int repetitions = 50;
+    bool small = false;
+    std::string json;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("bench", "Benchmark the GPU kernels against the copy bandwidth (needs a GPU)");
+  cmd->add_option("--repetitions", a->repetitions, "timed launches per kernel")->capture_default_str();
+  cmd->add_flag("--small", a->small, "skip the 16384 x 16384 shapes");
+  cmd->add_option("--json", a->json, "also write the results as JSON to this file");
+  cmd->callback([a, &exit_code] {
+#if NVFP4_WITH_DEVICE
+    exit_code = bench::run_bench({a->repetitions, !a->small, a->json});
+#else
+    throw UsageError("bench: " + device_unavailable());
+#endif
+  });
+}
+
+}  // namespace nvfp4::cli

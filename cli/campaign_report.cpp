@@ -1,0 +1,63 @@
+#include "cli/campaign_report.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "reports/failure_page.h"
+
+namespace nvfp4::cli {
+
+double parse_duration(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  const std::string unit = end ? std::string(end) : "";
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  if (end == text.c_str() || scale < 0 || !(v >= 0))
+    throw UsageError(fmt::format("duration '{}' is not like 60s, 2m, 90 or 1.5h", text));
+  return v * scale;
+}
+
+std::function<void(const fuzz::CampaignProgress&)> terminal_progress() {
+  if (!isatty(fileno(stderr))) return {};
+  auto last = std::make_shared<double>(-1);
+  return [last](const fuzz::CampaignProgress& p) {
+    if (p.seconds - *last < 0.25) return;
+    *last = p.seconds;
+    fmt::print(stderr, "\r  {} cases  {:.1f} cases/s  {} failures  {:.0f} s   ", p.cases, p.cases / std::max(p.seconds, 1e-9),
+               p.failures, p.seconds);
+  };
+}
+
+void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& backends) {
+  if (isatty(fileno(stderr))) fmt::print(stderr, "\n");
+  fmt::print("campaign ({}): {} cases in {:.1f} s, {:.1f} cases/s, {} failures\n", backends, r.cases, r.seconds,
+             r.cases / std::max(r.seconds, 1e-9), r.failures.size());
+  fmt::print("  {:<22} {:>8} {:>10} {:>9}\n", "operation", "cases", "cases/s", "failures");
+  for (const auto& [op, s] : r.per_operation)
+    fmt::print("  {:<22} {:>8} {:>10.1f} {:>9}\n", op, s.cases, s.cases / std::max(s.seconds, 1e-9), s.failures);
+  for (const fuzz::CampaignFailure& f : r.failures)
+    fmt::print("  FAIL {} {} after {} cases: {}\n       saved {}\n", operation_name(f.shrunk.c.op), f.shrunk.c.params.profile,
+               f.cases_to_detection, f.comparison.problem, f.saved.empty() ? "(not saved)" : f.saved.string());
+}
+
+void report_failures(const fuzz::CampaignResult& r, const std::string& backends, const std::filesystem::path& dir,
+                     Summary& summary) {
+  for (std::size_t i = 0; i < r.failures.size(); ++i) {
+    const fuzz::CampaignFailure& f = r.failures[i];
+    const std::string stem = f.saved.empty() ? fmt::format("failure-{}", i) : f.saved.stem().string();
+    SummaryEntry e;
+    e.name = f.saved.empty() ? stem : f.saved.filename().string();
+    e.operation = std::string(operation_name(f.shrunk.c.op));
+    e.profile = f.shrunk.c.params.profile;
+    e.passed = false;
+    e.detail = f.comparison.problem;
+    e.report_link = write_failure_page(dir, stem, f.shrunk, f.comparison, backends, f.saved);
+    summary.entries.push_back(std::move(e));
+  }
+}
+
+}  // namespace nvfp4::cli

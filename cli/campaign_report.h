@@ -1,0 +1,26 @@
+// Shared by `fuzz` and `gate`: parsing durations, printing a campaign's summary table, and
+// writing its failure pages.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "fuzz/campaign.h"
+#include "reports/report.h"
+
+namespace nvfp4::cli {
+
+// "60s", "2m", "90" (seconds), "1.5h" -> seconds; throws UsageError.
+double parse_duration(const std::string& text);
+
+// Terminal progress line on stderr (only when stderr is a terminal).
+std::function<void(const fuzz::CampaignProgress&)> terminal_progress();
+
+// Prints per-operation cases, cases/s and failures, then one line per failure.
+void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& backends);
+
+// Failure pages for every failure into dir; adds an entry per failure to `summary`.
+void report_failures(const fuzz::CampaignResult& r, const std::string& backends, const std::filesystem::path& dir,
+                     Summary& summary);
+
+}  // namespace nvfp4::cli

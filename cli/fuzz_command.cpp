@@ -1,0 +1,79 @@
+// `nvfp4-verify fuzz`: a campaign of generated cases on two backends.
+#include <fmt/format.h>
+
+#include "cli/backends.h"
+#include "cli/campaign_report.h"
+#include "cli/commands.h"
+#include "reference/profiles.h"
+
+namespace nvfp4::cli {
+namespace {
+
+struct FuzzArgs {
+  std::vector<std::string> ops, profiles;
+  std::string time, backends, corpus = "corpora/found", report, shard = "0/1";
+  std::size_t cases = 0, max_dim = 256;
+  std::uint64_t seed = 0;
+};
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  int k = -1, n = 0;
+  char slash = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d", &k, &slash, &n) != 3 || slash != '/' || n < 1 || k < 0 || k >= n)
+    throw UsageError(fmt::format("--shard '{}': expected K/N with 0 <= K < N", text));
+  return {k, n};
+}
+
+void run(const FuzzArgs& a, int& exit_code) {
+  fuzz::CampaignOptions o;
+  for (const std::string& name : a.ops) {
+    const auto op = operation_from_name(name);
+    if (!op) throw UsageError(fmt::format("--ops: unknown operation '{}'", name));
+    o.space.ops.push_back(*op);
+  }
+  for (const std::string& p : a.profiles)
+    if (!find_profile(p)) throw UsageError(fmt::format("--profiles: unknown profile '{}' (known: {})", p, profile_names(", ")));
+  o.space.profiles = a.profiles;
+  o.space.max_dim = a.max_dim;
+  if (!a.time.empty()) o.seconds = parse_duration(a.time);
+  if (a.cases) o.cases = a.cases;
+  if (!o.seconds && !o.cases) o.seconds = 60;
+  o.seed = a.seed;
+  std::tie(o.shard, o.shards) = parse_shard(a.shard);
+  o.corpus = a.corpus;
+  o.on_progress = terminal_progress();
+  const auto [na, nb] = a.backends.empty() ? default_backends() : parse_backends(a.backends);
+  const std::string backends = na + " vs " + nb;
+  if (nb != "device" && na != "device") fmt::print("fuzz: {} (GPU: {})\n", backends, device_unavailable().empty() ? "present, not used" : device_unavailable());
+  else fmt::print("fuzz: {}\n", backends);
+  const auto ba = make_backend(na), bb = make_backend(nb);
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, *ba, *bb);
+  print_campaign_summary(r, backends);
+  if (!a.report.empty()) {
+    Summary s{"nvfp4-verify fuzz", backends, r.seconds, {}};
+    report_failures(r, backends, a.report, s);
+    write_page(a.report, "index.html", render_summary(s));
+    fmt::print("report: {}\n", (std::filesystem::path(a.report) / "index.html").string());
+  }
+  exit_code = r.failures.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void register_fuzz(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<FuzzArgs>();
+  CLI::App* cmd = app.add_subcommand("fuzz", "Run a fuzzing campaign comparing two backends bit for bit");
+  cmd->add_option("--ops", a->ops, "operations (default: all)")->delimiter(',');
+  cmd->add_option("--profiles", a->profiles, "profiles (default: all)")->delimiter(',');
+  cmd->add_option("--time", a->time, "stop after this long, e.g. 60s, 5m (default 60s)");
+  cmd->add_option("--cases", a->cases, "stop after this many cases");
+  cmd->add_option("--seed", a->seed, "campaign seed: same seed and shard, same cases")->capture_default_str();
+  cmd->add_option("--shard", a->shard, "K/N: run the K-th of N deterministic slices")->capture_default_str();
+  cmd->add_option("--backends", a->backends, "A,B (default: reference,device with a GPU, else reference,metamorphic)");
+  cmd->add_option("--corpus", a->corpus, "directory where failing cases are saved")->capture_default_str();
+  cmd->add_option("--report", a->report, "write HTML reports (index.html and one page per failure) here");
+  cmd->add_option("--max-dim", a->max_dim, "largest generated M or K")->capture_default_str();
+  cmd->callback([a, &exit_code] { run(*a, exit_code); });
+}
+
+}  // namespace nvfp4::cli

@@ -1,0 +1,142 @@
+// `nvfp4-verify gate`: the correctness gate. Replays the repository corpus, then runs a
+// time-boxed campaign over every operation; writes JUnit XML and the HTML summary; exits 0 only
+// if nothing mismatched.
+#include <chrono>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "cli/backends.h"
+#include "cli/campaign_report.h"
+#include "cli/commands.h"
+#include "fuzz/corpus.h"
+#include "reports/failure_page.h"
+
+namespace nvfp4::cli {
+namespace {
+
+struct GateArgs {
+  std::string time = "60s", junit, report = "gate-report", corpus = "corpora", found = "corpora/found", backends;
+  std::uint64_t seed = 0;
+};
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+struct JunitCase {
+  std::string suite, name, failure;
+  double seconds = 0;
+};
+
+void write_junit(const std::string& path, const std::vector<JunitCase>& cases) {
+  std::map<std::string, std::vector<const JunitCase*>> suites;
+  for (const JunitCase& c : cases) suites[c.suite].push_back(&c);
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"nvfp4-verify gate\">\n";
+  for (const auto& [suite, list] : suites) {
+    std::size_t failures = 0;
+    for (const JunitCase* c : list) failures += !c->failure.empty();
+    xml += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n", xml_escape(suite), list.size(), failures);
+    for (const JunitCase* c : list) {
+      xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(suite), xml_escape(c->name), c->seconds);
+      if (c->failure.empty()) xml += "/>\n";
+      else xml += fmt::format(">\n      <failure message=\"{}\"/>\n    </testcase>\n", xml_escape(c->failure));
+    }
+    xml += "  </testsuite>\n";
+  }
+  xml += "</testsuites>\n";
+  // Written through a temporary file and renamed, as every output of the tool.
+  const std::filesystem::path tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << xml;
+    if (!f) throw UsageError(fmt::format("--junit: cannot write {}", path));
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+void run(const GateArgs& a, int& exit_code) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string no_gpu = device_unavailable();
+  const auto [na, nb] = a.backends.empty() ? default_backends() : parse_backends(a.backends);
+  const std::string backends = na + " vs " + nb;
+  if (no_gpu.empty()) fmt::print("gate: GPU present; comparing {}\n", backends);
+  else fmt::print("gate: no GPU ({}); comparing {}: reference self-consistency, metamorphic properties, profile agreement\n", no_gpu, backends);
+  const auto ba = make_backend(na), bb = make_backend(nb);
+  Summary summary{"nvfp4-verify gate", backends, 0, {}};
+  std::vector<JunitCase> junit;
+  std::size_t failed = 0;
+
+  // 1. The repository corpus.
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::exists(a.corpus)) files = collect_case_files({a.corpus});
+  std::size_t corpus_failed = 0;
+  for (const auto& file : files) {
+    const auto start = std::chrono::steady_clock::now();
+    const CaseRecord r = load_case(file);
+    const Comparison cmp = compare_backends(r.c, *ba, *bb);
+    SummaryEntry e{file.filename().string(), std::string(operation_name(r.c.op)), r.c.params.profile, cmp.agree, cmp.problem, ""};
+    if (!cmp.agree) {
+      ++corpus_failed;
+      e.report_link = write_failure_page(a.report, file.stem().string(), r, cmp, backends, file);
+      fmt::print("  FAIL {}: {}\n", file.string(), cmp.problem);
+    }
+    summary.entries.push_back(e);
+    junit.push_back({"corpus", file.string(), cmp.problem,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+  }
+  fmt::print("corpus: {} cases replayed, {} failed\n", files.size(), corpus_failed);
+  failed += corpus_failed;
+
+  // 2. A time-boxed campaign over every operation.
+  fuzz::CampaignOptions o;
+  o.seconds = parse_duration(a.time);
+  o.seed = a.seed;
+  o.corpus = a.found;
+  o.on_progress = terminal_progress();
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, *ba, *bb);
+  print_campaign_summary(r, backends);
+  report_failures(r, backends, a.report, summary);
+  for (const auto& [op, s] : r.per_operation) {
+    std::string failure;
+    for (const auto& f : r.failures)
+      if (operation_name(f.shrunk.c.op) == op) failure += f.comparison.problem + " (saved " + f.saved.string() + "); ";
+    junit.push_back({"campaign", op + " (" + std::to_string(s.cases) + " cases)", failure, s.seconds});
+  }
+  failed += r.failures.size();
+
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  write_page(a.report, "index.html", render_summary(summary));
+  if (!a.junit.empty()) write_junit(a.junit, junit);
+  fmt::print("report: {}\n", (std::filesystem::path(a.report) / "index.html").string());
+  fmt::print("gate: {} corpus cases and {} generated cases; {}\n", files.size(), r.cases,
+             failed ? fmt::format("{} MISMATCHED", failed) : "no mismatch");
+  exit_code = failed ? 1 : 0;
+}
+
+}  // namespace
+
+void register_gate(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<GateArgs>();
+  CLI::App* cmd = app.add_subcommand("gate", "The correctness gate: replay the corpus, then fuzz for a while");
+  cmd->add_option("--time", a->time, "length of the campaign, e.g. 60s, 5m")->capture_default_str();
+  cmd->add_option("--junit", a->junit, "write JUnit XML here");
+  cmd->add_option("--report", a->report, "HTML report directory")->capture_default_str();
+  cmd->add_option("--corpus", a->corpus, "corpus to replay")->capture_default_str();
+  cmd->add_option("--found", a->found, "where new failing cases are saved")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "campaign seed")->capture_default_str();
+  cmd->add_option("--backends", a->backends, "A,B (default: reference,device with a GPU, else reference,metamorphic)");
+  cmd->callback([a, &exit_code] { run(*a, exit_code); });
+}
+
+}  // namespace nvfp4::cli

@@ -1,0 +1,204 @@
+// `nvfp4-verify replay PATH... [--backends A,B] [--report DIR] [--max-cases N]`: runs every case
+// file under the paths on two backends and compares their outputs bit for bit (NaN == NaN).
+// Exit 0 when every case agrees, 1 when some case differs, 2 for bad paths or unreadable case
+// files (reported one line each on stderr; the other cases still run).
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/backends.h"
+#include "cli/commands.h"
+#include "compare/compare.h"
+#include "fuzz/corpus.h"
+#include "reports/failure_page.h"
+#include "reports/report.h"
+
+namespace nvfp4::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReplayArgs {
+  std::vector<std::string> paths;
+  std::string backends;
+  std::string report;
+  std::size_t max_cases = 0;  // 0: all
+};
+
+std::string_view block_text(BlockShape b) { return b == BlockShape::k1D ? "1d" : "2d"; }
+std::string_view direction_text(Direction d) {
+  return d == Direction::kRowwise ? "rowwise" : d == Direction::kColumnwise ? "columnwise" : "both";
+}
+
+std::string shape_text(const io::Tensor& t) {
+  std::string s;
+  for (std::size_t i = 0; i < t.shape.size(); ++i) s += (i ? "x" : "") + std::to_string(t.shape[i]);
+  return s + " " + std::string(io::dtype_name(t.dtype));
+}
+
+// "quantize te 48x80 BF16 2d both row-scaled swizzled amax=0x40C00000"
+std::string case_label(const Case& c) {
+  std::string s = fmt::format("{} {}", operation_name(c.op), c.params.profile);
+  for (const char* name : {"x", "data", "scale"}) {
+    const auto it = c.inputs.find(name);
+    if (it != c.inputs.end()) {
+      s += " " + shape_text(it->second);
+      break;
+    }
+  }
+  switch (c.op) {
+    case Operation::kQuantize:
+      s += fmt::format(" {} {}", block_text(c.params.block), direction_text(c.params.direction));
+      if (c.params.row_scaled) s += " row-scaled";
+      if (c.params.scale_layout == ScaleLayout::kSwizzled) s += " swizzled";
+      if (c.params.amax) s += fmt::format(" amax=0x{:08X}", std::bit_cast<std::uint32_t>(*c.params.amax));
+      break;
+    case Operation::kDequantize: s += fmt::format(" -> {}", io::dtype_name(c.params.output_dtype)); break;
+    case Operation::kTransposeScales2D: s += fmt::format(" M={} K={}", c.params.M, c.params.K); break;
+    default: break;
+  }
+  return s;
+}
+
+std::string first_line(const std::string& text) {
+  const auto nl = text.find('\n');
+  return nl == std::string::npos ? text : text.substr(0, nl);
+}
+
+// Both backends on one case. compare_backends lets exceptions other than the contract's errors
+// (nvfp4::Error, io::FormatError) through: such a crash is a failure of the case, not of the run.
+Comparison compare_case(const Case& c, Backend& a, Backend& b) {
+  try {
+    return compare_backends(c, a, b);
+  } catch (const std::exception& e) {
+    Comparison r;
+    r.problem = fmt::format("a backend crashed: {}", e.what());
+    return r;
+  }
+}
+
+// The message with which a backend rejects c (both backends agreed on rejecting it).
+std::string rejection(const Case& c, Backend& b) {
+  try {
+    b.run(c);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "?";
+}
+
+int replay(const ReplayArgs& args) {
+  const auto [a_name, b_name] = args.backends.empty() ? default_backends() : parse_backends(args.backends);
+  std::unique_ptr<Backend> a, b;
+  try {
+    a = make_backend(a_name);
+    b = make_backend(b_name);
+  } catch (const BackendUnavailable& e) {
+    throw UsageError(fmt::format("the device backend cannot run here: {}", e.what()));
+  }
+  const std::string why = device_unavailable();
+  if (args.backends.empty() && !why.empty())
+    fmt::print("replay: {} vs {} (no device backend: {})\n", a_name, b_name, why);
+  else
+    fmt::print("replay: {} vs {}\n", a_name, b_name);
+  std::fflush(stdout);
+
+  // Bad paths are errors, but the other paths still replay.
+  int errors = 0;
+  std::vector<fs::path> files;
+  for (const std::string& p : args.paths) {
+    try {
+      for (fs::path& f : collect_case_files({fs::path(p)})) files.push_back(std::move(f));
+    } catch (const io::FormatError& e) {
+      fmt::print(stderr, "nvfp4-verify: replay: {}\n", e.what());
+      ++errors;
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  if (args.max_cases && files.size() > args.max_cases) {
+    fmt::print("replay: {} case files found, replaying the first {} (--max-cases)\n", files.size(), args.max_cases);
+    files.resize(args.max_cases);
+  }
+  if (files.empty() && !errors) fmt::print("replay: no case files (*.safetensors) under {}\n", fmt::join(args.paths, ", "));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string backends_text = fmt::format("{} vs {}", a_name, b_name);
+  Summary summary;
+  summary.title = fmt::format("replay of {}", fmt::join(args.paths, " "));
+  summary.backends = backends_text;
+  std::set<std::string> page_names;
+  int passed = 0, failed = 0;
+  for (const fs::path& file : files) {
+    CaseRecord rec;
+    try {
+      rec = load_case(file);
+    } catch (const io::FormatError& e) {
+      fmt::print(stderr, "nvfp4-verify: replay: {}\n", e.what());
+      fmt::print("ERROR {}  unreadable case file (see stderr)\n", file.string());
+      std::fflush(stdout);
+      ++errors;
+      summary.entries.push_back({file.string(), "", "", false, fmt::format("unreadable: {}", e.what()), ""});
+      continue;
+    }
+    const std::string label = case_label(rec.c);
+    const Comparison cmp = compare_case(rec.c, *a, *b);
+    std::string detail = cmp.problem;
+    if (cmp.agree && cmp.expected.empty() && cmp.actual.empty()) detail = "both reject: " + rejection(rec.c, *a);
+    SummaryEntry entry{file.string(), std::string(operation_name(rec.c.op)), rec.c.params.profile, cmp.agree,
+                       label + (detail.empty() ? "" : "  " + detail), ""};
+    if (cmp.agree) {
+      ++passed;
+      fmt::print("PASS  {}  {}{}\n", file.string(), label, detail.empty() ? "" : "  (" + detail + ")");
+    } else {
+      ++failed;
+      fmt::print("FAIL  {}  {}  {}\n", file.string(), label, detail);
+      if (!args.report.empty()) {
+        std::string stem = file.stem().string();
+        for (int n = 2; page_names.count(stem); ++n) stem = fmt::format("{}-{}", file.stem().string(), n);
+        page_names.insert(stem);
+        entry.report_link = write_failure_page(args.report, stem, rec, cmp, backends_text, file);
+      }
+    }
+    std::fflush(stdout);
+    summary.entries.push_back(std::move(entry));
+  }
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  if (!args.report.empty()) {
+    write_page(args.report, "index.html", render_summary(summary));
+    fmt::print("replay: report written to {}\n", (fs::path(args.report) / "index.html").string());
+  }
+  if (errors)
+    fmt::print("replay: {} passed, {} failed, {} unreadable or missing\n", passed, failed, errors);
+  else
+    fmt::print("replay: {} passed, {} failed\n", passed, failed);
+  return errors ? 2 : failed ? 1 : 0;
+}
+
+}  // namespace
+
+void register_replay(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<ReplayArgs>();
+  CLI::App* cmd = app.add_subcommand("replay", "Replay case files (or directories of them) on two backends and compare bit for bit");
+  cmd->add_option("paths", a->paths, "case files (*.safetensors) or directories searched recursively")->required();
+  cmd->add_option("--backends", a->backends,
+                  "two backends A,B to compare (reference, metamorphic, device); default reference,device when a GPU "
+                  "is usable, else reference,metamorphic");
+  cmd->add_option("--report", a->report, "write an HTML report (index.html and one page per failure) into this directory");
+  cmd->add_option("--max-cases", a->max_cases, "replay at most the first N case files (sorted by path)")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([a, &exit_code] { exit_code = replay(*a); });
+}
+
+}  // namespace nvfp4::cli

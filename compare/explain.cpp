@@ -1,0 +1,251 @@
+#include "compare/explain.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "fuzz/reference_backend.h"
+#include "io/tensor_convert.h"
+#include "reference/amax.h"
+#include "reference/formulas.h"
+#include "reference/layout.h"
+#include "reference/profiles.h"
+#include "reference/scale_layout.h"
+
+namespace nvfp4 {
+namespace {
+
+constexpr std::size_t kMaxListed = 4096, kMaxTraces = 4;
+constexpr std::int64_t kMaxVariantElements = 1 << 20;  // formula-variant search only on small cases
+
+// One stored direction of a quantize output: its tensors and the matrix it quantizes.
+struct Direction {
+  std::string suffix;  // "" or "_t"
+  FloatMatrix x;       // x or x^T
+};
+
+bool is_tie(float y) {
+  static constexpr float kTies[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  return std::find(std::begin(kTies), std::end(kTies), abs_f(y)) != std::end(kTies);
+}
+
+// Codes of neighbouring grid points with the same sign.
+bool neighbours(std::uint8_t a, std::uint8_t b) { return (a & 8) == (b & 8) && (a & 7) != (b & 7) && std::abs((a & 7) - (b & 7)) == 1; }
+
+std::uint8_t swap_nibbles(std::uint8_t b) { return std::uint8_t((b << 4) | (b >> 4)); }
+
+ByteMatrix compact_scale(const io::Tensor& t, ScaleLayout layout) {
+  const ByteMatrix m = io::to_byte_matrix(t, "explain", "scale");
+  return layout == ScaleLayout::kSwizzled ? unswizzle_scales(m) : m;
+}
+
+class Explainer {
+ public:
+  Explainer(const Case& c, const TensorMap& expected, const TensorMap& actual)
+      : c_(c), expected_(expected), actual_(actual), profile_(case_profile(c.params)) {}
+
+  Explanation run() {
+    for (const auto& [name, t] : expected_)
+      if ((name == "amax" || name == "amax_t" || name == "global_scale") && actual_.count(name) && actual_.at(name).bytes != t.bytes)
+        add({name, 0, 0, 0, 0, 0, MismatchKind::kAmax});
+    if (c_.op == Operation::kQuantize && c_.inputs.count("x")) {
+      const FloatMatrix x = io::to_float_matrix(c_.inputs.at("x"), "explain", "x");
+      if (expected_.count("data")) direction({"", x});
+      if (expected_.count("data_t")) direction({"_t", FloatMatrix(xt::transpose(x))});
+      verdict();
+    } else {
+      for (const TensorDiff& d : diff_outputs(expected_, actual_)) {
+        out_.total_mismatches += std::max<std::size_t>(1, d.mismatches);
+        counts_[MismatchKind::kOther] += std::max<std::size_t>(1, d.mismatches);
+      }
+    }
+    for (const auto& [k, n] : counts_) out_.kind_counts.emplace_back(k, n);
+    return std::move(out_);
+  }
+
+ private:
+  void add(ElementMismatch m) {
+    ++out_.total_mismatches;
+    ++counts_[m.kind];
+    if (out_.mismatches.size() < kMaxListed) out_.mismatches.push_back(std::move(m));
+  }
+
+  void direction(const Direction& d) {
+    const std::string data_name = "data" + d.suffix, scale_name = "scale" + d.suffix;
+    if (!actual_.count(data_name) || !actual_.count(scale_name) || actual_.at(data_name).shape != expected_.at(data_name).shape ||
+        actual_.at(scale_name).shape != expected_.at(scale_name).shape) {
+      add({data_name, 0, 0, 0, 0, 0, MismatchKind::kOther});
+      return;
+    }
+    const ByteMatrix ed = io::to_byte_matrix(expected_.at(data_name), "explain", data_name);
+    const ByteMatrix ad = io::to_byte_matrix(actual_.at(data_name), "explain", data_name);
+    const ByteMatrix es = compact_scale(expected_.at(scale_name), c_.params.scale_layout);
+    const ByteMatrix as = compact_scale(actual_.at(scale_name), c_.params.scale_layout);
+    const std::int64_t rows = ed.shape(0), blocks = ed.shape(1) / 8;
+    Explanation::BlockMap map{data_name, rows, blocks, std::vector<std::uint8_t>(rows * blocks, 0)};
+    for (std::int64_t r = 0; r < std::int64_t(es.shape(0)); ++r)
+      for (std::int64_t j = 0; j < std::int64_t(es.shape(1)); ++j) {
+        if (es(r, j) == as(r, j)) continue;
+        if (r >= rows || j >= blocks) {
+          add({scale_name, r, j, 0, es(r, j), as(r, j), MismatchKind::kPadding});
+          continue;
+        }
+        const bool one_code = (es(r, j) & 0x80) == (as(r, j) & 0x80) && std::abs(int(es(r, j) & 0x7F) - int(as(r, j) & 0x7F)) == 1;
+        add({scale_name, r, j, 0, es(r, j), as(r, j), one_code ? MismatchKind::kScaleOffByOneCode : MismatchKind::kScaleOther});
+        map.mismatching[r * blocks + j] = 1;
+      }
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t b = 0; b < blocks * 8; ++b) {
+        if (ed(r, b) == ad(r, b)) continue;
+        map.mismatching[r * blocks + b / 8] = 1;
+        for (int half = 0; half < 2; ++half) {
+          const std::uint8_t e = nibble_at(ed(r, b), half), a = nibble_at(ad(r, b), half);
+          if (e == a) continue;
+          const std::int64_t col = 2 * b + half;
+          add({data_name, r, col, bits_of(d.x(r, col)), e, a, element_kind(d, ed, ad, r, b, col, e, a)});
+        }
+      }
+    for (std::int64_t r = 0; r < rows && out_.traces.size() < kMaxTraces; ++r)
+      for (std::int64_t j = 0; j < blocks && out_.traces.size() < kMaxTraces; ++j)
+        if (map.mismatching[r * blocks + j]) out_.traces.push_back(trace(d, ad, r, j));
+    out_.maps.push_back(std::move(map));
+  }
+
+  MismatchKind element_kind(const Direction& d, const ByteMatrix& ed, const ByteMatrix& ad, std::int64_t r, std::int64_t b,
+                            std::int64_t col, std::uint8_t e, std::uint8_t a) const {
+    if (is_nan(d.x(r, col))) return MismatchKind::kNanEncoding;
+    if ((e | a) == 0x8 && (e & a) == 0) return MismatchKind::kZeroSign;
+    if (ad(r, b) == swap_nibbles(ed(r, b))) return MismatchKind::kNibbleOrder;
+    for (std::int64_t o = -8; o <= 8; ++o)
+      if (o != 0 && b + o >= 0 && b + o < std::int64_t(ed.shape(1)) && ad(r, b) == ed(r, b + o) && ed(r, b) != ed(r, b + o))
+        return MismatchKind::kMisplacedByte;
+    if (neighbours(e, a)) {
+      const BlockTrace t = reference_block(d, r, col / 16);
+      return is_tie(t.scaled[col % 16]) ? MismatchKind::kTieFlipped : MismatchKind::kRoundingOther;
+    }
+    return MismatchKind::kOther;
+  }
+
+  // The reference's intermediates for stored block (r, j) of a direction.
+  BlockTrace reference_block(const Direction& d, std::int64_t r, std::int64_t j) const {
+    BlockTrace t;
+    t.direction = d.suffix.empty() ? "rowwise" : "columnwise";
+    t.row = r;
+    t.block = j;
+    const FloatVector amax = io::to_float_vector(expected_.at("amax" + d.suffix), "explain", "amax");
+    t.global_amax = amax.size() == 1 ? amax(0) : amax(r);
+    const GlobalScale gs = global_scale(profile_.gs, t.global_amax);
+    t.S = gs.S;
+    t.Sd = gs.Sd;
+    float A = 0.0f;
+    if (c_.params.block == BlockShape::k2D) {
+      for (std::int64_t i = r / 16 * 16; i < r / 16 * 16 + 16; ++i)
+        for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) A = amax_step(profile_.amax, A, d.x(i, k));
+    } else {
+      for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) A = amax_step(profile_.amax, A, d.x(r, k));
+    }
+    t.block_amax = A;
+    const BlockEncoding enc = encode_block(profile_, gs, t.global_amax, A);
+    t.precast = enc.precast;
+    t.scale_byte = enc.scale_byte;
+    t.encode_factor = enc.encoder.factor;
+    for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) {
+      t.inputs.push_back(d.x(r, k));
+      t.scaled.push_back(scale_element(profile_, enc.encoder, d.x(r, k)));
+      t.expected_codes.push_back(encode_element(profile_, enc.encoder, d.x(r, k)));
+    }
+    return t;
+  }
+
+  BlockTrace trace(const Direction& d, const ByteMatrix& ad, std::int64_t r, std::int64_t j) const {
+    BlockTrace t = reference_block(d, r, j);
+    for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) t.actual_codes.push_back(nibble_at(ad(r, k / 2), k % 2));
+    return t;
+  }
+
+  // Names the profile or single-knob formula variant whose output reproduces `actual` on the
+  // most mismatching blocks (every one, ideally).
+  void verdict() {
+    const std::int64_t elements = c_.inputs.at("x").numel();
+    std::size_t mismatching = 0;
+    for (const auto& m : out_.maps) mismatching += std::count(m.mismatching.begin(), m.mismatching.end(), 1);
+    if (mismatching == 0 || elements > kMaxVariantElements) return;
+    std::vector<std::pair<std::string, Profile>> candidates;
+    for (const NamedProfile& p : all_profiles())
+      if (p.name != c_.params.profile) candidates.emplace_back("profile " + std::string(p.name), p.knobs);
+    for (auto& [name, knobs] : single_knob_variants(profile_)) candidates.emplace_back(c_.params.profile + " with " + name, knobs);
+    std::string best;
+    std::size_t best_hits = 0;
+    for (const auto& [name, knobs] : candidates) {
+      Case v = c_;
+      v.params.knobs = knobs;
+      TensorMap out;
+      try {
+        out = ReferenceBackend().run(v);
+      } catch (const std::exception&) {
+        continue;
+      }
+      const std::size_t hits = reproduced_blocks(out);
+      if (hits > best_hits) best_hits = hits, best = name;
+    }
+    if (best_hits > 0)
+      out_.verdict = fmt::format("actual matches {} on {}/{} mismatching blocks", best, best_hits, mismatching);
+    else
+      out_.verdict = fmt::format("no profile or single-knob formula variant reproduces the {} mismatching blocks", mismatching);
+  }
+
+  // Mismatching blocks where `candidate` has the actual scale byte and data bytes.
+  std::size_t reproduced_blocks(const TensorMap& candidate) const {
+    std::size_t hits = 0;
+    for (const auto& m : out_.maps) {
+      const std::string suffix = m.tensor.substr(4);
+      if (!candidate.count(m.tensor) || candidate.at(m.tensor).shape != actual_.at(m.tensor).shape) continue;
+      const ByteMatrix cd = io::to_byte_matrix(candidate.at(m.tensor), "explain", m.tensor);
+      const ByteMatrix ad = io::to_byte_matrix(actual_.at(m.tensor), "explain", m.tensor);
+      const ByteMatrix cs = compact_scale(candidate.at("scale" + suffix), c_.params.scale_layout);
+      const ByteMatrix as = compact_scale(actual_.at("scale" + suffix), c_.params.scale_layout);
+      for (std::int64_t r = 0; r < m.rows; ++r)
+        for (std::int64_t j = 0; j < m.blocks; ++j) {
+          if (!m.mismatching[r * m.blocks + j] || cs(r, j) != as(r, j)) continue;
+          bool same = true;
+          for (int k = 0; k < 8; ++k) same &= cd(r, 8 * j + k) == ad(r, 8 * j + k);
+          hits += same;
+        }
+    }
+    return hits;
+  }
+
+  const Case& c_;
+  const TensorMap& expected_;
+  const TensorMap& actual_;
+  const Profile& profile_;
+  Explanation out_;
+  std::map<MismatchKind, std::size_t> counts_;
+};
+
+}  // namespace
+
+std::string_view mismatch_kind_name(MismatchKind k) {
+  switch (k) {
+    case MismatchKind::kScaleOffByOneCode: return "scale byte off by one code";
+    case MismatchKind::kScaleOther: return "scale byte differs";
+    case MismatchKind::kTieFlipped: return "element tie flipped";
+    case MismatchKind::kRoundingOther: return "element rounded to the other neighbour";
+    case MismatchKind::kZeroSign: return "sign of zero";
+    case MismatchKind::kNanEncoding: return "NaN encoding";
+    case MismatchKind::kNibbleOrder: return "nibble order";
+    case MismatchKind::kMisplacedByte: return "misplaced byte";
+    case MismatchKind::kPadding: return "padding";
+    case MismatchKind::kAmax: return "amax / global scale";
+    case MismatchKind::kOther: return "other";
+  }
+  return "other";
+}
+
+Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+  return Explainer(c, expected, actual).run();
+}
+
+}  // namespace nvfp4

@@ -1,0 +1,54 @@
+// A fuzzing campaign: RapidCheck rounds of generated cases run on two backends; every
+// disagreement is shrunk to a small case, saved to the corpus and returned for reporting.
+// The same seed and shard give the same cases on any machine.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "compare/compare.h"
+#include "fuzz/case_generator.h"
+
+namespace nvfp4::fuzz {
+
+struct CampaignProgress {
+  std::size_t cases = 0, failures = 0;
+  double seconds = 0;
+};
+
+struct CampaignOptions {
+  CaseSpace space;
+  std::optional<double> seconds;     // stop after this long (checked between rounds)
+  std::optional<std::size_t> cases;  // or after this many generated cases
+  std::uint64_t seed = 0;
+  int shard = 0, shards = 1;         // this process runs rounds shard, shard + shards, ...
+  int cases_per_round = 25;
+  std::size_t max_failures = 8;      // stop once this many distinct failures were found
+  std::filesystem::path corpus;      // failures are saved here ("" = not saved)
+  std::function<void(const CampaignProgress&)> on_progress;
+};
+
+struct CampaignFailure {
+  CaseRecord shrunk;
+  Comparison comparison;  // of the shrunk case
+  std::filesystem::path saved;
+  std::size_t cases_to_detection = 0;  // generated cases before the first failing one
+};
+
+struct OperationStats {
+  std::size_t cases = 0, failures = 0;
+  double seconds = 0;
+};
+
+struct CampaignResult {
+  std::size_t cases = 0;
+  double seconds = 0;
+  std::map<std::string, OperationStats> per_operation;
+  std::vector<CampaignFailure> failures;
+};
+
+CampaignResult run_campaign(const CampaignOptions& options, Backend& expected, Backend& actual);
+
+}  // namespace nvfp4::fuzz

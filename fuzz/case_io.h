@@ -1,0 +1,32 @@
+// Cases as files: a safetensors file whose tensors are the case's inputs and whose __metadata__
+// holds the case description as JSON (key "nvfp4_case"), so a user can open it from Python.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fuzz/case.h"
+#include "fuzz/recipe.h"
+
+namespace nvfp4 {
+
+constexpr int kCaseFormatVersion = 1;
+
+struct CaseRecord {
+  Case c;
+  std::map<std::string, fuzz::Recipe> recipes;  // inputs that a recipe generates (tensor stored too)
+  std::string origin;  // who made it: "seed corpus", "fuzz campaign seed=.. shard=..", "regression #.."
+  std::string note;    // free text: what the case exercises, the upstream bug it reproduces
+};
+
+// The description JSON (operation, parameters, recipes, origin, note, format version).
+nlohmann::json describe_case(const CaseRecord& r);
+io::File case_to_file(const CaseRecord& r);
+// Reads a case; an input whose tensor is absent is regenerated from its recipe. Throws
+// io::FormatError (with `origin` in the message) on a missing/invalid description.
+CaseRecord case_from_file(const io::File& f, std::string_view origin);
+
+}  // namespace nvfp4

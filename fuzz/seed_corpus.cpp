@@ -1,0 +1,462 @@
+#include "fuzz/seed_corpus.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fuzz/recipe.h"
+#include "io/tensor_convert.h"
+#include "reference/arith.h"
+#include "reference/profiles.h"
+#include "reference/quantize.h"
+
+namespace nvfp4 {
+namespace {
+
+constexpr const char* kOrigin = "seed corpus";
+
+// A matrix of binary32 bit patterns, written into a case as F32 (bits kept exactly, NaN
+// payloads included) or BF16 (the values must be BF16-exact: low 16 bits zero).
+struct Grid {
+  std::int64_t M, K;
+  std::vector<std::uint32_t> bits;
+  Grid(std::int64_t m, std::int64_t k) : M(m), K(k), bits(std::size_t(m * k), 0) {}
+  std::uint32_t& at(std::int64_t r, std::int64_t c) { return bits[std::size_t(r * K + c)]; }
+};
+
+io::Tensor f32_tensor(const Grid& g) { return io::make_tensor_from<std::uint32_t>(io::DType::F32, {g.M, g.K}, g.bits); }
+
+io::Tensor bf16_tensor(const Grid& g) {
+  std::vector<std::uint16_t> h(g.bits.size());
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    if (g.bits[i] & 0xFFFFu) throw std::logic_error(fmt::format("seed corpus: 0x{:08X} is not BF16-exact", g.bits[i]));
+    h[i] = std::uint16_t(g.bits[i] >> 16);
+  }
+  return io::make_tensor_from<std::uint16_t>(io::DType::BF16, {g.M, g.K}, h);
+}
+
+// A BF16-exact value of random sign with magnitude below 2^floor(log2(limit)) (so below limit),
+// at most `spread` binades lower.
+std::uint32_t below(fuzz::SplitMix64& rng, std::uint32_t limit_bits, int spread = 6) {
+  const int e = int((limit_bits >> 23) & 0xFF) - 1 - int(rng.below(std::uint64_t(spread) + 1));
+  if (e <= 0) return 0;
+  const std::uint32_t mant = std::uint32_t(rng.below(128)) << 16;
+  const std::uint32_t sign = (rng.next() & 1) ? 0x80000000u : 0u;
+  return sign | (std::uint32_t(e) << 23) | mant;
+}
+
+// Fills every element of rows [r0, r1) x cols [c0, c1) that is still +0 with values below limit.
+void fill(Grid& g, fuzz::SplitMix64& rng, std::uint32_t limit_bits, std::int64_t r0, std::int64_t r1, std::int64_t c0,
+          std::int64_t c1) {
+  for (std::int64_t r = r0; r < r1; ++r)
+    for (std::int64_t c = c0; c < c1; ++c)
+      if (g.at(r, c) == 0) g.at(r, c) = below(rng, limit_bits);
+}
+void fill_all(Grid& g, fuzz::SplitMix64& rng, std::uint32_t limit_bits) { fill(g, rng, limit_bits, 0, g.M, 0, g.K); }
+
+io::Tensor random_bytes(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  fuzz::SplitMix64 rng(seed);
+  std::vector<std::uint8_t> b(std::size_t(rows * cols));
+  for (auto& v : b) v = std::uint8_t(rng.next() >> 56);
+  return io::make_tensor(io::DType::U8, {rows, cols}, b);
+}
+
+fuzz::Recipe recipe(fuzz::Distribution d, std::uint64_t seed, std::int64_t M, std::int64_t K, io::DType dtype) {
+  fuzz::Recipe r;
+  r.dist = d;
+  r.seed = seed;
+  r.M = M;
+  r.K = K;
+  r.dtype = dtype;
+  return r;
+}
+
+struct Quant {
+  std::string profile = "te";
+  BlockShape block = BlockShape::k1D;
+  Direction direction = Direction::kBoth;
+  bool row_scaled = false;
+  std::optional<std::uint32_t> amax_bits;
+  ScaleLayout layout = ScaleLayout::kCompact;
+};
+
+CaseRecord quantize_case(const Quant& q, io::Tensor x, std::string note) {
+  CaseRecord r;
+  r.c.op = Operation::kQuantize;
+  r.c.params.profile = q.profile;
+  r.c.params.block = q.block;
+  r.c.params.direction = q.direction;
+  r.c.params.row_scaled = q.row_scaled;
+  if (q.amax_bits) r.c.params.amax = float_of(*q.amax_bits);
+  r.c.params.scale_layout = q.layout;
+  r.c.inputs["x"] = std::move(x);
+  r.origin = kOrigin;
+  r.note = std::move(note);
+  return r;
+}
+
+CaseRecord quantize_recipe_case(const Quant& q, const fuzz::Recipe& rec, std::string note) {
+  CaseRecord r = quantize_case(q, fuzz::generate_tensor(rec), std::move(note));
+  r.recipes["x"] = rec;
+  return r;
+}
+
+CaseRecord op_case(Operation op, const std::string& profile, std::map<std::string, io::Tensor> inputs, std::string note) {
+  CaseRecord r;
+  r.c.op = op;
+  r.c.params.profile = profile;
+  r.c.inputs = std::move(inputs);
+  r.origin = kOrigin;
+  r.note = std::move(note);
+  return r;
+}
+
+// ---- §6.7-§6.9: one block of a worked example inside a 16x16 BF16 tensor ---------------------
+
+struct Example {
+  const char* section;
+  std::uint32_t g;                         // global amax (also an element, and the override)
+  std::vector<std::uint32_t> block;        // the first elements of row 0 (the example's block)
+  std::uint32_t A;                         // the block amax (one of the block's elements)
+  std::map<std::string, std::string> expect;  // profile -> what NUMERICS.md gives
+  const char* what;
+};
+
+const std::vector<Example>& examples() {
+  static const std::vector<Example> v = {
+      {"§6.7 Example A (§5.13)", 0x40BA0000, {0x3E780000, 0x3F5F0000}, 0x3F5F0000,
+       {{"te", "scale 0x68, x=0x3E780000 -> y=1.75 (tie) -> code 0x4"},
+        {"te-2.13", "scale 0x68, code 0x4"}, {"te-2.13-1d", "scale 0x68, code 0x4"}, {"miles", "scale 0x68, code 0x4"},
+        {"vllm-emul", "scale 0x68, code 0x4"}, {"torchao", "scale 0x68, code 0x4"}, {"mslk", "scale 0x68, code 0x4"},
+        {"modelopt", "scale 0x68, y=0x3FDFFFFF -> code 0x3"}},
+       "same scale byte, different code (encode chain)"},
+      {"§6.8 Example B (§5.4)", 0x40820000, {0x3EA40000, 0xBE280000, 0x3EC30000, 0x3E800000}, 0x3EC30000,
+       {{"te", "t=0x42280001 -> scale 0x63, codes 0x6 0xC 0x7 0x6"},
+        {"te-2.13", "t=0x42280000 (tie) -> scale 0x62, codes 0x7 0xD 0x7 0x6"},
+        {"te-2.13-1d", "scale 0x62, codes 0x7 0xD 0x7 0x6"}, {"miles", "scale 0x62, codes 0x7 0xD 0x7 0x6"},
+        {"torchao", "scale 0x62, codes 0x7 0xD 0x7 0x6"}, {"modelopt", "t=0x4227FFFF -> scale 0x62, codes 0x7 0xD 0x7 0x6"},
+        {"mslk", "t=0x4227FFFF -> scale 0x62, codes 0x7 0xD 0x7 0x6"}, {"vllm-emul", "t=0x4227FFFF -> scale 0x62"}},
+       "the scale byte differs (TE >= 2.14 vs every order that rounds A/6 first)"},
+      {"§6.9 Example C1", 0x40D50000, {0xBED50000, 0x3F330000}, 0x3F330000,
+       {{"te", "scale 0x64, y=0xC0600001 -> code 0xE"}, {"te-2.13", "scale 0x64, code 0xE"},
+        {"te-2.13-1d", "scale 0x64, code 0xE"}, {"miles", "scale 0x64, code 0xE"},
+        {"torchao", "scale 0x64, y=0xC05FFFFF -> code 0xD"}, {"mslk", "scale 0x64, code 0xD"},
+        {"modelopt", "scale 0x64, code 0xD"}, {"vllm-emul", "scale 0x64, code 0xD"}},
+       "code flips in the other direction"},
+      {"§6.9 Example C2", 0x40E40000, {0x39E40000, 0x3A490000}, 0x3A490000,
+       {{"te", "scale 0x14, y=0x405FFFFF -> code 0x5"}, {"te-2.13", "scale 0x14, code 0x5"},
+        {"miles", "scale 0x14, code 0x5"}, {"modelopt", "scale 0x14, code 0x5"}, {"vllm-emul", "scale 0x14, code 0x5"},
+        {"torchao", "scale 0x14, y=0x40600000 (tie) -> code 0x6"}, {"mslk", "scale 0x14, code 0x6"},
+        {"te-2.13-1d", "scale 0x14, RN(S/sf) -> code 0x6"}},
+       "code flips in the other direction (tiny block)"},
+  };
+  return v;
+}
+
+void add_examples(std::vector<CaseRecord>& out) {
+  static const char* kProfiles[] = {"te", "te-2.13", "te-2.13-1d", "torchao", "mslk", "modelopt", "miles", "vllm-emul"};
+  std::uint64_t seed = 607;
+  for (const Example& e : examples()) {
+    fuzz::SplitMix64 rng(seed++);
+    Grid g(16, 16);
+    for (std::size_t i = 0; i < e.block.size(); ++i) g.at(0, std::int64_t(i)) = e.block[i];
+    fill(g, rng, e.A, 0, 1, 0, 16);  // the rest of the example's block stays below its amax A
+    g.at(15, 15) = e.g;              // the computed global amax equals the override
+    fill_all(g, rng, e.g);
+    const io::Tensor x = bf16_tensor(g);
+    for (const char* p : kProfiles) {
+      Quant q;
+      q.profile = p;
+      q.amax_bits = e.g;
+      const auto it = e.expect.find(p);
+      out.push_back(quantize_case(
+          q, x,
+          fmt::format("NUMERICS.md {}: {}. 16x16 BF16 holding the example's block in row 0 (block amax A=0x{:08X}), "
+                      "global amax g=0x{:08X} given as the amax override; profile {}: {}",
+                      e.section, e.what, e.A, e.g, p, it != e.expect.end() ? it->second : "see the table")));
+    }
+  }
+}
+
+// ---- §6.11 saturation and NaN element, §6.12 underflow, §6.20 te-pyref ------------------------
+
+void add_saturation_and_nan(std::vector<CaseRecord>& out) {
+  // 32x32 BF16: tile (0,0) holds E2M1 grid points and ties with amax 6 (scale 0x7E, enc 1.0, so the
+  // codes are e2m1(x)); tiles (0,1), (1,0), (1,1) have amaxes 3, 1.5, 0.75 (scales 0x76, 0x6E, 0x66).
+  static const std::uint32_t kGrid[] = {0x3F000000, 0x3F800000, 0x3FC00000, 0x40000000, 0x40400000, 0x40800000,
+                                        0x3E800000, 0x3F400000, 0x3FA00000, 0x3FE00000, 0x40200000, 0x40600000,
+                                        0x40A00000, 0x00000000};
+  fuzz::SplitMix64 rng(611);
+  Grid g(32, 32);
+  for (std::int64_t r = 0; r < 16; ++r)
+    for (std::int64_t c = 0; c < 16; ++c)
+      g.at(r, c) = kGrid[rng.below(std::size(kGrid))] | ((rng.next() & 1) ? 0x80000000u : 0u);
+  g.at(0, 0) = 0x40C00000;   // 6
+  g.at(0, 16) = 0x40400000;  // 3
+  g.at(16, 0) = 0x3FC00000;  // 1.5
+  g.at(16, 16) = 0x3F400000; // 0.75
+  fill(g, rng, 0x40400000, 1, 16, 16, 32);
+  fill(g, rng, 0x3FC00000, 17, 32, 0, 16);
+  fill(g, rng, 0x3F400000, 17, 32, 16, 32);
+  fill_all(g, rng, 0x3F400000);
+  const io::Tensor sat = bf16_tensor(g);
+  Quant q;
+  q.amax_bits = 0x40C00000;
+  out.push_back(quantize_case(q, sat,
+                              "NUMERICS.md §6.11: scale saturation and an exact unit encode factor, 1D: g=6 (override), "
+                              "blocks with amax 6 -> scale 0x7E, enc=1.0, codes = e2m1(x); amax 3 -> 0x76"));
+  q.block = BlockShape::k2D;
+  out.push_back(quantize_case(q, sat,
+                              "NUMERICS.md §6.11: scale saturation, 2D tiles: g=6 (override), tile amaxes 6, 3, 1.5, 0.75 "
+                              "-> scales 0x7E, 0x76, 0x6E, 0x66"));
+
+  // NaN element: g = 6 supplied, block [NaN, 1.0, 0 x 14] in row 0.
+  Grid n(16, 16);
+  fuzz::SplitMix64 rng2(612);
+  n.at(0, 0) = 0x7FC00000;
+  n.at(0, 1) = 0x3F800000;
+  for (std::int64_t r = 1; r < 16; ++r)
+    for (std::int64_t c = 0; c < 16; ++c) n.at(r, c) = below(rng2, 0x40C00000);
+  n.at(15, 15) = 0x40C00000;
+  Quant qn;
+  qn.amax_bits = 0x40C00000;
+  out.push_back(quantize_case(qn, f32_tensor(n),
+                              "NUMERICS.md §6.11 NaN element (te): g=6 supplied, block [NaN, 1.0, 0 x 14]: NaN ignored in "
+                              "the block amax, scale 0x69, codes [0x7, 0x7, 0x0 x 14]"));
+  qn.profile = "te-pyref";
+  out.push_back(quantize_case(qn, f32_tensor(n),
+                              "NUMERICS.md §6.20 / §5.8 (te-pyref): g=6 supplied, block [NaN, 1.0, 0 x 14]: scale 0x7F, "
+                              "all 16 codes 0x0 (te: scale 0x69, codes [0x7, 0x7, 0 ...])"));
+}
+
+void add_underflow(std::vector<CaseRecord>& out) {
+  // g = 2^20 (override, and an element); row 0 = [2^-20, BF16 subnormal 2^-133, +0, ...]; row 1 all zero.
+  Grid g(16, 16);
+  fuzz::SplitMix64 rng(612);
+  g.at(0, 0) = 0x35800000;
+  g.at(0, 1) = 0x00010000;
+  g.at(0, 5) = 0x00010000 | 0x80000000u;
+  for (std::int64_t c = 0; c < 16; ++c) g.at(1, c) = (c % 3 == 0) ? 0x80000000u : 0u;
+  g.at(15, 15) = 0x49800000;
+  for (std::int64_t r = 2; r < 16; ++r)
+    for (std::int64_t c = 0; c < 16; ++c)
+      if (g.at(r, c) == 0) g.at(r, c) = below(rng, 0x49800000, 40);
+  const io::Tensor x = bf16_tensor(g);
+  Quant q;
+  q.amax_bits = 0x49800000;
+  q.direction = Direction::kRowwise;
+  out.push_back(quantize_case(q, x,
+                              "NUMERICS.md §6.12 block underflow (te): g=2^20 (override), block amax 2^-20 -> sd=0x2FE00000 -> "
+                              "scale 0x00, enc=FLT_MAX; 2^-20 -> 0x7, BF16 subnormal 2^-133 -> 0x0, +0 -> 0x0"));
+  q.profile = "miles";
+  out.push_back(quantize_case(q, x,
+                              "NUMERICS.md §6.12 / §5.12 block underflow (miles): no FLT_MAX cap, enc=+inf: BF16 subnormal "
+                              "2^-133 -> y=+inf -> 0x7 (te: 0x0), +0 -> 0*inf=NaN -> 0x0"));
+  q.profile = "te-2.13-1d";
+  out.push_back(quantize_case(q, x,
+                              "NUMERICS.md §6.12 (te-2.13-1d): the all-zero block in row 1 (A=0, sf=0, enc=RN(S/0)=+inf) "
+                              "gives code 0x7 for every zero element (0*inf=NaN)"));
+}
+
+void add_te_pyref(std::vector<CaseRecord>& out) {
+  // All-zero tensor containing -0.0 (g = 0 computed).
+  Grid z(16, 16);
+  for (std::int64_t i = 0; i < 256; i += 7) z.bits[std::size_t(i)] = 0x80000000u;
+  // -0.0 inside nonzero blocks.
+  Grid m(16, 32);
+  fuzz::SplitMix64 rng(620);
+  fill_all(m, rng, 0x40000000);
+  for (std::int64_t r = 0; r < 16; ++r) m.at(r, (r * 5) % 32) = 0x80000000u;
+  // A NaN in the tensor, g computed.
+  Grid n(16, 32);
+  fuzz::SplitMix64 rng2(621);
+  fill_all(n, rng2, 0x40400000);
+  n.at(3, 5) = 0x7FC00000;
+  for (const char* p : {"te", "te-pyref"}) {
+    Quant q;
+    q.profile = p;
+    out.push_back(quantize_case(q, f32_tensor(z),
+                                fmt::format("NUMERICS.md §6.20 / §5.8 ({}): all-zero tensor containing -0.0, g=0 computed: te "
+                                            "S=1, scales 0x00, -0.0 -> 0x8; te-pyref S=0x7F7FFFFF, -0.0 -> 0x0",
+                                            p)));
+    out.push_back(quantize_case(q, bf16_tensor(m),
+                                fmt::format("NUMERICS.md §6.20 / §5.8 ({}): -0.0 in nonzero blocks: te 0x8, te-pyref 0x0", p)));
+    out.push_back(quantize_case(q, f32_tensor(n),
+                                fmt::format("NUMERICS.md §6.20 / §5.8 ({}): a NaN in the tensor, g computed: te ignores it in "
+                                            "g; te-pyref g=NaN -> every scale 0x7F, every code 0x0",
+                                            p)));
+  }
+}
+
+void add_amax_overrides(std::vector<CaseRecord>& out) {
+  const fuzz::Recipe rec = recipe(fuzz::Distribution::kRandn, 66, 16, 32, io::DType::BF16);
+  const std::pair<std::uint32_t, const char*> kOverrides[] = {
+      {0x00000000, "0"}, {0x7F800000, "+inf"}, {0x7FC00000, "NaN"}, {0x00000001, "2^-149"}, {0x7F7FFFFF, "FLT_MAX"}};
+  for (const char* p : {"te", "te-pyref"})
+    for (const auto& [bits, name] : kOverrides) {
+      Quant q;
+      q.profile = p;
+      q.amax_bits = bits;
+      out.push_back(quantize_recipe_case(q, rec,
+                                         fmt::format("NUMERICS.md §6.6 / §5.5 / §5.8: global amax override g={} (0x{:08X}) "
+                                                     "under {} (GS={})",
+                                                     name, bits, p, std::string_view(p) == "te" ? "TE" : "TE_PYREF")));
+    }
+}
+
+// ---- shapes, layouts ----------------------------------------------------------------------
+
+void add_shapes(std::vector<CaseRecord>& out) {
+  {
+    Quant q;
+    out.push_back(quantize_recipe_case(q, recipe(fuzz::Distribution::kRandn, 615, 112, 96, io::DType::BF16),
+                                       "NUMERICS.md §6.15 storage shapes: x[112, 96] both directions: data [112, 48] and "
+                                       "[96, 56], scales [128, 8] with padding r >= 112 / j >= 6 and c >= 96 / i >= 7"));
+    q.profile = "mslk";
+    q.block = BlockShape::k2D;
+    out.push_back(quantize_recipe_case(q, recipe(fuzz::Distribution::kUniform, 616, 112, 96, io::DType::BF16),
+                                       "NUMERICS.md §6.15 storage shapes, 2D tiles (mslk): x[112, 96] both directions"));
+  }
+  struct S {
+    std::int64_t M, K;
+    const char* profile;
+    bool two_d;
+    std::uint64_t seed;
+  };
+  for (const S& s : {S{48, 80, "te", true, 4880}, S{48, 80, "mslk", false, 4881}, S{304, 272, "te", true, 304272},
+                     S{304, 272, "te", false, 304273}}) {
+    Quant q;
+    q.profile = s.profile;
+    q.block = s.two_d ? BlockShape::k2D : BlockShape::k1D;
+    q.row_scaled = !s.two_d;
+    out.push_back(quantize_recipe_case(
+        q, recipe(fuzz::Distribution::kRandn, s.seed, s.M, s.K, io::DType::BF16),
+        fmt::format("NUMERICS.md §2.4.1 / §3.11 / §3.12: shape {}x{} (not a multiple of 32/64/128: scale padding), {}, "
+                    "both directions, profile {}",
+                    s.M, s.K, s.two_d ? "2D 16x16 tiles" : "row-scaled", s.profile)));
+  }
+  {
+    Quant q;
+    q.layout = ScaleLayout::kSwizzled;
+    out.push_back(quantize_recipe_case(q, recipe(fuzz::Distribution::kRandn, 2421, 48, 80, io::DType::BF16),
+                                       "NUMERICS.md §2.4.2: GEMM-swizzled scale layout, 48x80 (K/16=5, C'=8), both directions"));
+    q.profile = "miles";
+    q.block = BlockShape::k2D;
+    q.direction = Direction::kRowwise;
+    out.push_back(quantize_recipe_case(q, recipe(fuzz::Distribution::kRandn, 2422, 64, 48, io::DType::F16),
+                                       "NUMERICS.md §2.4.2: GEMM-swizzled scale layout, 2D tiles, F16 input 64x48 (miles)"));
+  }
+}
+
+// ---- the other operations -------------------------------------------------------------------
+
+void add_dequantize(std::vector<CaseRecord>& out) {
+  static const io::DType kTypes[] = {io::DType::F32, io::DType::BF16, io::DType::F16};
+  std::uint64_t seed = 1300;
+  int i = 0;
+  for (const NamedProfile& p : all_profiles()) {
+    const FloatMatrix x = fuzz::generate_values(recipe(fuzz::Distribution::kRandn, seed++, 32, 64, io::DType::F32));
+    QuantizeOptions o;
+    o.profile = p.knobs;
+    const Quantization q = quantize(x, o);
+    CaseRecord r = op_case(Operation::kDequantize, std::string(p.name),
+                           {{"data", io::from_byte_matrix(q.rowwise->data)},
+                            {"scale", io::from_byte_matrix(q.rowwise->scale)},
+                            {"amax", io::from_float_vector(q.rowwise->amax)}},
+                           fmt::format("NUMERICS.md §3.13 / §6.13 / §5.6: dequantize a 32x64 tensor quantized by the "
+                                       "reference under {} (DQ chain of the profile), output {}",
+                                       p.name, io::dtype_name(kTypes[i % 3])));
+    r.c.params.output_dtype = kTypes[i++ % 3];
+    out.push_back(std::move(r));
+  }
+}
+
+void add_layout_ops(std::vector<CaseRecord>& out) {
+  out.push_back(op_case(Operation::kTransposePacked, "te", {{"data", random_bytes(2, 8, 1402)}},
+                        "NUMERICS.md §3.14 nibble transpose with M=2: data [2, 8] -> [16, 1]"));
+  out.push_back(op_case(Operation::kTransposePacked, "te", {{"data", random_bytes(6, 5, 1403)}},
+                        "NUMERICS.md §3.14 nibble transpose of a 6x10 tensor: data [6, 5] -> [10, 3]"));
+  out.push_back(op_case(Operation::kTransposePacked, "te", {{"data", random_bytes(3, 4, 1404)}},
+                        "NUMERICS.md §3.14 / §3.22: nibble transpose with odd M=3: every backend must reject it (E_EVEN)"));
+  out.push_back(op_case(Operation::kSwizzle, "te", {{"scale", random_bytes(256, 36, 2436)}},
+                        "NUMERICS.md §2.4.2 / §3.21: swizzle of 256x36 random bytes (two 128-row bands, 9 column groups)"));
+  out.push_back(op_case(Operation::kUnswizzle, "te", {{"scale", random_bytes(256, 36, 2437)}},
+                        "NUMERICS.md §2.4.2 / §3.21: unswizzle of 256x36 random bytes"));
+  {
+    const FloatMatrix x = fuzz::generate_values(recipe(fuzz::Distribution::kRandn, 1414, 48, 80, io::DType::F32));
+    QuantizeOptions o;
+    o.profile = find_profile("te")->knobs;
+    o.block = BlockShape::k2D;
+    const Quantization q = quantize(x, o);
+    CaseRecord r = op_case(Operation::kTransposeScales2D, "te", {{"scale", io::from_byte_matrix(q.rowwise->scale)}},
+                           "NUMERICS.md §3.14: 2D scale transpose of a 48x80 tensor's rowwise scales [128, 8] -> [128, 4]");
+    r.c.params.M = 48;
+    r.c.params.K = 80;
+    out.push_back(std::move(r));
+  }
+}
+
+void add_amax_ops(std::vector<CaseRecord>& out) {
+  Grid g(32, 48);
+  fuzz::SplitMix64 rng(301);
+  fill_all(g, rng, 0x41000000);
+  g.at(0, 0) = 0x7FC00000;    // NaN in block (0,0) / tile (0,0)
+  g.at(5, 17) = 0xFFC00000;   // negative NaN
+  g.at(20, 40) = 0x7FC00000;
+  g.at(31, 2) = 0xFF800000;   // -inf: |-inf| is the amax of its row, column, block and tile
+  g.at(9, 30) = 0x80000000u;  // -0.0
+  const io::Tensor x = bf16_tensor(g);
+  static const Operation kOps[] = {Operation::kAmaxGlobal,     Operation::kAmaxRows,        Operation::kAmaxCols,
+                                   Operation::kAmaxBlocks1x16, Operation::kAmaxBlocks16x1, Operation::kAmaxTiles16x16};
+  for (const char* p : {"te", "te-pyref"})
+    for (Operation op : kOps)
+      out.push_back(op_case(op, p, {{"x", x}},
+                            fmt::format("NUMERICS.md §3.1-§3.3: {} of a 32x48 BF16 tensor with NaNs of both signs, -inf "
+                                        "and -0.0, NaN rule {} ({})",
+                                        operation_name(op), std::string_view(p) == "te" ? "IGNORE" : "PROPAGATE", p)));
+}
+
+void add_recipes(std::vector<CaseRecord>& out) {
+  static const fuzz::Distribution kDists[] = {fuzz::Distribution::kTies, fuzz::Distribution::kBlockLogUniform,
+                                              fuzz::Distribution::kSpecials};
+  static const io::DType kTypes[] = {io::DType::F32, io::DType::BF16, io::DType::F16};
+  static const char* kSections[] = {"§2.1.2 / §6.2 E2M1 ties and §2.2 E4M3 ties", "§5.9 / §5.10 / §6.12 scale underflow and saturation",
+                                    "§6.3 special values (zeros, -0.0, subnormals, FLT_MAX, inf, NaN)"};
+  const auto profiles = all_profiles();
+  std::size_t k = 0;
+  for (std::size_t d = 0; d < 3; ++d)
+    for (std::size_t t = 0; t < 3; ++t, ++k) {
+      Quant q;
+      q.profile = std::string(profiles[(3 * d + t) % profiles.size()].name);
+      q.block = (k % 3 == 2) ? BlockShape::k2D : BlockShape::k1D;
+      q.direction = (k % 2) ? Direction::kBoth : Direction::kRowwise;
+      const fuzz::Recipe rec = recipe(kDists[d], 9000 + k, 32, 64, kTypes[t]);
+      out.push_back(quantize_recipe_case(q, rec,
+                                         fmt::format("NUMERICS.md {}: recipe {} {} 32x64, profile {}, {}", kSections[d],
+                                                     fuzz::distribution_name(kDists[d]), io::dtype_name(kTypes[t]), q.profile,
+                                                     q.block == BlockShape::k2D ? "2D" : "1D")));
+    }
+}
+
+}  // namespace
+
+std::vector<CaseRecord> seed_corpus() {
+  std::vector<CaseRecord> out;
+  add_examples(out);
+  add_saturation_and_nan(out);
+  add_underflow(out);
+  add_te_pyref(out);
+  add_amax_overrides(out);
+  add_shapes(out);
+  add_dequantize(out);
+  add_layout_ops(out);
+  add_amax_ops(out);
+  add_recipes(out);
+  return out;
+}
+
+}  // namespace nvfp4

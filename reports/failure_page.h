@@ -1,0 +1,18 @@
+// Turns a disagreement into its report page: explanation, case description, replay command.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "compare/compare.h"
+#include "fuzz/case_io.h"
+#include "reports/report.h"
+
+namespace nvfp4 {
+
+// Writes dir/<stem>.html for the failing case `r` and returns the page's file name.
+// `case_file` is where the case is saved (for the replay command), empty when unsaved.
+std::string write_failure_page(const std::filesystem::path& dir, const std::string& stem, const CaseRecord& r,
+                               const Comparison& cmp, const std::string& backends, const std::filesystem::path& case_file);
+
+}  // namespace nvfp4

@@ -1,0 +1,563 @@
+// Self-contained HTML pages: everything (style, heatmaps, one line of script for the copy
+// button) is inline, nothing is loaded from anywhere, so a page can be attached to a CI run or
+// mailed and still open offline. Every piece of text that comes from a case or a backend goes
+// through esc().
+#include "reports/report.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "reference/e2m1.h"
+#include "reference/e4m3.h"
+
+namespace nvfp4 {
+namespace {
+
+// Rows of #mismatches; the rest are counted, not listed.
+constexpr std::size_t kMaxMismatchRows = 64;
+// A heatmap larger than this many cells per side is downsampled (OR over groups of blocks).
+constexpr std::int64_t kMaxCells = 128;
+// Passed entries beyond this go into a collapsed <details>.
+constexpr std::size_t kMaxOpenPassed = 50;
+
+using Out = std::back_insert_iterator<std::string>;
+
+// HTML text and attribute-value escaping (both contexts: quotes are escaped too).
+std::string esc(std::string_view s) {
+  std::string r;
+  r.reserve(s.size() + s.size() / 8);
+  for (const char ch : s) {
+    switch (ch) {
+      case '&': r += "&amp;"; break;
+      case '<': r += "&lt;"; break;
+      case '>': r += "&gt;"; break;
+      case '"': r += "&quot;"; break;
+      case '\'': r += "&#39;"; break;
+      default: r += ch;
+    }
+  }
+  return r;
+}
+
+std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
+std::string dec(float f) { return fmt::format("{:.9g}", double(f)); }
+std::string hex32(float f) { return fmt::format("0x{:08X}", bits(f)); }
+std::string hex32(std::uint32_t u) { return fmt::format("0x{:08X}", u); }
+std::string dec(std::uint32_t u) { return dec(std::bit_cast<float>(u)); }
+
+// A value cell of the 16-column table: the shortest decimal that reads back as the same binary32
+// (narrower than %.9g and still exact), and its bits underneath.
+std::string float_cell(float f) {
+  return fmt::format("<span class=\"d\">{}</span><span class=\"h\">{}</span>", esc(fmt::format("{}", f)), hex32(f));
+}
+
+// |y| on a rounding tie of the E2M1 grid (where encoders most often disagree).
+bool e2m1_tie(float y) {
+  const float a = y < 0 ? -y : y;
+  return a == 0.25f || a == 0.75f || a == 1.25f || a == 1.75f || a == 2.5f || a == 3.5f || a == 5.0f;
+}
+
+// "0x5 (3)" for an E2M1 code, "0x7E (1.75)" for an E4M3 scale byte.
+std::string code_text(std::uint8_t c) { return fmt::format("0x{:X} ({})", c & 0xF, dec(e2m1_decode(c & 0xF))); }
+std::string byte_text(std::uint8_t b) { return fmt::format("0x{:02X} ({})", b, dec(e4m3_decode(b))); }
+
+bool is_data_tensor(std::string_view t) { return t.starts_with("data"); }
+bool is_scale_tensor(std::string_view t) { return t.starts_with("scale"); }
+
+std::size_t total_mismatches(const FailureReport& r) {
+  const Explanation& e = r.explanation;
+  if (e.total_mismatches != 0 || !e.mismatches.empty()) return std::max(e.total_mismatches, e.mismatches.size());
+  // No element-level explanation (e.g. an operation explain() does not cover): count the diffs.
+  std::size_t n = 0;
+  for (const TensorDiff& d : r.diffs) n += d.mismatches;
+  return n;
+}
+
+constexpr std::string_view kStyle = R"css(
+:root{--tie:#fff3c4;--bad:#d62728;--bad-bg:#fde2e1;--ok:#2ca02c;--ok-bg:#e3f4e3;--grey:#e4e4e7;--fg:#1f2328;--muted:#636c76;--line:#d0d7de;--head:#f6f8fa}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI","DejaVu Sans",Helvetica,Arial,sans-serif;color:var(--fg);margin:0;padding:18px 20px 40px;max-width:1400px}
+h1{font-size:20px;margin:0 0 4px}
+h2{font-size:16px;margin:26px 0 8px;padding-bottom:3px;border-bottom:1px solid var(--line)}
+h3{font-size:14px;margin:16px 0 6px}
+code,pre,.mono,td.n,th.n,.d,.h{font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono",Menlo,Consolas,monospace}
+.muted{color:var(--muted)}
+.badge{display:inline-block;font-weight:700;font-size:12px;padding:1px 8px;border-radius:10px;color:#fff;vertical-align:2px;margin-right:6px}
+.badge.fail{background:var(--bad)}.badge.pass{background:var(--ok)}
+.meta{color:var(--muted);margin:0 0 12px}
+.meta b{color:var(--fg);font-weight:600}
+.verdict{border-left:4px solid var(--bad);background:#fff5f5;padding:8px 12px;margin:10px 0;font-size:15px}
+.verdict.ok{border-color:var(--ok);background:#f3fbf3}
+.count{font-size:15px;margin:6px 0}
+.count span{font-weight:700;color:var(--bad);font-family:ui-monospace,"DejaVu Sans Mono",monospace}
+.replay{display:flex;gap:8px;align-items:center;margin:8px 0}
+.replay code{background:var(--head);border:1px solid var(--line);border-radius:4px;padding:4px 8px;white-space:pre;overflow-x:auto;max-width:100%}
+button{font:12px system-ui,sans-serif;padding:3px 8px;border:1px solid var(--line);border-radius:4px;background:#fff;cursor:pointer}
+pre{background:var(--head);border:1px solid var(--line);border-radius:4px;padding:8px 10px;font-size:12px;overflow-x:auto;max-height:360px;margin:4px 0}
+table{border-collapse:collapse;font-size:12.5px;margin:4px 0}
+th,td{border:1px solid var(--line);padding:2px 7px;text-align:left;vertical-align:top}
+th{background:var(--head);font-weight:600}
+td.n,th.n{text-align:right;white-space:nowrap}
+tr.bad td,td.bad{background:var(--bad-bg)}
+td.bad{color:#8b0000;font-weight:600}
+.d{display:block}.h{display:block;color:var(--muted);font-size:11px}
+.scroll{overflow-x:auto;max-width:100%}
+.row{display:flex;flex-wrap:wrap;gap:0 48px;align-items:flex-start}
+.row>section{min-width:300px}
+.maps{display:flex;flex-wrap:wrap;gap:18px 28px;align-items:flex-start}
+figure{margin:0}
+figcaption{font-size:12px;color:var(--muted);margin-top:2px}
+figcaption b{color:var(--fg)}
+svg.heatmap{display:block;background:#fff}
+svg.heatmap text{font:10px ui-monospace,"DejaVu Sans Mono",monospace;fill:var(--muted)}
+svg.heatmap text.axis{font:11px system-ui,"DejaVu Sans",sans-serif;fill:var(--fg)}
+svg.heatmap rect{fill:var(--grey)}
+svg.heatmap rect.m{fill:var(--bad)}
+.legend{font-size:12px;color:var(--muted);margin:2px 0 8px}
+.sw{display:inline-block;width:10px;height:10px;vertical-align:-1px;margin:0 4px 0 10px}
+.trace{margin:10px 0 22px}
+.trace table.inter{margin-bottom:6px}
+.trace table.elems{font-size:11px}
+.trace table.elems th,.trace table.elems td{padding:1px 3px}
+.trace table.elems td{text-align:right;white-space:nowrap;font-family:ui-monospace,"DejaVu Sans Mono",monospace}
+.trace table.elems .h{font-size:10px}
+.trace table.elems th[scope=row]{text-align:left;white-space:nowrap}
+.trace table.elems td.tie{background:var(--tie)}
+.trace table.elems td.bad{outline:2px solid var(--bad);outline-offset:-2px;background:var(--bad-bg)}
+.trace .note{font-size:12px;color:var(--muted);margin:2px 0}
+.trace .note .sw{margin-left:0}
+.totals{display:flex;gap:14px;margin:8px 0 4px}
+.totals div{border:1px solid var(--line);border-radius:6px;padding:6px 14px;min-width:110px}
+.totals .v{font:700 20px ui-monospace,"DejaVu Sans Mono",monospace;display:block}
+.totals .bad .v{color:var(--bad)}.totals .ok .v{color:var(--ok)}
+ul.passed{list-style:none;padding:0;margin:4px 0;columns:4 240px;font-size:12.5px}
+ul.passed li{font-family:ui-monospace,"DejaVu Sans Mono",monospace;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+ul.passed li::before{content:"\2713  ";color:var(--ok)}
+details>summary{cursor:pointer;color:var(--muted)}
+a{color:#0550ae}
+tr.bad td.n:last-child{color:#8b0000;font-weight:700}
+)css";
+
+void page_head(Out o, std::string_view title) {
+  fmt::format_to(o,
+                 "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                 "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n",
+                 esc(title), kStyle);
+}
+
+void page_tail(Out o) { fmt::format_to(o, "</body>\n</html>\n"); }
+
+// ---------------------------------------------------------------------------------------------
+// Heatmap of one BlockMap.
+
+void heatmap(Out o, const Explanation::BlockMap& m) {
+  const std::int64_t rows = std::max<std::int64_t>(m.rows, 0), blocks = std::max<std::int64_t>(m.blocks, 0);
+  // Group sizes: each cell is the OR over fr rows x fb blocks.
+  const std::int64_t fr = std::max<std::int64_t>(1, (rows + kMaxCells - 1) / kMaxCells);
+  const std::int64_t fb = std::max<std::int64_t>(1, (blocks + kMaxCells - 1) / kMaxCells);
+  const std::int64_t gr = (rows + fr - 1) / fr, gb = (blocks + fb - 1) / fb;
+  std::vector<std::uint8_t> cell(std::size_t(gr * gb), 0);
+  std::int64_t bad_blocks = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const std::size_t i = std::size_t(r * blocks + b);
+      if (i < m.mismatching.size() && m.mismatching[i] != 0) {
+        cell[std::size_t((r / fr) * gb + b / fb)] = 1;
+        ++bad_blocks;
+      }
+    }
+  }
+
+  // Cell size: the whole map within about 512 x 512 px, cells between 4 and 18 px.
+  const std::int64_t longest = std::max<std::int64_t>({gr, gb, 1});
+  const int cs = int(std::clamp<std::int64_t>(512 / longest, 4, 18));
+  const int gap = cs >= 6 ? 1 : 0;
+  const int left = 52, top = 34, right = 8, bottom = 6;
+  const std::int64_t w = left + gb * cs + right, h = top + gr * cs + bottom;
+
+  fmt::format_to(o, "<figure style=\"width:{}px\">\n", std::max<std::int64_t>(w, 300));
+  fmt::format_to(o,
+                 "<svg class=\"heatmap\" data-tensor=\"{}\" data-rows=\"{}\" data-blocks=\"{}\" "
+                 "data-cell-rows=\"{}\" data-cell-blocks=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+                 "role=\"img\" aria-label=\"mismatching blocks of {}\">\n",
+                 esc(m.tensor), rows, blocks, fr, fb, w, h, w, h, esc(m.tensor));
+  // Axis labels and ticks (in original row / block indices).
+  fmt::format_to(o, "<text class=\"axis\" x=\"{}\" y=\"11\">blocks &#8594;</text>\n", left);
+  fmt::format_to(o, "<text class=\"axis\" x=\"2\" y=\"{}\">rows</text><text class=\"axis\" x=\"2\" y=\"{}\">&#8595;</text>\n",
+                 top + 10, top + 24);
+  auto ticks = [](std::int64_t n, int cs) {
+    // About one tick per 60 px, on round numbers of cells, plus the last cell.
+    std::vector<std::int64_t> t;
+    if (n <= 0) return t;
+    std::int64_t step = 1;
+    for (const std::int64_t s : {1, 2, 4, 5, 8, 10, 16, 20, 32, 50, 64, 100, 128, 256, 512, 1024})
+      if (s * cs >= 60 || s == 1024) { step = s; break; }
+    for (std::int64_t i = 0; i < n; i += step) t.push_back(i);
+    if (t.back() != n - 1 && (n - 1 - t.back()) * cs >= 28) t.push_back(n - 1);
+    return t;
+  };
+  for (const std::int64_t c : ticks(gb, cs))
+    fmt::format_to(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + c * cs + cs / 2, top - 5, c * fb);
+  for (const std::int64_t r : ticks(gr, cs))
+    fmt::format_to(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 4, top + r * cs + cs / 2 + 4, r * fr);
+  // One rect per (downsampled) block; mismatching ones carry a tooltip.
+  for (std::int64_t r = 0; r < gr; ++r) {
+    for (std::int64_t b = 0; b < gb; ++b) {
+      const bool bad = cell[std::size_t(r * gb + b)] != 0;
+      fmt::format_to(o, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"", left + b * cs, top + r * cs, cs - gap, cs - gap);
+      if (!bad) {
+        fmt::format_to(o, "/>");
+      } else if (fr == 1 && fb == 1) {
+        fmt::format_to(o, " class=\"m\"><title>row {} block {}</title></rect>", r, b);
+      } else {
+        fmt::format_to(o, " class=\"m\"><title>rows {}-{} blocks {}-{}</title></rect>", r * fr,
+                       std::min(rows, (r + 1) * fr) - 1, b * fb, std::min(blocks, (b + 1) * fb) - 1);
+      }
+    }
+    fmt::format_to(o, "\n");
+  }
+  fmt::format_to(o, "</svg>\n<figcaption><b class=\"mono\">{}</b>: {} rows &#215; {} blocks, {} mismatching block{}",
+                 esc(m.tensor), rows, blocks, bad_blocks, bad_blocks == 1 ? "" : "s");
+  if (fr > 1 || fb > 1)
+    fmt::format_to(o,
+                   ". <b>Downsampled</b> to {} &#215; {} cells: each cell is {} row{} &#215; {} block{}, red if any of "
+                   "them mismatches (OR)",
+                   gr, gb, fr, fr == 1 ? "" : "s", fb, fb == 1 ? "" : "s");
+  fmt::format_to(o, ".</figcaption>\n</figure>\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure page sections.
+
+void section_maps(Out o, const Explanation& e) {
+  if (e.maps.empty()) return;
+  fmt::format_to(o, "<section id=\"heatmaps\">\n<h2>Mismatching blocks</h2>\n"
+                    "<div class=\"legend\">one cell per 16-element block (or its scale byte)"
+                    "<span class=\"sw\" style=\"background:var(--bad)\"></span>mismatch"
+                    "<span class=\"sw\" style=\"background:var(--grey)\"></span>equal</div>\n"
+                    "<div class=\"maps\">\n");
+  for (const auto& m : e.maps) heatmap(o, m);
+  fmt::format_to(o, "</div>\n</section>\n");
+}
+
+void section_kinds(Out o, const Explanation& e, std::size_t total) {
+  if (e.kind_counts.empty()) return;
+  fmt::format_to(o, "<section id=\"classification\">\n<h2>Classification</h2>\n"
+                    "<table id=\"kinds\">\n<thead><tr><th>kind</th><th class=\"n\">count</th><th class=\"n\">share</th></tr></thead>\n<tbody>\n");
+  for (const auto& [kind, n] : e.kind_counts) {
+    const double share = total == 0 ? 0.0 : 100.0 * double(n) / double(total);
+    fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}%</td></tr>\n",
+                   esc(mismatch_kind_name(kind)), n, share);
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+}
+
+void section_diffs(Out o, const std::vector<TensorDiff>& diffs) {
+  fmt::format_to(o, "<section id=\"diffs-section\">\n<h2>Differing outputs</h2>\n");
+  if (diffs.empty()) {
+    fmt::format_to(o, "<p class=\"muted\">no output tensor differs</p>\n</section>\n");
+    return;
+  }
+  fmt::format_to(o, "<table id=\"diffs\">\n<thead><tr><th>tensor</th><th class=\"n\">mismatches</th><th class=\"n\">first index</th>"
+                    "<th>expected</th><th>actual</th><th>problem</th></tr></thead>\n<tbody>\n");
+  for (const TensorDiff& d : diffs) {
+    fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"mono\">{}</td>"
+                      "<td class=\"mono\">{}</td><td>{}</td></tr>\n",
+                   esc(d.tensor), d.mismatches, d.problem.empty() && d.mismatches > 0 ? std::to_string(d.first_index) : "",
+                   esc(d.first_expected), esc(d.first_actual), esc(d.problem));
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+}
+
+void section_mismatches(Out o, const Explanation& e, std::size_t total) {
+  if (e.mismatches.empty()) return;
+  const std::size_t shown = std::min(e.mismatches.size(), kMaxMismatchRows);
+  fmt::format_to(o, "<section id=\"mismatches-section\">\n<h2>First mismatches</h2>\n<p class=\"muted\">the first {} of {}",
+                 shown, total);
+  if (e.mismatches.size() < total) fmt::format_to(o, " (the explanation lists {})", e.mismatches.size());
+  fmt::format_to(o, "; data tensors: stored row and element column, block = col / 16; inputs as binary32; codes with "
+                    "their E2M1 value, scale bytes with their E4M3 value.</p>\n");
+  fmt::format_to(o, "<div class=\"scroll\"><table id=\"mismatches\">\n<thead><tr><th class=\"n\">#</th><th>tensor</th>"
+                    "<th class=\"n\">row</th><th class=\"n\">col</th><th class=\"n\">block</th><th class=\"n\">input</th>"
+                    "<th class=\"n\">input bits</th><th class=\"n\">expected</th><th class=\"n\">actual</th><th>kind</th></tr></thead>\n<tbody>\n");
+  for (std::size_t i = 0; i < shown; ++i) {
+    const ElementMismatch& m = e.mismatches[i];
+    const bool data = is_data_tensor(m.tensor);
+    std::string input, input_bits, expected, actual, block;
+    if (data) {
+      input = dec(m.input_bits);
+      input_bits = hex32(m.input_bits);
+      expected = code_text(m.expected);
+      actual = code_text(m.actual);
+      block = std::to_string(m.col / 16);
+    } else if (is_scale_tensor(m.tensor)) {
+      expected = byte_text(m.expected);
+      actual = byte_text(m.actual);
+      block = std::to_string(m.col);
+    } else {
+      expected = fmt::format("0x{:02X}", m.expected);
+      actual = fmt::format("0x{:02X}", m.actual);
+    }
+    fmt::format_to(o,
+                   "<tr><td class=\"n\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                   "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                   "<td class=\"n bad\">{}</td><td class=\"mono\">{}</td></tr>\n",
+                   i, esc(m.tensor), m.row, m.col, block, esc(input), input_bits, esc(expected), esc(actual),
+                   esc(mismatch_kind_name(m.kind)));
+  }
+  fmt::format_to(o, "</tbody>\n</table></div>\n</section>\n");
+}
+
+void trace(Out o, const BlockTrace& t, std::size_t index) {
+  fmt::format_to(o, "<div class=\"trace\" id=\"trace-{}\">\n<h3>{} row {}, block {} <span class=\"muted\">(elements {}&#8211;{})</span></h3>\n",
+                 index, esc(t.direction), t.row, t.block, t.block * 16, t.block * 16 + 15);
+  // The intermediates in one row: decimal (%.9g) over binary32 bits.
+  const std::pair<const char*, float> values[] = {{"global amax", t.global_amax}, {"S", t.S}, {"Sd", t.Sd},
+                                                   {"block amax", t.block_amax}, {"pre-cast scale", t.precast}};
+  fmt::format_to(o, "<table class=\"inter\">\n<thead><tr>");
+  for (const auto& [name, v] : values) fmt::format_to(o, "<th class=\"n\">{}</th>", name);
+  fmt::format_to(o, "<th class=\"n\">scale byte (E4M3)</th><th class=\"n\">encode factor</th></tr></thead>\n<tbody><tr>");
+  auto cell = [&](float v) {
+    fmt::format_to(o, "<td class=\"n\"><span class=\"d\">{}</span><span class=\"h\">{}</span></td>", esc(dec(v)), hex32(v));
+  };
+  for (const auto& [name, v] : values) cell(v);
+  fmt::format_to(o, "<td class=\"n\"><span class=\"d\">{}</span><span class=\"h\">0x{:02X}</span></td>",
+                 esc(dec(e4m3_decode(t.scale_byte))), t.scale_byte);
+  cell(t.encode_factor);
+  fmt::format_to(o, "</tr></tbody>\n</table>\n");
+
+  const std::size_t n = std::max({t.inputs.size(), t.scaled.size(), t.expected_codes.size(), t.actual_codes.size()});
+  if (n == 0) {
+    fmt::format_to(o, "</div>\n");
+    return;
+  }
+  auto differs = [&](std::size_t j) {
+    return j < t.expected_codes.size() && j < t.actual_codes.size() && t.expected_codes[j] != t.actual_codes[j];
+  };
+  fmt::format_to(o, "<div class=\"scroll\"><table class=\"elems\">\n<thead><tr><th></th>");
+  for (std::size_t j = 0; j < n; ++j)
+    fmt::format_to(o, "<th class=\"n{}\">{}</th>", differs(j) ? " bad" : "", std::int64_t(j) + t.block * 16);
+  fmt::format_to(o, "</tr></thead>\n<tbody>\n");
+  auto float_row = [&](std::string_view name, const std::vector<float>& v, bool mark_ties) {
+    fmt::format_to(o, "<tr><th scope=\"row\">{}</th>", name);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j < v.size())
+        fmt::format_to(o, "<td{}>{}</td>",
+                       differs(j)                        ? " class=\"bad\""
+                       : mark_ties && e2m1_tie(v[j])     ? " class=\"tie\""
+                                                         : "",
+                       float_cell(v[j]));
+      else
+        fmt::format_to(o, "<td></td>");
+    }
+    fmt::format_to(o, "</tr>\n");
+  };
+  auto code_row = [&](std::string_view name, const std::vector<std::uint8_t>& v) {
+    fmt::format_to(o, "<tr><th scope=\"row\">{}</th>", name);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j < v.size())
+        fmt::format_to(o, "<td class=\"code{}\"><span class=\"d\">0x{:X}</span><span class=\"h\">{}</span></td>",
+                       differs(j) ? " bad" : "", v[j] & 0xF, esc(dec(e2m1_decode(v[j] & 0xF))));
+      else
+        fmt::format_to(o, "<td></td>");
+    }
+    fmt::format_to(o, "</tr>\n");
+  };
+  float_row("input x", t.inputs, false);
+  float_row("scaled y", t.scaled, true);
+  code_row("expected", t.expected_codes);
+  code_row("actual", t.actual_codes);
+  fmt::format_to(o, "</tbody>\n</table></div>\n"
+                    "<p class=\"note\"><span class=\"sw\" style=\"background:var(--bad-bg);outline:2px solid var(--bad)\"></span> "
+                    "expected &#8800; actual &#160; <span class=\"sw\" style=\"background:var(--tie)\"></span> y on an E2M1 "
+                    "rounding tie &#160; values: shortest decimal that reads back exactly, binary32 bits below</p>\n</div>\n");
+}
+
+void section_traces(Out o, const Explanation& e) {
+  if (e.traces.empty()) return;
+  fmt::format_to(o, "<section id=\"traces\">\n<h2>Reference intermediates of the first mismatching blocks</h2>\n");
+  for (std::size_t i = 0; i < e.traces.size(); ++i) trace(o, e.traces[i], i);
+  fmt::format_to(o, "</section>\n");
+}
+
+void section_inputs(Out o, const Case& c) {
+  if (c.inputs.empty()) return;
+  fmt::format_to(o, "<p class=\"meta\">inputs:");
+  bool first = true;
+  for (const auto& [name, t] : c.inputs) {
+    std::string shape;
+    for (std::size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
+    fmt::format_to(o, "{} <b class=\"mono\">{}</b> {} [{}]", first ? "" : ",", esc(name), esc(io::dtype_name(t.dtype)), shape);
+    first = false;
+  }
+  fmt::format_to(o, "</p>\n");
+}
+
+bool safe_link(std::string_view link) {
+  // Only relative links: the pages must not point anywhere outside the report directory tree.
+  return !link.empty() && link.find("://") == std::string_view::npos && !link.starts_with("//") &&
+         !link.starts_with("/") && link.find(':') == std::string_view::npos;
+}
+
+}  // namespace
+
+std::string render_failure(const FailureReport& r) {
+  const Explanation& e = r.explanation;
+  const std::size_t total = total_mismatches(r);
+  std::string html;
+  html.reserve(64 * 1024);
+  Out o(html);
+  page_head(o, r.title.empty() ? "nvfp4-verify failure" : r.title);
+
+  fmt::format_to(o, "<header>\n<h1><span class=\"badge fail\">FAIL</span>{}</h1>\n", esc(r.title));
+  fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; operation <b>{}</b> &#183; profile <b>{}</b></p>\n",
+                 esc(r.backends), esc(operation_name(r.c.op)), esc(r.c.params.profile));
+  section_inputs(o, r.c);
+  fmt::format_to(o, "<p class=\"count\"><span id=\"mismatch-count\">{}</span> mismatching element{} / byte{}</p>\n", total,
+                 total == 1 ? "" : "s", total == 1 ? "" : "s");
+  fmt::format_to(o, "<p class=\"verdict\" id=\"verdict\">{}</p>\n",
+                 e.verdict.empty() ? std::string("no profile or known variant reproduces the actual output") : esc(e.verdict));
+  fmt::format_to(o,
+                 "<div class=\"replay\"><span class=\"muted\">replay</span><code id=\"replay\">{}</code>"
+                 "<button type=\"button\" onclick=\"navigator.clipboard.writeText(document.getElementById('replay').textContent)\">copy</button></div>\n"
+                 "</header>\n",
+                 esc(r.replay_command));
+
+  section_maps(o, e);
+  fmt::format_to(o, "<div class=\"row\">\n");
+  section_kinds(o, e, total);
+  section_diffs(o, r.diffs);
+  fmt::format_to(o, "</div>\n");
+  section_mismatches(o, e, total);
+  section_traces(o, e);
+
+  fmt::format_to(o, "<section id=\"case-section\">\n<h2>Case</h2>\n<pre id=\"case\">{}</pre>\n</section>\n", esc(r.case_description));
+  page_tail(o);
+  return html;
+}
+
+std::string render_summary(const Summary& s) {
+  std::size_t failed = 0;
+  struct Counts {
+    std::size_t cases = 0, failed = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Counts> groups;
+  for (const SummaryEntry& e : s.entries) {
+    Counts& c = groups[{e.operation, e.profile}];
+    ++c.cases;
+    if (!e.passed) ++c.failed, ++failed;
+  }
+  const std::size_t total = s.entries.size(), passed = total - failed;
+
+  std::string html;
+  html.reserve(16 * 1024 + 128 * s.entries.size());
+  Out o(html);
+  page_head(o, s.title.empty() ? "nvfp4-verify summary" : s.title);
+  fmt::format_to(o, "<header>\n<h1><span class=\"badge {}\">{}</span>{}</h1>\n", failed ? "fail" : "pass",
+                 failed ? "FAIL" : "PASS", esc(s.title));
+  fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; <span id=\"seconds\" class=\"mono\">{:.1f}</span> s</p>\n",
+                 esc(s.backends), s.seconds);
+  fmt::format_to(o,
+                 "<div class=\"totals\"><div><span class=\"v\" id=\"total-cases\">{}</span>cases</div>"
+                 "<div class=\"ok\"><span class=\"v\" id=\"passed-cases\">{}</span>passed</div>"
+                 "<div class=\"{}\"><span class=\"v\" id=\"failed-cases\">{}</span>failed</div></div>\n</header>\n",
+                 total, passed, failed ? "bad" : "ok", failed);
+
+  fmt::format_to(o, "<section>\n<h2>Failures</h2>\n");
+  if (failed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");
+  fmt::format_to(o, "<table id=\"failures\">\n<thead><tr><th>case (link to its report)</th><th>operation</th><th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
+  for (const SummaryEntry& e : s.entries) {
+    if (e.passed) continue;
+    std::string name = esc(e.name);
+    if (safe_link(e.report_link))
+      name = fmt::format("<a href=\"{}\">{}</a>", esc(e.report_link), name);
+    else if (!e.report_link.empty())
+      name += fmt::format(" <span class=\"muted\">({})</span>", esc(e.report_link));
+    fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
+                   name, esc(e.operation), esc(e.profile), esc(e.detail));
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+
+  fmt::format_to(o, "<section>\n<h2>By operation and profile</h2>\n<table id=\"groups\">\n<thead><tr><th>operation</th><th>profile</th>"
+                    "<th class=\"n\">cases</th><th class=\"n\">failed</th></tr></thead>\n<tbody>\n");
+  for (const auto& [key, c] : groups) {
+    fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+                   c.failed ? " class=\"bad\"" : "", esc(key.first), esc(key.second), c.cases, c.failed);
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+
+  fmt::format_to(o, "<section>\n<h2>Passed</h2>\n");
+  if (passed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");
+  else {
+    const bool collapse = passed > kMaxOpenPassed;
+    if (collapse) fmt::format_to(o, "<details id=\"passed\"><summary>{} passed cases</summary>\n", passed);
+    fmt::format_to(o, "<ul class=\"passed\"{}>\n", collapse ? "" : " id=\"passed\"");
+    for (const SummaryEntry& e : s.entries) {
+      if (!e.passed) continue;
+      fmt::format_to(o, "<li title=\"{} {}{}{}\">{}</li>\n", esc(e.operation), esc(e.profile), e.detail.empty() ? "" : ": ",
+                     esc(e.detail), esc(e.name));
+    }
+    fmt::format_to(o, "</ul>\n");
+    if (collapse) fmt::format_to(o, "</details>\n");
+  }
+  fmt::format_to(o, "</section>\n");
+  page_tail(o);
+  return html;
+}
+
+void write_page(const std::filesystem::path& dir, const std::string& name, const std::string& html) {
+  namespace fs = std::filesystem;
+  const fs::path path = dir / name;
+  auto fail = [&](std::string_view what, int err) -> void {
+    throw std::runtime_error(fmt::format("cannot write report {}: {}: {}", path.string(), what, std::strerror(err)));
+  };
+  if (name.empty() || name.find('/') != std::string::npos) fail("invalid page name", EINVAL);
+
+  std::error_code ec;
+  if (!dir.empty()) {
+    fs::create_directories(dir, ec);
+    if (ec) throw std::runtime_error(fmt::format("cannot write report {}: cannot create directory {}: {}", path.string(),
+                                                 dir.string(), ec.message()));
+  }
+
+  static std::atomic<std::uint64_t> counter{0};
+  std::random_device rd;
+  fs::path tmp = dir / fmt::format(".{}.tmp.{}.{}.{:08x}", name, ::getpid(), counter++, rd());
+
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create temporary file", errno);
+  int err = 0;
+  const char* step = nullptr;
+  for (std::size_t done = 0; done < html.size();) {
+    const ssize_t n = ::write(fd, html.data() + done, html.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = errno, step = "write";
+      break;
+    }
+    done += std::size_t(n);
+  }
+  if (step == nullptr && ::fsync(fd) != 0) err = errno, step = "fsync";
+  if (::close(fd) != 0 && step == nullptr) err = errno, step = "close";
+  if (step == nullptr && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno, step = "rename";
+  if (step != nullptr) {
+    ::unlink(tmp.c_str());
+    fail(step, err);
+  }
+}
+
+}  // namespace nvfp4

@@ -1,0 +1,51 @@
+// Self-contained HTML reports (inline CSS and SVG, no network): one page per failing case, and a
+// summary page for a campaign or a replay.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "compare/explain.h"
+#include "fuzz/case.h"
+
+namespace nvfp4 {
+
+struct FailureReport {
+  std::string title;            // e.g. "quantize te 48x80 bf16: device != reference"
+  std::string case_description; // the case as pretty JSON (operation, parameters, input recipe)
+  std::string replay_command;   // one line, e.g. "nvfp4-verify replay corpora/case-....safetensors"
+  std::string backends;         // "reference vs device"
+  Case c;                       // inputs (for the element table's input values)
+  std::vector<TensorDiff> diffs;
+  Explanation explanation;
+};
+
+// The page for one failure: case, replay command, heatmap of mismatching blocks (SVG), table of
+// the first mismatches with input value (decimal and hex), expected and actual code, scale
+// bytes, block amax and the reference's intermediates, the classification and the verdict.
+std::string render_failure(const FailureReport& r);
+
+struct SummaryEntry {
+  std::string name;       // case name or file
+  std::string operation;  // "quantize"
+  std::string profile;
+  bool passed = true;
+  std::string detail;     // one line
+  std::string report_link;  // relative link to the failure page, empty when passed
+};
+
+struct Summary {
+  std::string title;      // "nvfp4-verify gate" / "replay of corpora/"
+  std::string backends;
+  double seconds = 0;
+  std::vector<SummaryEntry> entries;
+};
+
+// The summary page: totals, per operation/profile counts, and links to each failure page.
+std::string render_summary(const Summary& s);
+
+// Writes `html` to dir/name atomically (temporary file + rename); creates dir.
+void write_page(const std::filesystem::path& dir, const std::string& name, const std::string& html);
+
+}  // namespace nvfp4

@@ -1,0 +1,147 @@
+// The harness against deliberately wrong implementations: each mutant backend differs from the
+// reference in one way a real kernel could; a campaign must report it within a bounded number
+// of cases, shrink it to at most 2 non-zero blocks of 16, save it, and classify it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "compare/explain.h"
+#include "fuzz/campaign.h"
+#include "fuzz/corpus.h"
+#include "fuzz/reference_backend.h"
+#include "io/tensor_convert.h"
+#include "reference/amax.h"
+#include "reference/formulas.h"
+
+namespace nvfp4 {
+namespace {
+
+enum class Mutation {
+  kTiesAwayFromZero,  // E2M1 ties rounded away from zero (rowwise 1D data)
+  kScaleOrder,        // block scale RN(RN(A/6)*S) where te says RN(A*RN(S*r6))
+  kNibbleSwap,        // the two nibbles of byte 1 of every rowwise row swapped
+  kNegativeZero,      // -0.0 (and tiny negatives) encoded as 0x0 instead of 0x8
+};
+
+std::uint8_t e2m1_ties_away(float y) {
+  if (is_nan(y)) return 0x7;
+  const float a = abs_f(y);
+  const std::uint8_t m = (a >= 0.25f) + (a >= 0.75f) + (a >= 1.25f) + (a >= 1.75f) + (a >= 2.5f) + (a >= 3.5f) + (a >= 5.0f);
+  return std::uint8_t((sign_bit(y) ? 0x8 : 0) | m);
+}
+
+class MutantBackend : public Backend {
+ public:
+  explicit MutantBackend(Mutation m) : m_(m) {}
+  std::string_view name() const override { return "mutant"; }
+
+  TensorMap run(const Case& c) override {
+    if (m_ == Mutation::kScaleOrder) {
+      Case d = c;
+      Profile p = case_profile(c.params);
+      p.bs = BlockScaleRule::A_DIV6_MUL_S;
+      d.params.knobs = p;
+      return ReferenceBackend().run(d);
+    }
+    TensorMap out = ReferenceBackend().run(c);
+    if (c.op != Operation::kQuantize || !out.count("data")) return out;
+    ByteMatrix data = io::to_byte_matrix(out.at("data"), "mutant", "data");
+    if (m_ == Mutation::kNibbleSwap && data.shape(1) > 1)
+      for (std::size_t r = 0; r < data.shape(0); ++r) data(r, 1) = std::uint8_t((data(r, 1) << 4) | (data(r, 1) >> 4));
+    if (m_ == Mutation::kNegativeZero)
+      for (std::uint8_t& b : data) b = pack_nibbles(nibble_at(b, 0) == 0x8 ? 0 : nibble_at(b, 0), nibble_at(b, 1) == 0x8 ? 0 : nibble_at(b, 1));
+    if (m_ == Mutation::kTiesAwayFromZero && c.params.block == BlockShape::k1D && !c.params.row_scaled) data = ties_away(c);
+    out["data"] = io::from_byte_matrix(data);
+    return out;
+  }
+
+ private:
+  // The rowwise 1D data with the reference's scales and encode factors but ties away from zero.
+  static ByteMatrix ties_away(const Case& c) {
+    const Profile& p = case_profile(c.params);
+    const FloatMatrix x = io::to_float_matrix(c.inputs.at("x"), "mutant", "x");
+    const float g = c.params.amax ? *c.params.amax : amax_global(x, p.amax);
+    const GlobalScale gs = global_scale(p.gs, g);
+    const FloatMatrix A = amax_blocks_1x16(x, p.amax);
+    ByteMatrix data = xt::empty<std::uint8_t>({x.shape(0), x.shape(1) / 2});
+    for (std::size_t r = 0; r < x.shape(0); ++r)
+      for (std::size_t k = 0; k < x.shape(1); k += 2) {
+        const BlockEncoding e = encode_block(p, gs, g, A(r, k / 16));
+        data(r, k / 2) = pack_nibbles(e2m1_ties_away(scale_element(p, e.encoder, x(r, k))),
+                                      e2m1_ties_away(scale_element(p, e.encoder, x(r, k + 1))));
+      }
+    return data;
+  }
+
+  Mutation m_;
+};
+
+std::size_t nonzero_blocks(const Case& c) {
+  const FloatMatrix x = io::to_float_matrix(c.inputs.at("x"), "test", "x");
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < x.size(); i += 16) {
+    bool any = false;
+    for (std::size_t k = i; k < i + 16; ++k) any |= bits_of(x.data()[k]) != 0;
+    n += any;
+  }
+  return n;
+}
+
+struct Expectation {
+  Mutation mutation;
+  const char* name;
+  MismatchKind kind;
+  std::size_t max_cases;  // detection bound; the scale-order bug needs a block amax near an E4M3 tie
+};
+
+class HarnessDetection : public ::testing::TestWithParam<Expectation> {};
+
+TEST_P(HarnessDetection, FindsShrinksSavesAndClassifiesTheBug) {
+  const Expectation e = GetParam();
+  const std::uint64_t seed = std::random_device{}();
+  const auto dir = std::filesystem::temp_directory_path() / ("nvfp4_detect_" + std::to_string(::getpid()) + "_" + e.name);
+  std::filesystem::remove_all(dir);
+  fuzz::CampaignOptions o;
+  o.space.ops = {Operation::kQuantize};
+  o.space.profiles = {"te"};
+  o.space.max_dim = 64;
+  o.cases = 3 * e.max_cases;
+  o.max_failures = 1;
+  o.seed = seed;
+  o.corpus = dir;
+  ReferenceBackend reference;
+  MutantBackend mutant(e.mutation);
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, reference, mutant);
+  ASSERT_EQ(r.failures.size(), 1u) << e.name << " not detected in " << r.cases << " cases (seed " << seed << ")";
+  const fuzz::CampaignFailure& f = r.failures[0];
+  RecordProperty("cases_to_detection", int(f.cases_to_detection));
+  std::printf("%s: detected after %zu cases (seed %llu); shrunk to %zu non-zero block(s) of %lldx%lld\n", e.name,
+              f.cases_to_detection, static_cast<unsigned long long>(seed), nonzero_blocks(f.shrunk.c),
+              static_cast<long long>(f.shrunk.c.inputs.at("x").shape[0]), static_cast<long long>(f.shrunk.c.inputs.at("x").shape[1]));
+  EXPECT_LE(f.cases_to_detection, e.max_cases) << "seed " << seed;
+  EXPECT_LE(nonzero_blocks(f.shrunk.c), 2u) << "seed " << seed;
+  EXPECT_FALSE(f.comparison.agree);
+  // Saved, and the saved file replays to the same disagreement.
+  ASSERT_TRUE(std::filesystem::exists(f.saved)) << f.saved;
+  EXPECT_FALSE(compare_backends(load_case(f.saved).c, reference, mutant).agree);
+  // The explanation names the kind of bug.
+  const Explanation x = explain(f.shrunk.c, f.comparison.expected, f.comparison.actual);
+  bool found = false;
+  for (const auto& [kind, n] : x.kind_counts) found |= kind == e.kind && n > 0;
+  EXPECT_TRUE(found) << e.name << ": expected kind '" << mismatch_kind_name(e.kind) << "'; verdict: " << x.verdict;
+  if (e.mutation == Mutation::kScaleOrder) {  // the verdict names a formula that reproduces the actual bytes
+    EXPECT_NE(x.verdict.find("actual matches"), std::string::npos) << x.verdict;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Mutants, HarnessDetection,
+                         ::testing::Values(Expectation{Mutation::kTiesAwayFromZero, "TiesAwayFromZero", MismatchKind::kTieFlipped, 200},
+                                           Expectation{Mutation::kScaleOrder, "ScaleOrder", MismatchKind::kScaleOffByOneCode, 1500},
+                                           Expectation{Mutation::kNibbleSwap, "NibbleSwap", MismatchKind::kNibbleOrder, 50},
+                                           Expectation{Mutation::kNegativeZero, "NegativeZero", MismatchKind::kZeroSign, 50}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace nvfp4
