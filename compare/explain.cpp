@@ -96,6 +96,9 @@ class Explainer {
         add({scale_name, r, j, 0, es(r, j), as(r, j), one_code ? MismatchKind::kScaleOffByOneCode : MismatchKind::kScaleOther});
         map.mismatching[r * blocks + j] = 1;
       }
+    bool all_swapped = true;  // a byte-order bug shows in every differing byte at once
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t b = 0; b < blocks * 8; ++b) all_swapped &= ed(r, b) == ad(r, b) || ad(r, b) == swap_nibbles(ed(r, b));
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t b = 0; b < blocks * 8; ++b) {
         if (ed(r, b) == ad(r, b)) continue;
@@ -104,7 +107,7 @@ class Explainer {
           const std::uint8_t e = nibble_at(ed(r, b), half), a = nibble_at(ad(r, b), half);
           if (e == a) continue;
           const std::int64_t col = 2 * b + half;
-          add({data_name, r, col, bits_of(d.x(r, col)), e, a, element_kind(d, ed, ad, r, b, col, e, a)});
+          add({data_name, r, col, bits_of(d.x(r, col)), e, a, element_kind(d, ed, ad, r, b, col, e, a, all_swapped)});
         }
       }
     for (std::int64_t r = 0; r < rows && out_.traces.size() < kMaxTraces; ++r)
@@ -114,17 +117,17 @@ class Explainer {
   }
 
   MismatchKind element_kind(const Direction& d, const ByteMatrix& ed, const ByteMatrix& ad, std::int64_t r, std::int64_t b,
-                            std::int64_t col, std::uint8_t e, std::uint8_t a) const {
+                            std::int64_t col, std::uint8_t e, std::uint8_t a, bool all_swapped) const {
+    if (all_swapped) return MismatchKind::kNibbleOrder;  // every differing byte is its expected byte, swapped
     if (is_nan(d.x(r, col))) return MismatchKind::kNanEncoding;
     if ((e | a) == 0x8 && (e & a) == 0) return MismatchKind::kZeroSign;
-    if (ad(r, b) == swap_nibbles(ed(r, b))) return MismatchKind::kNibbleOrder;
-    for (std::int64_t o = -8; o <= 8; ++o)
-      if (o != 0 && b + o >= 0 && b + o < std::int64_t(ed.shape(1)) && ad(r, b) == ed(r, b + o) && ed(r, b) != ed(r, b + o))
-        return MismatchKind::kMisplacedByte;
     if (neighbours(e, a)) {
       const BlockTrace t = reference_block(d, r, col / 16);
       return is_tie(t.scaled[col % 16]) ? MismatchKind::kTieFlipped : MismatchKind::kRoundingOther;
     }
+    for (std::int64_t o = -8; o <= 8; ++o)  // a non-zero expected byte from nearby in the row
+      if (o != 0 && b + o >= 0 && b + o < std::int64_t(ed.shape(1)) && ad(r, b) == ed(r, b + o) && ed(r, b + o) != 0)
+        return MismatchKind::kMisplacedByte;
     return MismatchKind::kOther;
   }
 
