@@ -137,8 +137,8 @@ svg.heatmap rect.m{fill:var(--bad)}
 .trace table.elems th[scope=row]{text-align:left;white-space:nowrap}
 .trace table.elems td.tie{background:var(--tie)}
 .trace table.elems td.bad{outline:2px solid var(--bad);outline-offset:-2px;background:var(--bad-bg)}
-.trace .note{font-size:12px;color:var(--muted);margin:2px 0}
-.trace .note .sw{margin-left:0}
+.note{font-size:12px;color:var(--muted);margin:2px 0 6px}
+.note .sw{margin-left:0}
 .totals{display:flex;gap:14px;margin:8px 0 4px}
 .totals div{border:1px solid var(--line);border-radius:6px;padding:6px 14px;min-width:110px}
 .totals .v{font:700 20px ui-monospace,"DejaVu Sans Mono",monospace;display:block}
@@ -182,12 +182,13 @@ void heatmap(Out o, const Explanation::BlockMap& m) {
     }
   }
 
-  // Cell size: the whole map within about 512 x 512 px, cells between 4 and 18 px.
-  const std::int64_t longest = std::max<std::int64_t>({gr, gb, 1});
-  const int cs = int(std::clamp<std::int64_t>(512 / longest, 4, 18));
-  const int gap = cs >= 6 ? 1 : 0;
+  // Cell size: the map within about 560 x 400 px; cells wider than tall (a block is 16 elements
+  // of one row), 4 to 24 px wide and 3 to 14 px tall, with a 1 px gap where they are large.
+  const int cw = int(std::clamp<std::int64_t>(560 / std::max<std::int64_t>(gb, 1), 4, 24));
+  const int ch = int(std::clamp<std::int64_t>(400 / std::max<std::int64_t>(gr, 1), 3, 14));
+  const int gx = cw >= 6 ? 1 : 0, gy = ch >= 6 ? 1 : 0;
   const int left = 52, top = 34, right = 8, bottom = 6;
-  const std::int64_t w = left + gb * cs + right, h = top + gr * cs + bottom;
+  const std::int64_t w = std::max<std::int64_t>(left + gb * cw + right, left + 80), h = top + gr * ch + bottom;
 
   fmt::format_to(o, "<figure style=\"width:{}px\">\n", std::max<std::int64_t>(w, 300));
   fmt::format_to(o,
@@ -199,26 +200,26 @@ void heatmap(Out o, const Explanation::BlockMap& m) {
   fmt::format_to(o, "<text class=\"axis\" x=\"{}\" y=\"11\">blocks &#8594;</text>\n", left);
   fmt::format_to(o, "<text class=\"axis\" x=\"2\" y=\"{}\">rows</text><text class=\"axis\" x=\"2\" y=\"{}\">&#8595;</text>\n",
                  top + 10, top + 24);
-  auto ticks = [](std::int64_t n, int cs) {
-    // About one tick per 60 px, on round numbers of cells, plus the last cell.
+  auto ticks = [](std::int64_t n, int cs, int min_px) {
+    // About one tick per 2 * min_px, on round numbers of cells, plus the last cell when it fits.
     std::vector<std::int64_t> t;
     if (n <= 0) return t;
     std::int64_t step = 1;
-    for (const std::int64_t s : {1, 2, 4, 5, 8, 10, 16, 20, 32, 50, 64, 100, 128, 256, 512, 1024})
-      if (s * cs >= 60 || s == 1024) { step = s; break; }
+    for (const std::int64_t s : {1, 2, 4, 8, 16, 32, 64, 128})
+      if (s * cs >= 2 * min_px || s == 128) { step = s; break; }
     for (std::int64_t i = 0; i < n; i += step) t.push_back(i);
-    if (t.back() != n - 1 && (n - 1 - t.back()) * cs >= 28) t.push_back(n - 1);
+    if (t.back() != n - 1 && (n - 1 - t.back()) * cs >= min_px) t.push_back(n - 1);
     return t;
   };
-  for (const std::int64_t c : ticks(gb, cs))
-    fmt::format_to(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + c * cs + cs / 2, top - 5, c * fb);
-  for (const std::int64_t r : ticks(gr, cs))
-    fmt::format_to(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 4, top + r * cs + cs / 2 + 4, r * fr);
+  for (const std::int64_t c : ticks(gb, cw, 36))
+    fmt::format_to(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + c * cw + cw / 2, top - 5, c * fb);
+  for (const std::int64_t r : ticks(gr, ch, 28))
+    fmt::format_to(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 4, top + r * ch + ch / 2 + 4, r * fr);
   // One rect per (downsampled) block; mismatching ones carry a tooltip.
   for (std::int64_t r = 0; r < gr; ++r) {
     for (std::int64_t b = 0; b < gb; ++b) {
       const bool bad = cell[std::size_t(r * gb + b)] != 0;
-      fmt::format_to(o, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"", left + b * cs, top + r * cs, cs - gap, cs - gap);
+      fmt::format_to(o, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"", left + b * cw, top + r * ch, cw - gx, ch - gy);
       if (!bad) {
         fmt::format_to(o, "/>");
       } else if (fr == 1 && fb == 1) {
@@ -381,15 +382,16 @@ void trace(Out o, const BlockTrace& t, std::size_t index) {
   float_row("scaled y", t.scaled, true);
   code_row("expected", t.expected_codes);
   code_row("actual", t.actual_codes);
-  fmt::format_to(o, "</tbody>\n</table></div>\n"
-                    "<p class=\"note\"><span class=\"sw\" style=\"background:var(--bad-bg);outline:2px solid var(--bad)\"></span> "
-                    "expected &#8800; actual &#160; <span class=\"sw\" style=\"background:var(--tie)\"></span> y on an E2M1 "
-                    "rounding tie &#160; values: shortest decimal that reads back exactly, binary32 bits below</p>\n</div>\n");
+  fmt::format_to(o, "</tbody>\n</table></div>\n</div>\n");
 }
 
 void section_traces(Out o, const Explanation& e) {
   if (e.traces.empty()) return;
-  fmt::format_to(o, "<section id=\"traces\">\n<h2>Reference intermediates of the first mismatching blocks</h2>\n");
+  fmt::format_to(o, "<section id=\"traces\">\n<h2>Reference intermediates of the first mismatching blocks</h2>\n"
+                    "<p class=\"note\"><span class=\"sw\" style=\"background:var(--bad-bg);outline:2px solid var(--bad)\"></span> "
+                    "expected &#8800; actual &#160; <span class=\"sw\" style=\"background:var(--tie)\"></span> y on an E2M1 "
+                    "rounding tie &#160; element values: the shortest decimal that reads back as the same binary32, its bits "
+                    "below; intermediates: %.9g and bits</p>\n");
   for (std::size_t i = 0; i < e.traces.size(); ++i) trace(o, e.traces[i], i);
   fmt::format_to(o, "</section>\n");
 }

@@ -1,0 +1,432 @@
+// The HTML reports as text: escaping, the ids other tools and the browser test rely on, the
+// counts, one heatmap rect per block (or per downsampled cell), no external reference, and the
+// atomic page writer.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <bit>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "reports/report.h"
+
+namespace nvfp4 {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::size_t count(std::string_view hay, std::string_view needle) {
+  std::size_t n = 0;
+  for (std::size_t p = hay.find(needle); p != std::string_view::npos; p = hay.find(needle, p + needle.size())) ++n;
+  return n;
+}
+
+// The text from the first occurrence of `start` to the following `end` (inclusive); empty if absent.
+std::string_view between(std::string_view hay, std::string_view start, std::string_view end) {
+  const std::size_t a = hay.find(start);
+  if (a == std::string_view::npos) return {};
+  const std::size_t b = hay.find(end, a);
+  if (b == std::string_view::npos) return {};
+  return hay.substr(a, b + end.size() - a);
+}
+
+// The text content of the element with id `id`, when it holds text only.
+std::string text_of(const std::string& html, const std::string& id) {
+  std::smatch m;
+  if (!std::regex_search(html, m, std::regex("id=\"" + id + "\"[^>]*>([^<]*)<"))) return "<missing>";
+  return m[1];
+}
+
+Explanation::BlockMap block_map(std::string tensor, std::int64_t rows, std::int64_t blocks,
+                                std::vector<std::pair<std::int64_t, std::int64_t>> bad) {
+  Explanation::BlockMap m;
+  m.tensor = std::move(tensor);
+  m.rows = rows;
+  m.blocks = blocks;
+  m.mismatching.assign(std::size_t(rows * blocks), 0);
+  for (const auto& [r, b] : bad) m.mismatching[std::size_t(r * blocks + b)] = 1;
+  return m;
+}
+
+FailureReport sample_failure(std::size_t listed = 70, std::size_t total = 123) {
+  FailureReport r;
+  r.title = "quantize te 48x80 bf16: device != reference";
+  r.case_description = "{\n  \"operation\": \"quantize\",\n  \"profile\": \"te\"\n}";
+  r.replay_command = "nvfp4-verify replay corpora/case-0001.safetensors";
+  r.backends = "reference vs device";
+  r.c.op = Operation::kQuantize;
+  io::Tensor x;
+  x.dtype = io::DType::BF16;
+  x.shape = {48, 80};
+  x.bytes.assign(48 * 80 * 2, 0);
+  r.c.inputs["x"] = x;
+  for (std::size_t i = 0; i < listed; ++i) {
+    ElementMismatch m;
+    m.tensor = "data";
+    m.row = std::int64_t(i / 5);
+    m.col = std::int64_t(16 * (i % 5) + 3);
+    m.input_bits = std::bit_cast<std::uint32_t>(1.25f);
+    m.expected = 0x2;
+    m.actual = 0x3;
+    m.kind = MismatchKind::kTieFlipped;
+    r.explanation.mismatches.push_back(m);
+  }
+  r.explanation.total_mismatches = total;
+  r.explanation.maps.push_back(block_map("data", 48, 5, {{3, 1}, {3, 2}, {17, 4}}));
+  r.explanation.maps.push_back(block_map("scale", 48, 5, {{17, 4}}));
+  BlockTrace t;
+  t.direction = "rowwise";
+  t.row = 3;
+  t.block = 1;
+  t.global_amax = 10.0f;
+  t.S = 268.8f;
+  t.Sd = 0.00372023811f;
+  t.block_amax = 7.5f;
+  t.precast = 4.6875f;
+  t.scale_byte = 0x4A;
+  t.encode_factor = 0.2f;
+  for (int j = 0; j < 16; ++j) {
+    t.inputs.push_back(0.25f * float(j));
+    t.scaled.push_back(0.5f * float(j));
+    t.expected_codes.push_back(std::uint8_t(j % 8));
+    t.actual_codes.push_back(std::uint8_t(j == 5 || j == 9 ? (j + 1) % 8 : j % 8));
+  }
+  r.explanation.traces.push_back(t);
+  r.explanation.kind_counts = {{MismatchKind::kTieFlipped, 120}, {MismatchKind::kScaleOffByOneCode, 3}};
+  r.explanation.verdict = "actual matches profile te-2.13 on 3/3 mismatching blocks";
+  TensorDiff d;
+  d.tensor = "data";
+  d.mismatches = 120;
+  d.first_index = 26;
+  d.first_expected = "0x32";
+  d.first_actual = "0x33";
+  r.diffs.push_back(d);
+  TensorDiff s;
+  s.tensor = "scale";
+  s.mismatches = 3;
+  s.first_index = 1089;
+  s.first_expected = "0x4A";
+  s.first_actual = "0x4B";
+  r.diffs.push_back(s);
+  return r;
+}
+
+Summary sample_summary(std::size_t passed, std::size_t failed) {
+  Summary s;
+  s.title = "nvfp4-verify gate";
+  s.backends = "reference vs device";
+  s.seconds = 12.5;
+  for (std::size_t i = 0; i < passed; ++i)
+    s.entries.push_back({fmt::format("case-{:04}", i), i % 2 ? "quantize" : "dequantize", i % 3 ? "te" : "torchao", true, "ok", ""});
+  for (std::size_t i = 0; i < failed; ++i)
+    s.entries.push_back({fmt::format("bad-{:04}", i), "quantize", "te", false, fmt::format("data: {} mismatches", i + 1),
+                         fmt::format("failures/bad-{:04}.html", i)});
+  return s;
+}
+
+void expect_self_contained(const std::string& html) {
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("url("), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_TRUE(html.starts_with("<!DOCTYPE html>"));
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+}
+
+TEST(ReportFailure, HasTheIdsAndSections) {
+  const std::string html = render_failure(sample_failure());
+  for (const char* id : {"replay", "verdict", "mismatches", "mismatch-count", "case", "diffs", "kinds"})
+    EXPECT_EQ(count(html, fmt::format("id=\"{}\"", id)), 1u) << id;
+  EXPECT_NE(html.find("<title>quantize te 48x80 bf16: device != reference</title>"), std::string::npos);
+  EXPECT_NE(html.find("reference vs device"), std::string::npos);
+  EXPECT_EQ(text_of(html, "replay"), "nvfp4-verify replay corpora/case-0001.safetensors");
+  EXPECT_EQ(text_of(html, "verdict"), "actual matches profile te-2.13 on 3/3 mismatching blocks");
+  EXPECT_NE(html.find("<pre id=\"case\">{\n  &quot;operation&quot;: &quot;quantize&quot;"), std::string::npos);
+}
+
+TEST(ReportFailure, CountsAndFirst64Mismatches) {
+  const std::string html = render_failure(sample_failure(70, 123));
+  EXPECT_EQ(text_of(html, "mismatch-count"), "123");
+  const std::string_view table = between(html, "id=\"mismatches\"", "</table>");
+  ASSERT_FALSE(table.empty());
+  EXPECT_EQ(count(between(table, "<tbody>", "</tbody>"), "<tr>"), 64u);
+
+  const std::string few = render_failure(sample_failure(5, 5));
+  EXPECT_EQ(text_of(few, "mismatch-count"), "5");
+  EXPECT_EQ(count(between(between(few, "id=\"mismatches\"", "</table>"), "<tbody>", "</tbody>"), "<tr>"), 5u);
+}
+
+TEST(ReportFailure, MismatchRowShowsInputExpectedActualAndKind) {
+  FailureReport r = sample_failure(0, 0);
+  ElementMismatch m;
+  m.tensor = "data_t";
+  m.row = 7;
+  m.col = 37;
+  m.input_bits = 0x3FA00001u;  // 1.25000012
+  m.expected = 0x3;
+  m.actual = 0xC;
+  m.kind = MismatchKind::kRoundingOther;
+  r.explanation.mismatches.push_back(m);
+  ElementMismatch s;
+  s.tensor = "scale";
+  s.row = 2;
+  s.col = 4;
+  s.expected = 0x4A;
+  s.actual = 0x4B;
+  s.kind = MismatchKind::kScaleOffByOneCode;
+  r.explanation.mismatches.push_back(s);
+  r.explanation.total_mismatches = 2;
+  const std::string html = render_failure(r);
+  const std::string row = std::string(between(between(html, "id=\"mismatches\"", "</table>"), "<tbody>", "</tr>"));
+  EXPECT_NE(row.find(">data_t<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">7<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">37<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">2<"), std::string::npos) << row;  // block 37 / 16
+  EXPECT_NE(row.find(">1.25000012<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">0x3FA00001<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">0x3 (1.5)<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">0xC (-2)<"), std::string::npos) << row;
+  EXPECT_NE(row.find(std::string(mismatch_kind_name(MismatchKind::kRoundingOther))), std::string::npos) << row;
+  // The scale byte row: hex bytes with their E4M3 values (0x4A = 1.25 * 2^2 = 5, 0x4B = 5.5).
+  EXPECT_NE(html.find(">0x4A (5)<"), std::string::npos);
+  EXPECT_NE(html.find(">0x4B (5.5)<"), std::string::npos);
+}
+
+TEST(ReportFailure, ClassificationTable) {
+  const std::string html = render_failure(sample_failure());
+  const std::string_view table = between(html, "id=\"kinds\"", "</table>");
+  ASSERT_FALSE(table.empty());
+  EXPECT_EQ(count(between(table, "<tbody>", "</tbody>"), "<tr>"), 2u);
+  EXPECT_NE(table.find(fmt::format(">{}</td><td class=\"n\">120<", mismatch_kind_name(MismatchKind::kTieFlipped))),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find(fmt::format(">{}</td><td class=\"n\">3<", mismatch_kind_name(MismatchKind::kScaleOffByOneCode))),
+            std::string::npos)
+      << table;
+}
+
+TEST(ReportFailure, DiffSummaryOneRowPerTensor) {
+  const std::string html = render_failure(sample_failure());
+  const std::string_view table = between(html, "id=\"diffs\"", "</table>");
+  EXPECT_EQ(count(between(table, "<tbody>", "</tbody>"), "<tr>"), 2u);
+  EXPECT_NE(table.find("0x4B"), std::string::npos);
+  EXPECT_NE(table.find(">1089<"), std::string::npos);
+}
+
+TEST(ReportFailure, HeatmapHasOneRectPerBlock) {
+  const std::string html = render_failure(sample_failure());
+  EXPECT_EQ(count(html, "<svg class=\"heatmap\""), 2u);
+  const std::string_view data = between(html, "<svg class=\"heatmap\" data-tensor=\"data\"", "</svg>");
+  ASSERT_FALSE(data.empty());
+  EXPECT_EQ(count(data, "<rect"), 48u * 5u);
+  EXPECT_EQ(count(data, "class=\"m\""), 3u);
+  EXPECT_NE(data.find("<title>row 17 block 4</title>"), std::string::npos);
+  const std::string_view scale = between(html, "<svg class=\"heatmap\" data-tensor=\"scale\"", "</svg>");
+  EXPECT_EQ(count(scale, "<rect"), 48u * 5u);
+  EXPECT_EQ(count(scale, "class=\"m\""), 1u);
+  // Axis labels.
+  EXPECT_NE(data.find("blocks"), std::string::npos);
+  EXPECT_NE(data.find("rows"), std::string::npos);
+  EXPECT_EQ(html.find("Downsampled"), std::string::npos);
+}
+
+TEST(ReportFailure, LargeHeatmapIsDownsampledWithOr) {
+  FailureReport r = sample_failure();
+  // 300 x 200 blocks -> groups of 3 rows x 2 blocks -> 100 x 100 cells.
+  r.explanation.maps = {block_map("data", 300, 200, {{0, 0}, {1, 1}, {299, 199}, {150, 7}})};
+  const std::string html = render_failure(r);
+  const std::string_view svg = between(html, "<svg class=\"heatmap\"", "</svg>");
+  EXPECT_EQ(count(svg, "<rect"), 100u * 100u);
+  EXPECT_EQ(count(svg, "class=\"m\""), 3u);  // (0,0) and (1,1) fall into the same cell
+  EXPECT_NE(svg.find("<title>rows 297-299 blocks 198-199</title>"), std::string::npos);
+  EXPECT_NE(svg.find("data-cell-rows=\"3\" data-cell-blocks=\"2\""), std::string::npos);
+  EXPECT_NE(html.find("Downsampled</b> to 100 &#215; 100 cells"), std::string::npos);
+
+  // Exactly 128 is kept; 129 rows become 65 cells of 2 rows.
+  r.explanation.maps = {block_map("data", 128, 128, {}), block_map("scale", 129, 1, {{128, 0}})};
+  const std::string two = render_failure(r);
+  EXPECT_EQ(count(between(two, "data-tensor=\"data\"", "</svg>"), "<rect"), 128u * 128u);
+  EXPECT_EQ(count(between(two, "data-tensor=\"scale\"", "</svg>"), "<rect"), 65u);
+  EXPECT_EQ(count(between(two, "data-tensor=\"scale\"", "</svg>"), "class=\"m\""), 1u);
+}
+
+TEST(ReportFailure, BlockTraceTable) {
+  const std::string html = render_failure(sample_failure());
+  const std::string_view trace = between(html, "id=\"trace-0\"", "</table></div>");
+  ASSERT_FALSE(trace.empty());
+  EXPECT_NE(trace.find("rowwise row 3, block 1"), std::string::npos);
+  // Intermediates in decimal and hex bits.
+  EXPECT_NE(trace.find(">268.799988<"), std::string::npos);
+  EXPECT_NE(trace.find(fmt::format(">0x{:08X}<", std::bit_cast<std::uint32_t>(268.8f))), std::string::npos);
+  EXPECT_NE(trace.find(fmt::format(">0x{:08X}<", std::bit_cast<std::uint32_t>(0.00372023811f))), std::string::npos);
+  EXPECT_NE(trace.find(">0x4A<"), std::string::npos);
+  // 16 columns: header, then input, scaled, expected, actual rows.
+  const std::string_view elems = between(trace, "<table class=\"elems\">", "</table>");
+  EXPECT_EQ(count(between(elems, "<thead>", "</thead>"), "<th class=\"n"), 16u);
+  EXPECT_EQ(count(between(elems, "<tbody>", "</tbody>"), "<tr>"), 4u);
+  EXPECT_EQ(count(between(elems, "<tbody>", "</tbody>"), "<td"), 64u);
+  EXPECT_NE(elems.find(">16<"), std::string::npos);  // first element column of block 1
+  EXPECT_NE(elems.find(">31<"), std::string::npos);
+  // Elements 5 and 9 differ: highlighted in the header and the 4 rows.
+  EXPECT_EQ(count(elems, " bad\""), 2u * 3u);          // header + 2 code rows
+  EXPECT_EQ(count(elems, "class=\"bad\""), 2u * 2u);   // input and scaled rows
+}
+
+TEST(ReportFailure, EscapesAllText) {
+  FailureReport r = sample_failure(3, 3);
+  const std::string evil = "<script>alert('x')</script>";
+  r.title = evil;
+  r.backends = evil;
+  r.case_description = evil;
+  r.replay_command = "nvfp4-verify replay 'a&b' \"<c>\"";
+  r.explanation.verdict = evil;
+  r.explanation.maps[0].tensor = evil;
+  for (auto& m : r.explanation.mismatches) m.tensor = evil;
+  r.explanation.traces[0].direction = evil;
+  r.diffs[0].tensor = evil;
+  r.diffs[1].problem = evil;
+  r.diffs[1].first_expected = evil;
+  r.c.params.profile = evil;
+  r.c.inputs[evil] = r.c.inputs["x"];
+  const std::string html = render_failure(r);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("alert('x')"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("data-tensor=\"&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;\""), std::string::npos);
+  EXPECT_EQ(text_of(html, "replay"), "nvfp4-verify replay &#39;a&amp;b&#39; &quot;&lt;c&gt;&quot;");
+  expect_self_contained(html);
+}
+
+TEST(ReportFailure, NoExternalReference) {
+  expect_self_contained(render_failure(sample_failure()));
+  expect_self_contained(render_failure(FailureReport{}));
+}
+
+TEST(ReportFailure, WithoutElementExplanationCountsTheDiffs) {
+  FailureReport r = sample_failure();
+  r.explanation = Explanation{};
+  const std::string html = render_failure(r);
+  EXPECT_EQ(text_of(html, "mismatch-count"), "123");
+  EXPECT_EQ(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("id=\"verdict\""), std::string::npos);
+}
+
+TEST(ReportSummary, TotalsGroupsAndFailures) {
+  Summary s = sample_summary(10, 3);
+  const std::string html = render_summary(s);
+  EXPECT_EQ(text_of(html, "total-cases"), "13");
+  EXPECT_EQ(text_of(html, "failed-cases"), "3");
+  EXPECT_EQ(text_of(html, "passed-cases"), "10");
+  EXPECT_NE(html.find("reference vs device"), std::string::npos);
+  EXPECT_NE(html.find(">12.5<"), std::string::npos);
+  // Groups: dequantize/te, dequantize/torchao, quantize/te, quantize/torchao.
+  const std::string_view groups = between(html, "id=\"groups\"", "</table>");
+  EXPECT_EQ(count(between(groups, "<tbody>", "</tbody>"), "<tr"), 4u);
+  // quantize te: passed i = 1, 5, 7 (odd, not a multiple of 3) + 3 failed = 6 cases, 3 failed.
+  EXPECT_NE(groups.find(">quantize</td><td class=\"mono\">te</td><td class=\"n\">6</td><td class=\"n\">3<"), std::string::npos)
+      << groups;
+  const std::string_view failures = between(html, "id=\"failures\"", "</table>");
+  EXPECT_EQ(count(between(failures, "<tbody>", "</tbody>"), "<tr>"), 3u);
+  EXPECT_NE(failures.find("<a href=\"failures/bad-0002.html\">"), std::string::npos);
+  EXPECT_NE(failures.find("data: 3 mismatches"), std::string::npos);
+  // Passed entries listed openly.
+  EXPECT_EQ(html.find("<details"), std::string::npos);
+  EXPECT_EQ(count(between(html, "<ul class=\"passed\"", "</ul>"), "<li"), 10u);
+  expect_self_contained(html);
+}
+
+TEST(ReportSummary, CollapsesManyPassedEntries) {
+  const std::string html = render_summary(sample_summary(51, 0));
+  EXPECT_NE(html.find("<details id=\"passed\">"), std::string::npos);
+  EXPECT_EQ(html.find("<details open"), std::string::npos);
+  EXPECT_EQ(count(between(html, "<ul class=\"passed\"", "</ul>"), "<li"), 51u);
+  EXPECT_EQ(text_of(html, "failed-cases"), "0");
+  EXPECT_EQ(count(between(between(html, "id=\"failures\"", "</table>"), "<tbody>", "</tbody>"), "<tr>"), 0u);
+  EXPECT_EQ(html.find("<details"), html.rfind("<details"));
+  const std::string fifty = render_summary(sample_summary(50, 1));
+  EXPECT_EQ(fifty.find("<details"), std::string::npos);
+}
+
+TEST(ReportSummary, EscapesAndKeepsLinksRelative) {
+  Summary s = sample_summary(1, 2);
+  s.title = "<b>gate</b>";
+  s.entries[1].name = "<img src=x>";
+  s.entries[1].detail = "a & b";
+  s.entries[1].report_link = "fail\"ures/x.html";
+  s.entries[2].report_link = "https://example.com/x.html";
+  const std::string html = render_summary(s);
+  EXPECT_EQ(html.find("<b>gate"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_NE(html.find("&lt;img src=x&gt;"), std::string::npos);
+  EXPECT_NE(html.find("a &amp; b"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"fail&quot;ures/x.html\">"), std::string::npos);
+  // An absolute URL is shown as text, never as a link.
+  EXPECT_EQ(html.find("href=\"https"), std::string::npos);
+  EXPECT_EQ(count(html, "<a href="), 1u);
+  EXPECT_EQ(render_summary(Summary{}).find("http"), std::string::npos);
+}
+
+class ReportWritePage : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nvfp4_report_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+  static std::vector<std::string> files(const fs::path& d) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(d)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  fs::path dir_;
+};
+
+TEST_F(ReportWritePage, CreatesDirectoryAndLeavesNoTemporaryFile) {
+  const fs::path sub = dir_ / "a" / "b";
+  const std::string html = render_failure(sample_failure());
+  write_page(sub, "failure.html", html);
+  EXPECT_EQ(slurp(sub / "failure.html"), html);
+  write_page(sub, "index.html", "first");
+  write_page(sub, "index.html", "second");  // replaces
+  EXPECT_EQ(slurp(sub / "index.html"), "second");
+  EXPECT_EQ(files(sub), (std::vector<std::string>{"failure.html", "index.html"}));
+}
+
+TEST_F(ReportWritePage, FailsCleanlyForAnUnwritablePath) {
+  fs::create_directories(dir_);
+  const fs::path file = dir_ / "regular";
+  std::ofstream(file) << "x";
+  // A directory under a regular file cannot be created, even by root.
+  try {
+    write_page(file / "x", "index.html", "<html></html>");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find((file / "x" / "index.html").string()), std::string::npos) << e.what();
+  }
+  if (fs::is_regular_file("/etc/hostname")) {
+    EXPECT_THROW(write_page("/etc/hostname/x", "index.html", "y"), std::runtime_error);
+  }
+  // The target is a directory: rename fails, and the temporary file is removed.
+  fs::create_directories(dir_ / "out" / "page.html");
+  EXPECT_THROW(write_page(dir_ / "out", "page.html", "z"), std::runtime_error);
+  EXPECT_EQ(files(dir_ / "out"), (std::vector<std::string>{"page.html"}));
+  EXPECT_EQ(files(dir_), (std::vector<std::string>{"out", "regular"}));
+}
+
+}  // namespace
+}  // namespace nvfp4
