@@ -70,11 +70,6 @@ std::string case_label(const Case& c) {
   return s;
 }
 
-std::string first_line(const std::string& text) {
-  const auto nl = text.find('\n');
-  return nl == std::string::npos ? text : text.substr(0, nl);
-}
-
 // Both backends on one case. compare_backends lets exceptions other than the contract's errors
 // (nvfp4::Error, io::FormatError) through: such a crash is a failure of the case, not of the run.
 Comparison compare_case(const Case& c, Backend& a, Backend& b) {
@@ -167,7 +162,12 @@ int replay(const ReplayArgs& args) {
         std::string stem = file.stem().string();
         for (int n = 2; page_names.count(stem); ++n) stem = fmt::format("{}-{}", file.stem().string(), n);
         page_names.insert(stem);
-        entry.report_link = write_failure_page(args.report, stem, rec, cmp, backends_text, file);
+        try {
+          entry.report_link = write_failure_page(args.report, stem, rec, cmp, backends_text, file);
+        } catch (const std::exception& e) {
+          fmt::print(stderr, "nvfp4-verify: replay: cannot write the report page of {}: {}\n", file.string(), e.what());
+          ++errors;
+        }
       }
     }
     std::fflush(stdout);

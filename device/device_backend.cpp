@@ -10,13 +10,6 @@
 namespace nvfp4::device {
 namespace {
 
-const io::Tensor& input(const Case& c, const char* name) {
-  const auto it = c.inputs.find(name);
-  if (it == c.inputs.end())
-    fail(operation_name(c.op), ErrorCode::E_UNSUPPORTED, "the case has no input tensor '{}'", name);
-  return it->second;
-}
-
 void require_rank(const io::Tensor& t, std::size_t rank, std::string_view op, const char* name) {
   if (t.shape.size() != rank)
     fail(op, ErrorCode::E_RANK, "tensor '{}' has rank {}; expected a {}-D tensor", name, t.shape.size(), rank);
@@ -94,7 +87,7 @@ TensorMap DeviceBackend::run(const Case& c) {
     case Operation::kAmaxBlocks1x16:
     case Operation::kAmaxBlocks16x1:
     case Operation::kAmaxTiles16x16: {
-      const io::Tensor& xt = input(c, "x");
+      const io::Tensor& xt = case_input(c, "x");
       const InputType type = float_input(xt, op);
       const std::int64_t M = xt.shape[0], K = xt.shape[1];
       const DeviceBuffer x = upload(xt, s);
@@ -124,7 +117,7 @@ TensorMap DeviceBackend::run(const Case& c) {
       break;
     }
     case Operation::kQuantize: {
-      const io::Tensor& xt = input(c, "x");
+      const io::Tensor& xt = case_input(c, "x");
       const InputType type = float_input(xt, op);
       const std::int64_t M = xt.shape[0], K = xt.shape[1];
       QuantizeOptions o;
@@ -200,7 +193,7 @@ TensorMap DeviceBackend::run(const Case& c) {
       break;
     }
     case Operation::kDequantize: {
-      const io::Tensor &dt = input(c, "data"), &st = input(c, "scale"), &at = input(c, "amax");
+      const io::Tensor &dt = case_input(c, "data"), &st = case_input(c, "scale"), &at = case_input(c, "amax");
       require_rank(dt, 2, op, "data");
       require_rank(st, 2, op, "scale");
       require_rank(at, 1, op, "amax");
@@ -228,7 +221,7 @@ TensorMap DeviceBackend::run(const Case& c) {
     }
     case Operation::kSwizzle:
     case Operation::kUnswizzle: {
-      const io::Tensor& st = input(c, "scale");
+      const io::Tensor& st = case_input(c, "scale");
       require_rank(st, 2, op, "scale");
       require_dtype(st, io::DType::U8, op, "scale");
       const std::int64_t rows = st.shape[0], cols = st.shape[1];
@@ -242,7 +235,7 @@ TensorMap DeviceBackend::run(const Case& c) {
       break;
     }
     case Operation::kTransposePacked: {
-      const io::Tensor& dt = input(c, "data");
+      const io::Tensor& dt = case_input(c, "data");
       require_rank(dt, 2, op, "data");
       require_dtype(dt, io::DType::U8, op, "data");
       const std::int64_t M = dt.shape[0], K = 2 * dt.shape[1];
@@ -254,7 +247,7 @@ TensorMap DeviceBackend::run(const Case& c) {
       break;
     }
     case Operation::kTransposeScales2D: {
-      const io::Tensor& st = input(c, "scale");
+      const io::Tensor& st = case_input(c, "scale");
       require_rank(st, 2, op, "scale");
       require_dtype(st, io::DType::U8, op, "scale");
       const std::int64_t M = c.params.M, K = c.params.K;

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "reference/error.h"
+
 namespace nvfp4 {
 namespace {
 
@@ -32,6 +34,13 @@ std::optional<Operation> operation_from_name(std::string_view name) {
   for (const auto& [o, n] : kNames)
     if (n == name) return o;
   return std::nullopt;
+}
+
+const io::Tensor& case_input(const Case& c, const char* name) {
+  const auto it = c.inputs.find(name);
+  if (it == c.inputs.end())
+    fail(operation_name(c.op), ErrorCode::E_UNSUPPORTED, "the case has no input tensor '{}'", name);
+  return it->second;
 }
 
 }  // namespace nvfp4

@@ -55,6 +55,9 @@ struct Case {
   TensorMap inputs;
 };
 
+// The case's input tensor `name`; throws nvfp4::Error (E_UNSUPPORTED) when the case lacks it.
+const io::Tensor& case_input(const Case& c, const char* name);
+
 // A backend runs cases. It throws nvfp4::Error (or io::FormatError) for invalid cases, and
 // BackendUnavailable when it cannot run at all (e.g. no GPU).
 class Backend {

@@ -249,7 +249,11 @@ io::File case_to_file(const CaseRecord& r) {
         throw io::FormatError(fmt::format("case input '{}': cannot generate the recipe's tensor: {}", name, e.what()));
       }
     }
-  f.metadata[kMetadataKey] = describe_case(r).dump();
+  try {
+    f.metadata[kMetadataKey] = describe_case(r).dump();
+  } catch (const json::exception& e) {  // e.g. a note that is not valid UTF-8
+    throw io::FormatError(fmt::format("case description: {}", e.what()));
+  }
   return f;
 }
 

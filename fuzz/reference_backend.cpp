@@ -11,13 +11,6 @@
 namespace nvfp4 {
 namespace {
 
-const io::Tensor& input(const Case& c, const char* name) {
-  const auto it = c.inputs.find(name);
-  if (it == c.inputs.end())
-    fail(operation_name(c.op), ErrorCode::E_UNSUPPORTED, "the case has no input tensor '{}'", name);
-  return it->second;
-}
-
 io::Tensor matrix_tensor(const FloatMatrix& m) { return io::from_float_matrix(m, io::FloatType::F32); }
 
 io::FloatType float_type(io::DType t, std::string_view op) {
@@ -44,22 +37,22 @@ TensorMap ReferenceBackend::run(const Case& c) {
   TensorMap out;
   switch (c.op) {
     case Operation::kAmaxGlobal:
-      out["amax"] = io::from_float_vector(FloatVector({amax_global(io::to_float_matrix(input(c, "x"), op, "x"), profile.amax)}));
+      out["amax"] = io::from_float_vector(FloatVector({amax_global(io::to_float_matrix(case_input(c, "x"), op, "x"), profile.amax)}));
       break;
     case Operation::kAmaxRows:
-      out["amax"] = io::from_float_vector(amax_rows(io::to_float_matrix(input(c, "x"), op, "x"), profile.amax));
+      out["amax"] = io::from_float_vector(amax_rows(io::to_float_matrix(case_input(c, "x"), op, "x"), profile.amax));
       break;
     case Operation::kAmaxCols:
-      out["amax"] = io::from_float_vector(amax_cols(io::to_float_matrix(input(c, "x"), op, "x"), profile.amax));
+      out["amax"] = io::from_float_vector(amax_cols(io::to_float_matrix(case_input(c, "x"), op, "x"), profile.amax));
       break;
     case Operation::kAmaxBlocks1x16:
-      out["amax"] = matrix_tensor(amax_blocks_1x16(io::to_float_matrix(input(c, "x"), op, "x"), profile.amax));
+      out["amax"] = matrix_tensor(amax_blocks_1x16(io::to_float_matrix(case_input(c, "x"), op, "x"), profile.amax));
       break;
     case Operation::kAmaxBlocks16x1:
-      out["amax"] = matrix_tensor(amax_blocks_16x1(io::to_float_matrix(input(c, "x"), op, "x"), profile.amax));
+      out["amax"] = matrix_tensor(amax_blocks_16x1(io::to_float_matrix(case_input(c, "x"), op, "x"), profile.amax));
       break;
     case Operation::kAmaxTiles16x16:
-      out["amax"] = matrix_tensor(amax_tiles_16x16(io::to_float_matrix(input(c, "x"), op, "x"), profile.amax));
+      out["amax"] = matrix_tensor(amax_tiles_16x16(io::to_float_matrix(case_input(c, "x"), op, "x"), profile.amax));
       break;
     case Operation::kQuantize: {
       QuantizeOptions o;
@@ -69,7 +62,7 @@ TensorMap ReferenceBackend::run(const Case& c) {
       o.row_scaled = c.params.row_scaled;
       o.amax = c.params.amax;
       o.scale_layout = c.params.scale_layout;
-      const Quantization q = quantize(io::to_float_matrix(input(c, "x"), op, "x"), o);
+      const Quantization q = quantize(io::to_float_matrix(case_input(c, "x"), op, "x"), o);
       if (q.rowwise) {
         out["data"] = io::from_byte_matrix(q.rowwise->data);
         out["scale"] = io::from_byte_matrix(q.rowwise->scale);
@@ -84,22 +77,22 @@ TensorMap ReferenceBackend::run(const Case& c) {
       break;
     }
     case Operation::kDequantize:
-      out["x"] = io::from_float_matrix(dequantize(io::to_byte_matrix(input(c, "data"), op, "data"),
-                                                  io::to_byte_matrix(input(c, "scale"), op, "scale"),
-                                                  io::to_float_vector(input(c, "amax"), op, "amax"), profile),
+      out["x"] = io::from_float_matrix(dequantize(io::to_byte_matrix(case_input(c, "data"), op, "data"),
+                                                  io::to_byte_matrix(case_input(c, "scale"), op, "scale"),
+                                                  io::to_float_vector(case_input(c, "amax"), op, "amax"), profile),
                                        float_type(c.params.output_dtype, op));
       break;
     case Operation::kSwizzle:
-      out["scale"] = io::from_byte_matrix(swizzle_scales(io::to_byte_matrix(input(c, "scale"), op, "scale")));
+      out["scale"] = io::from_byte_matrix(swizzle_scales(io::to_byte_matrix(case_input(c, "scale"), op, "scale")));
       break;
     case Operation::kUnswizzle:
-      out["scale"] = io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(input(c, "scale"), op, "scale")));
+      out["scale"] = io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(case_input(c, "scale"), op, "scale")));
       break;
     case Operation::kTransposePacked:
-      out["data"] = io::from_byte_matrix(transpose_packed(io::to_byte_matrix(input(c, "data"), op, "data")));
+      out["data"] = io::from_byte_matrix(transpose_packed(io::to_byte_matrix(case_input(c, "data"), op, "data")));
       break;
     case Operation::kTransposeScales2D:
-      out["scale"] = io::from_byte_matrix(transpose_scales_2d(io::to_byte_matrix(input(c, "scale"), op, "scale"),
+      out["scale"] = io::from_byte_matrix(transpose_scales_2d(io::to_byte_matrix(case_input(c, "scale"), op, "scale"),
                                                               std::size_t(c.params.M), std::size_t(c.params.K)));
       break;
   }
