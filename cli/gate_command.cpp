@@ -116,6 +116,8 @@ void run(const GateArgs& a, int& exit_code) {
   failed += r.failures.size();
 
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // The entries are the corpus cases and the campaign's failures; the title carries its volume.
+  summary.title = fmt::format("nvfp4-verify gate: {} corpus cases replayed, {} generated cases fuzzed", files.size(), r.cases);
   write_page(a.report, "index.html", render_summary(summary));
   if (!a.junit.empty()) write_junit(a.junit, junit);
   fmt::print("report: {}\n", (std::filesystem::path(a.report) / "index.html").string());
