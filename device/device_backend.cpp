@@ -120,13 +120,7 @@ TensorMap DeviceBackend::run(const Case& c) {
       const io::Tensor& xt = case_input(c, "x");
       const InputType type = float_input(xt, op);
       const std::int64_t M = xt.shape[0], K = xt.shape[1];
-      QuantizeOptions o;
-      o.profile = profile;
-      o.block = c.params.block;
-      o.direction = c.params.direction;
-      o.row_scaled = c.params.row_scaled;
-      o.amax = c.params.amax;
-      o.scale_layout = c.params.scale_layout;
+      const QuantizeOptions o = quantize_options(c.params);
       validate_quantize(std::size_t(M), std::size_t(K), o);
       const DeviceBuffer x = upload(xt, s);
 

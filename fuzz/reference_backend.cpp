@@ -31,6 +31,17 @@ const Profile& case_profile(const CaseParams& params) {
   return p->knobs;
 }
 
+QuantizeOptions quantize_options(const CaseParams& params) {
+  QuantizeOptions o;
+  o.profile = case_profile(params);
+  o.block = params.block;
+  o.direction = params.direction;
+  o.row_scaled = params.row_scaled;
+  o.amax = params.amax;
+  o.scale_layout = params.scale_layout;
+  return o;
+}
+
 TensorMap ReferenceBackend::run(const Case& c) {
   const std::string_view op = operation_name(c.op);
   const Profile& profile = case_profile(c.params);
@@ -55,13 +66,7 @@ TensorMap ReferenceBackend::run(const Case& c) {
       out["amax"] = matrix_tensor(amax_tiles_16x16(io::to_float_matrix(case_input(c, "x"), op, "x"), profile.amax));
       break;
     case Operation::kQuantize: {
-      QuantizeOptions o;
-      o.profile = profile;
-      o.block = c.params.block;
-      o.direction = c.params.direction;
-      o.row_scaled = c.params.row_scaled;
-      o.amax = c.params.amax;
-      o.scale_layout = c.params.scale_layout;
+      const QuantizeOptions o = quantize_options(c.params);
       const Quantization q = quantize(io::to_float_matrix(case_input(c, "x"), op, "x"), o);
       if (q.rowwise) {
         out["data"] = io::from_byte_matrix(q.rowwise->data);

@@ -14,4 +14,7 @@ class ReferenceBackend : public Backend {
 // The named profile's knobs; throws nvfp4::Error(E_UNSUPPORTED) for an unknown name.
 const Profile& case_profile(const CaseParams& params);
 
+// The quantize options a case's parameters describe.
+QuantizeOptions quantize_options(const CaseParams& params);
+
 }  // namespace nvfp4

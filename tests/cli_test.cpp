@@ -2,6 +2,8 @@
 // clear line on stderr for every kind of bad input, never a partial output file.
 #include <gtest/gtest.h>
 
+#include "tests/support/cli_runner.h"
+
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -22,17 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using RunResult = test_support::CliRun;
+std::string slurp(const fs::path& p) { return test_support::slurp_text(p); }
 
 class CliTest : public ::testing::Test {
  protected:
@@ -44,15 +37,7 @@ class CliTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  RunResult run(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = std::string(NVFP4_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(cmd.c_str());
-    RunResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
+  RunResult run(const std::string& args) { return test_support::run_cli(args, dir_); }
 
   // Files in the test directory other than the ones named (catches partial/temporary outputs).
   std::vector<std::string> files() const {

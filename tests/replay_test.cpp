@@ -3,6 +3,8 @@
 // broken from the command line).
 #include <gtest/gtest.h>
 
+#include "tests/support/cli_runner.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,12 +28,8 @@ namespace fs = std::filesystem;
 
 const fs::path kSeedDir = fs::path(NVFP4_SOURCE_DIR) / "corpora" / "seed";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using RunResult = test_support::CliRun;
+std::string slurp(const fs::path& p) { return test_support::slurp_text(p); }
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -52,11 +50,6 @@ std::size_t case_files_in(const fs::path& dir) {
   return n;
 }
 
-struct RunResult {
-  int exit_code;
-  std::string out, err;
-};
-
 class ReplayTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -67,15 +60,7 @@ class ReplayTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  RunResult run(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = std::string(NVFP4_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(cmd.c_str());
-    RunResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
+  RunResult run(const std::string& args) { return test_support::run_cli(args, dir_); }
 
   // A few seed cases saved into dir_/name.
   fs::path small_corpus(const std::string& name, std::size_t n) {

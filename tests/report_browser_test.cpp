@@ -4,6 +4,8 @@
 // <build>/test-artifacts). Skipped, saying why, where Chromium is not installed.
 #include <gtest/gtest.h>
 
+#include "tests/support/html_text.h"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +34,9 @@ namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
+using nvfp4::test_support::between;
+using nvfp4::test_support::count;
+using nvfp4::test_support::text_of;
 
 std::optional<fs::path> find_chromium() {
   const char* path = std::getenv("PATH");
@@ -65,26 +70,6 @@ std::string quote(const std::string& s) {
   std::string r = "'";
   for (const char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return r + "'";
-}
-
-std::size_t count(std::string_view hay, std::string_view needle) {
-  std::size_t n = 0;
-  for (std::size_t p = hay.find(needle); p != std::string_view::npos; p = hay.find(needle, p + needle.size())) ++n;
-  return n;
-}
-
-std::string_view between(std::string_view hay, std::string_view start, std::string_view end) {
-  const std::size_t a = hay.find(start);
-  if (a == std::string_view::npos) return {};
-  const std::size_t b = hay.find(end, a);
-  if (b == std::string_view::npos) return {};
-  return hay.substr(a, b + end.size() - a);
-}
-
-std::string text_of(const std::string& dom, const std::string& id) {
-  std::smatch m;
-  if (!std::regex_search(dom, m, std::regex("id=\"" + id + "\"[^>]*>([^<]*)<"))) return "<missing>";
-  return m[1];
 }
 
 // A plausible te-profile failure: the reference's numbers for a few blocks, a device that

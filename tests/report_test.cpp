@@ -3,6 +3,8 @@
 // atomic page writer.
 #include <gtest/gtest.h>
 
+#include "tests/support/html_text.h"
+
 #include <unistd.h>
 
 #include <bit>
@@ -19,28 +21,9 @@ namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::size_t count(std::string_view hay, std::string_view needle) {
-  std::size_t n = 0;
-  for (std::size_t p = hay.find(needle); p != std::string_view::npos; p = hay.find(needle, p + needle.size())) ++n;
-  return n;
-}
-
-// The text from the first occurrence of `start` to the following `end` (inclusive); empty if absent.
-std::string_view between(std::string_view hay, std::string_view start, std::string_view end) {
-  const std::size_t a = hay.find(start);
-  if (a == std::string_view::npos) return {};
-  const std::size_t b = hay.find(end, a);
-  if (b == std::string_view::npos) return {};
-  return hay.substr(a, b + end.size() - a);
-}
-
-// The text content of the element with id `id`, when it holds text only.
-std::string text_of(const std::string& html, const std::string& id) {
-  std::smatch m;
-  if (!std::regex_search(html, m, std::regex("id=\"" + id + "\"[^>]*>([^<]*)<"))) return "<missing>";
-  return m[1];
-}
+using nvfp4::test_support::between;
+using nvfp4::test_support::count;
+using nvfp4::test_support::text_of;
 
 Explanation::BlockMap block_map(std::string tensor, std::int64_t rows, std::int64_t blocks,
                                 std::vector<std::pair<std::int64_t, std::int64_t>> bad) {
