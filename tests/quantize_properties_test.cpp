@@ -2,6 +2,8 @@
 // with RC_ASSERT only (tests/main.cpp installs the gmock listener, TOOLCHAIN.md). Shapes up to
 // 256x256, default 100 cases per property. Generators: fuzz/generators.h.
 #include <gtest/gtest.h>
+
+#include "tests/support/quantize_options.h"
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
@@ -90,14 +92,7 @@ std::string tensor_diff(const QuantizedTensor& a, const QuantizedTensor& b) {
   return "";
 }
 
-QuantizeOptions opts(const Profile& p, BlockShape b, Direction d, bool row_scaled = false) {
-  QuantizeOptions o;
-  o.profile = p;
-  o.block = b;
-  o.direction = d;
-  o.row_scaled = row_scaled;
-  return o;
-}
+using test_support::opts;
 
 // A positive finite amax override 2^-40..2^40 with a random mantissa.
 rc::Gen<float> positive_amax() {

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/quantize_options.h"
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -159,15 +161,7 @@ const Profile& profile(const char* name) {
   return p->knobs;
 }
 
-QuantizeOptions opts(const Profile& p, BlockShape b = BlockShape::k1D, Direction d = Direction::kBoth,
-                     bool row_scaled = false) {
-  QuantizeOptions o;
-  o.profile = p;
-  o.block = b;
-  o.direction = d;
-  o.row_scaled = row_scaled;
-  return o;
-}
+using test_support::opts;
 
 FloatMatrix randn(std::size_t M, std::size_t K, std::uint32_t seed) {
   return fuzz::fill_data({M, K}, fuzz::Dist::kRandn, seed);

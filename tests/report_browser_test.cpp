@@ -4,6 +4,7 @@
 // <build>/test-artifacts). Skipped, saying why, where Chromium is not installed.
 #include <gtest/gtest.h>
 
+#include "tests/support/cli_runner.h"
 #include "tests/support/html_text.h"
 
 #include <sys/stat.h>
@@ -59,12 +60,7 @@ fs::path artifacts_dir() {
   return fs::temp_directory_path() / "nvfp4-test-artifacts";
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+std::string slurp(const fs::path& p) { return test_support::slurp_text(p); }
 
 std::string quote(const std::string& s) {
   std::string r = "'";
