@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compare/explain_master_weights.h"
 #include "fuzz/reference_backend.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
@@ -242,12 +243,16 @@ std::string_view mismatch_kind_name(MismatchKind k) {
     case MismatchKind::kMisplacedByte: return "misplaced byte";
     case MismatchKind::kPadding: return "padding";
     case MismatchKind::kAmax: return "amax / global scale";
+    case MismatchKind::kShardByteShift: return "partial-cast byte index off by one (odd shard start)";
+    case MismatchKind::kSharedByteNibble: return "shared byte lost a rank's nibble";
+    case MismatchKind::kScaleRowPitch: return "scale rows at pitch K/16";
     case MismatchKind::kOther: return "other";
   }
   return "other";
 }
 
 Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+  if (c.op == Operation::kCastMasterWeights) return explain_master_weights(c, expected, actual);
   return Explainer(c, expected, actual).run();
 }
 

@@ -24,6 +24,10 @@ enum class MismatchKind {
   kMisplacedByte,       // the byte equals an expected byte elsewhere in the same row
   kPadding,             // a padding byte of the scale matrix differs
   kAmax,                // stored amax / global scale differs
+  // The distributed weight cast (NUMERICS.md §5.1-§5.3):
+  kShardByteShift,      // a rank starting at an odd element wrote its element pairs one byte low
+  kSharedByteNibble,    // a byte shared by two ranks kept only one rank's nibble
+  kScaleRowPitch,       // expanded rowwise scales written at row pitch K/16 instead of roundup(K/16, 4)
   kOther,
 };
 std::string_view mismatch_kind_name(MismatchKind k);

@@ -20,25 +20,27 @@ std::uint64_t round_seed(std::uint64_t seed, int shards, std::uint64_t round) {
   return mix.next();
 }
 
-// Greedy data shrinking after RapidCheck's structural shrinking: zeroes the 1x16 blocks of the
-// input x one at a time, keeping each change that still fails, so the saved case holds only the
-// blocks that matter. The input is then stored as a tensor, no longer as its recipe.
+// Greedy data shrinking after RapidCheck's structural shrinking: zeroes the 16-element blocks of
+// every floating-point input (x, a shard's xs, each master weight) one at a time, keeping each
+// change that still fails, so the saved case holds only the blocks that matter. A changed input
+// is then stored as a tensor, no longer as its recipe.
 void zero_irrelevant_blocks(CaseRecord& r, Backend& expected, Backend& actual) {
-  const auto it = r.c.inputs.find("x");
-  if (it == r.c.inputs.end()) return;
-  std::vector<std::uint8_t>& bytes = it->second.bytes;
-  const std::size_t block_bytes = 16 * io::dtype_size(it->second.dtype);
-  bool changed = false;
-  for (std::size_t off = 0; off + block_bytes <= bytes.size(); off += block_bytes) {
-    const std::vector<std::uint8_t> saved(bytes.begin() + off, bytes.begin() + off + block_bytes);
-    if (std::all_of(saved.begin(), saved.end(), [](std::uint8_t b) { return b == 0; })) continue;
-    std::fill(bytes.begin() + off, bytes.begin() + off + block_bytes, 0);
-    if (compare_backends(r.c, expected, actual).agree)
-      std::copy(saved.begin(), saved.end(), bytes.begin() + off);
-    else
-      changed = true;
+  for (auto& [name, tensor] : r.c.inputs) {
+    if (tensor.dtype != io::DType::F32 && tensor.dtype != io::DType::BF16 && tensor.dtype != io::DType::F16) continue;
+    std::vector<std::uint8_t>& bytes = tensor.bytes;
+    const std::size_t block_bytes = 16 * io::dtype_size(tensor.dtype);
+    bool changed = false;
+    for (std::size_t off = 0; off + block_bytes <= bytes.size(); off += block_bytes) {
+      const std::vector<std::uint8_t> saved(bytes.begin() + off, bytes.begin() + off + block_bytes);
+      if (std::all_of(saved.begin(), saved.end(), [](std::uint8_t b) { return b == 0; })) continue;
+      std::fill(bytes.begin() + off, bytes.begin() + off + block_bytes, 0);
+      if (compare_backends(r.c, expected, actual).agree)
+        std::copy(saved.begin(), saved.end(), bytes.begin() + off);
+      else
+        changed = true;
+    }
+    if (changed) r.recipes.erase(name);
   }
-  if (changed) r.recipes.erase("x");
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 namespace nvfp4 {
 namespace {
 
-constexpr std::array<std::pair<Operation, std::string_view>, 12> kNames = {{
+constexpr std::array<std::pair<Operation, std::string_view>, 16> kNames = {{
     {Operation::kAmaxGlobal, "amax_global"},
     {Operation::kAmaxRows, "amax_rows"},
     {Operation::kAmaxCols, "amax_cols"},
@@ -20,6 +20,10 @@ constexpr std::array<std::pair<Operation, std::string_view>, 12> kNames = {{
     {Operation::kUnswizzle, "unswizzle"},
     {Operation::kTransposePacked, "transpose_packed"},
     {Operation::kTransposeScales2D, "transpose_scales_2d"},
+    {Operation::kAmaxPartial, "amax_partial"},
+    {Operation::kFusedScale, "fused_scale_2d"},
+    {Operation::kPartialCast, "partial_cast_2d"},
+    {Operation::kCastMasterWeights, "cast_master_weights"},
 }};
 
 }  // namespace

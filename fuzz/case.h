@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/safetensors.h"
 #include "reference/quantize.h"
@@ -27,6 +28,13 @@ enum class Operation {
   kUnswizzle,          // scale (swizzled) -> scale (compact)
   kTransposePacked,    // data [M, K/2] -> data [K, M/2]
   kTransposeScales2D,  // scale (2D rowwise, compact) + params M, K -> scale (columnwise)
+  // The distributed 2D weight cast (NUMERICS.md §3.4, §3.15-§3.17):
+  kAmaxPartial,        // xs [len] (BF16 shard) + params M, K, shard_start -> tile_amax [M/16, K/16], amax [1]
+  kFusedScale,         // tile_amax [M/16, K/16], amax [1] -> tile_scale, scale (compact rowwise), amax, global_scale
+  kPartialCast,        // xs, tile_scale, global_scale, data (prior bytes: shard-local [n] or whole [M, K/2])
+                       //   + params M, K, shard_start -> data (owned nibbles replaced)
+  kCastMasterWeights,  // every input is an FP32 weight W [M, K] + params cuts (R-1 flat cut points)
+                       //   -> W.data, W.scale, W.amax, W.data_t, W.scale_t per weight
 };
 
 std::string_view operation_name(Operation op);
@@ -45,8 +53,13 @@ struct CaseParams {
   ScaleLayout scale_layout = ScaleLayout::kCompact;
   // kDequantize
   io::DType output_dtype = io::DType::F32;
-  // kTransposeScales2D: the quantized tensor's dimensions
+  // kTransposeScales2D: the quantized tensor's dimensions; kAmaxPartial, kPartialCast: the weight's
   std::int64_t M = 0, K = 0;
+  // kAmaxPartial, kPartialCast: the shard's first flattened element (its length is xs's)
+  std::int64_t shard_start = 0;
+  // kCastMasterWeights: the R-1 cut points between R ranks in the flattened concatenation of the
+  // weights (sorted by name); R = cuts.size() + 1
+  std::vector<std::int64_t> cuts;
 };
 
 struct Case {

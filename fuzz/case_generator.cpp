@@ -3,7 +3,10 @@
 #include "fuzz/generators.h"
 #include "fuzz/reference_backend.h"
 #include "io/tensor_convert.h"
+#include "reference/amax.h"
+#include "reference/fused_scale.h"
 #include "reference/layout.h"
+#include "reference/partition.h"
 #include "reference/profiles.h"
 
 namespace nvfp4::fuzz {
@@ -43,12 +46,124 @@ TensorMap quantized(const CaseRecord& base, BlockShape block, bool row_scaled) {
   return ReferenceBackend().run(q);
 }
 
+// A flat cut point in [0, total] of the concatenation of weights with these shapes: uniform, odd,
+// or at a byte, tile (16-column segment), row or weight boundary, or one element off one of those.
+// Shrinks towards small cuts of the same kind (an odd cut stays odd).
+rc::Gen<std::int64_t> cut_point(const std::vector<Shape>& shapes) {
+  std::vector<std::int64_t> elements;
+  for (const Shape& s : shapes) elements.push_back(std::int64_t(s.M * s.K));
+  const std::vector<std::int64_t> offsets = weight_offsets(elements);
+  const std::int64_t total = offsets.back();
+  return rc::gen::exec([=]() -> std::int64_t {
+    enum Kind { kUniform, kOdd, kByte, kTile, kRow, kWeight };
+    const Kind kind = *rc::gen::weightedElement<Kind>({{2, kUniform}, {3, kOdd}, {1, kByte}, {1, kTile}, {1, kRow}, {1, kWeight}});
+    std::int64_t cut = 0;
+    if (kind == kUniform) cut = *rc::gen::inRange<std::int64_t>(0, total + 1);
+    if (kind == kOdd) cut = 2 * *rc::gen::inRange<std::int64_t>(0, total / 2) + 1;
+    if (kind == kByte) cut = 2 * *rc::gen::inRange<std::int64_t>(0, total / 2 + 1);
+    if (kind == kTile || kind == kRow || kind == kWeight) {
+      const std::size_t w = *rc::gen::inRange<std::size_t>(0, shapes.size());
+      const std::int64_t row = kind == kWeight ? 0 : *rc::gen::inRange<std::int64_t>(0, std::int64_t(shapes[w].M));
+      const std::int64_t col = kind == kTile ? 16 * *rc::gen::inRange<std::int64_t>(0, std::int64_t(shapes[w].K / 16)) : 0;
+      cut = offsets[w] + row * std::int64_t(shapes[w].K) + col;
+    }
+    if (kind != kUniform && kind != kOdd) cut += *rc::gen::element<std::int64_t>(0, -1, 1);
+    return std::clamp<std::int64_t>(cut, 0, total);
+  });
+}
+
+// The BF16 values of a weight generated from a recipe (the flow rounds FP32 to BF16 first).
+FloatMatrix bf16_weight(const Recipe& r) {
+  return io::to_float_matrix(io::from_float_matrix(generate_values(r), io::FloatType::BF16), "generator", "w");
+}
+
+// Flat elements [s.start, s.end()) of w.
+FloatVector shard_values(const FloatMatrix& w, const Shard& s) {
+  FloatVector xs = xt::empty<float>({std::size_t(s.length)});
+  std::copy_n(w.data() + s.start, s.length, xs.begin());
+  return xs;
+}
+
+// A shard of one weight: two cut points of it, in order.
+Shard shard_of(Shape s) {
+  std::int64_t a = *cut_point({s}), b = *cut_point({s});
+  if (a > b) std::swap(a, b);
+  return Shard{a, b - a};
+}
+
+void distributed_case(CaseRecord& r, Shape s, const Recipe& recipe) {
+  CaseParams& p = r.c.params;
+  r.recipes.clear();
+  r.c.inputs.clear();
+  p.M = std::int64_t(s.M);
+  p.K = std::int64_t(s.K);
+  if (r.c.op != Operation::kAmaxPartial) p.profile = "te";  // TE's distributed path (NUMERICS.md §3.15-§3.17)
+  switch (r.c.op) {
+    case Operation::kAmaxPartial: {
+      const Shard shard = shard_of(s);
+      p.shard_start = shard.start;
+      r.c.inputs["xs"] = io::from_bf16_values(shard_values(bf16_weight(recipe), shard));
+      break;
+    }
+    case Operation::kFusedScale: {
+      const FloatMatrix w = bf16_weight(recipe);
+      const std::optional<float> g = *amax_override();
+      r.c.inputs["tile_amax"] = io::from_float_matrix(amax_tiles_16x16(w, AmaxRule::IGNORE), io::FloatType::F32);
+      r.c.inputs["amax"] = io::from_float_vector(FloatVector({g ? *g : amax_global(w, AmaxRule::IGNORE)}));
+      break;
+    }
+    case Operation::kPartialCast: {
+      const FloatMatrix w = bf16_weight(recipe);
+      const Shard shard = shard_of(s);
+      const std::optional<float> g = *amax_override();
+      const FusedScale f = fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE),
+                                          GlobalScaleRule::TE);
+      p.shard_start = shard.start;
+      r.c.inputs["xs"] = io::from_bf16_values(shard_values(w, shard));
+      r.c.inputs["tile_scale"] = io::from_float_matrix(f.tile_scale, io::FloatType::F32);
+      r.c.inputs["global_scale"] = io::from_float_vector(FloatVector({f.S}));
+      const ByteMatrix prior = fill_bytes(s.M, s.K / 2, *seed());  // the nibbles the shard must keep
+      if (*rc::gen::element(true, false)) {
+        r.c.inputs["data"] = io::from_byte_matrix(prior);
+      } else {
+        const auto first = prior.begin() + shard.first_byte();
+        r.c.inputs["data"] = io::from_byte_vector(std::vector<std::uint8_t>(first, first + shard.local_bytes()));
+      }
+      break;
+    }
+    case Operation::kCastMasterWeights: {
+      // One to four weights (the first of shape s); sparse data shrinks to one or two tiles.
+      std::vector<Shape> shapes = {s};
+      const int extra = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < extra; ++i) shapes.push_back(*shape16(64));
+      for (std::size_t i = 0; i < shapes.size(); ++i) {
+        Recipe w = recipe;
+        w.M = std::int64_t(shapes[i].M);
+        w.K = std::int64_t(shapes[i].K);
+        w.dtype = io::DType::F32;
+        w.seed = recipe.seed + i;
+        const std::string name = "w" + std::to_string(i);
+        r.recipes[name] = w;
+        r.c.inputs[name] = generate_tensor(w);
+      }
+      const int ranks = *rc::gen::weightedOneOf<int>(
+          {{6, rc::gen::inRange(1, 5)}, {2, rc::gen::inRange(5, 17)}, {1, rc::gen::inRange(17, kMaxRanks + 1)}});
+      for (int i = 1; i < ranks; ++i) p.cuts.push_back(*cut_point(shapes));
+      std::sort(p.cuts.begin(), p.cuts.end());
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 }  // namespace
 
 std::vector<Operation> all_operations() {
   return {Operation::kQuantize,        Operation::kDequantize,      Operation::kAmaxGlobal,     Operation::kAmaxRows,
           Operation::kAmaxCols,        Operation::kAmaxBlocks1x16,  Operation::kAmaxBlocks16x1, Operation::kAmaxTiles16x16,
-          Operation::kSwizzle,         Operation::kUnswizzle,       Operation::kTransposePacked, Operation::kTransposeScales2D};
+          Operation::kSwizzle,         Operation::kUnswizzle,       Operation::kTransposePacked, Operation::kTransposeScales2D,
+          Operation::kAmaxPartial,     Operation::kFusedScale,      Operation::kPartialCast,     Operation::kCastMasterWeights};
 }
 
 rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
@@ -109,6 +224,12 @@ rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
         p.K = std::int64_t(s.K);
         break;
       }
+      case Operation::kAmaxPartial:
+      case Operation::kFusedScale:
+      case Operation::kPartialCast:
+      case Operation::kCastMasterWeights:
+        distributed_case(r, s, recipe);
+        break;
       default:
         break;  // the amax operations read x
     }

@@ -45,13 +45,17 @@ std::vector<std::string> required_inputs(Operation op) {
     case Operation::kUnswizzle:
     case Operation::kTransposeScales2D: return {"scale"};
     case Operation::kTransposePacked: return {"data"};
+    case Operation::kAmaxPartial: return {"xs"};
+    case Operation::kFusedScale: return {"amax", "tile_amax"};
+    case Operation::kPartialCast: return {"data", "global_scale", "tile_scale", "xs"};
+    case Operation::kCastMasterWeights: return {};  // the weights, any names
   }
   return {};
 }
 
 std::string operation_names() {
   std::string s;
-  for (int i = 0; i <= int(Operation::kTransposeScales2D); ++i) {
+  for (int i = 0; i <= int(Operation::kCastMasterWeights); ++i) {
     if (i) s += ", ";
     s += operation_name(Operation(i));
   }
@@ -113,7 +117,8 @@ float parse_amax(const json& j) {
 }
 
 CaseParams parse_params(const json& j) {
-  check_keys(j, "params", {"profile", "block", "direction", "row_scaled", "amax", "scale_layout", "output_dtype", "M", "K"});
+  check_keys(j, "params", {"profile", "block", "direction", "row_scaled", "amax", "scale_layout", "output_dtype", "M", "K",
+                           "shard_start", "cuts"});
   CaseParams p;
   if (j.contains("profile")) {
     p.profile = get_string(j, "profile", "params");
@@ -152,6 +157,15 @@ CaseParams parse_params(const json& j) {
   }
   if (j.contains("M")) p.M = get_int(j, "M", "params");
   if (j.contains("K")) p.K = get_int(j, "K", "params");
+  if (j.contains("shard_start")) p.shard_start = get_int(j, "shard_start", "params");
+  if (j.contains("cuts")) {
+    const json& v = j.at("cuts");
+    if (!v.is_array()) bad("params.cuts must be an array of integers, not {}", json_type(v));
+    for (const json& c : v) {
+      if (!c.is_number_integer()) bad("params.cuts must hold integers, not {}", c.dump());
+      p.cuts.push_back(c.get<std::int64_t>());
+    }
+  }
   return p;
 }
 
@@ -225,6 +239,8 @@ nlohmann::json describe_case(const CaseRecord& r) {
       {"output_dtype", io::dtype_name(p.output_dtype)},
       {"M", p.M},
       {"K", p.K},
+      {"shard_start", p.shard_start},
+      {"cuts", p.cuts},
   };
   json inputs = json::object();
   std::set<std::string> names;

@@ -2,10 +2,12 @@
 
 #include <xtensor/xview.hpp>
 
+#include "fuzz/distributed_case.h"
 #include "fuzz/reference_backend.h"
 #include "io/tensor_convert.h"
-#include "reference/formulas.h"
+#include "reference/distributed_formulas.h"
 #include "reference/layout.h"
+#include "reference/partial_amax.h"
 
 namespace nvfp4 {
 namespace {
@@ -144,6 +146,83 @@ TensorMap transpose_via_nibbles(const Case& c) {
   return result;
 }
 
+// A shard is splittable: the partial amaxes of its two halves, combined with the amax NaN rule,
+// are the whole shard's.
+TensorMap amax_partial_by_halves(const Case& c) {
+  const ShardInput in = shard_input(c);
+  const AmaxRule rule = case_profile(c.params).amax;
+  const std::int64_t split = in.shard.length / 2;
+  const PartialAmax a = amax_partial(xt::view(in.xs, xt::range(0, split)), in.M, in.K, Shard{in.shard.start, split}, rule);
+  const PartialAmax b = amax_partial(xt::view(in.xs, xt::range(split, in.shard.length)), in.M, in.K,
+                                     Shard{in.shard.start + split, in.shard.length - split}, rule);
+  FloatMatrix tiles = a.tiles;
+  for (std::size_t i = 0; i < tiles.size(); ++i) tiles.data()[i] = amax_combine(rule, tiles.data()[i], b.tiles.data()[i]);
+  TensorMap out;
+  out["tile_amax"] = io::from_float_matrix(tiles, io::FloatType::F32);
+  out["amax"] = io::from_float_vector(FloatVector({amax_combine(rule, a.amax, b.amax)}));
+  return out;
+}
+
+// The fused scale is local to a tile row: each row of tiles computed alone, then stacked.
+TensorMap fused_scale_by_tile_rows(const Case& c) {
+  const FusedScaleInput in = fused_scale_input(c);
+  const GlobalScaleRule rule = case_profile(c.params).gs;
+  FusedScale whole = fused_scale_2d(xt::view(in.tile_amax, xt::range(0, 0), xt::all()), in.amax, rule);
+  const std::size_t tr = in.tile_amax.shape(0), tc = in.tile_amax.shape(1);
+  whole.tile_scale = xt::empty<float>({tr, tc});
+  whole.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(std::int64_t(16 * tr))), whole.scale.shape(1)});
+  for (std::size_t i = 0; i < tr; ++i) {
+    const FusedScale row = fused_scale_2d(xt::view(in.tile_amax, xt::range(i, i + 1), xt::all()), in.amax, rule);
+    xt::view(whole.tile_scale, i, xt::all()) = xt::view(row.tile_scale, 0, xt::all());
+    xt::view(whole.scale, xt::range(16 * i, 16 * i + 16), xt::all()) = xt::view(row.scale, xt::range(0, 16), xt::all());
+  }
+  TensorMap out;
+  out["tile_scale"] = io::from_float_matrix(whole.tile_scale, io::FloatType::F32);
+  out["scale"] = io::from_byte_matrix(whole.scale);
+  out["amax"] = io::from_float_vector(FloatVector({whole.amax}));
+  out["global_scale"] = io::from_float_vector(FloatVector({whole.S}));
+  return out;
+}
+
+// A shard cast in two pieces into the same destination: the second piece must keep the first
+// piece's nibble in the byte they may share.
+TensorMap partial_cast_by_halves(const Case& c) {
+  PartialCastInput in = partial_cast_input(c);
+  const Shard& s = in.shard.shard;
+  const std::int64_t split = s.length / 2;
+  for (const auto& [a, b] : {std::pair<std::int64_t, std::int64_t>{0, split}, {split, s.length}}) {
+    const Shard piece{s.start + a, b - a};
+    const bool whole = in.target == CastTarget::kWholeTensor;
+    const std::int64_t offset = whole ? 0 : shard_local_byte(piece.start, s.start);
+    const std::size_t bytes = whole ? in.data.size() : std::size_t(piece.local_bytes());
+    partial_cast_2d(xt::view(in.shard.xs, xt::range(a, b)), in.shard.M, in.shard.K, piece, in.tile_scale, in.S,
+                    in.target, ByteSpan{in.data.data() + offset, bytes});
+  }
+  TensorMap out;
+  out["data"] = partial_cast_output(in, in.data);
+  return out;
+}
+
+// NUMERICS.md §3.17's property: the flow across ranks equals quantize_2d of each whole BF16-rounded
+// weight with its own global amax, whatever the ranks and cut points.
+TensorMap master_weights_via_quantize_2d(const Case& c) {
+  const MasterWeightsInput in = master_weights_input(c);
+  validate_flow_profile(operation_name(c.op), case_profile(c.params));
+  TensorMap out;
+  for (std::size_t i = 0; i < in.weights.size(); ++i) {
+    Case q;
+    q.op = Operation::kQuantize;
+    q.params.profile = c.params.profile;
+    q.params.knobs = c.params.knobs;
+    q.params.block = BlockShape::k2D;
+    q.params.direction = Direction::kBoth;
+    q.inputs["x"] = io::from_float_matrix(in.weights[i], io::FloatType::BF16);
+    const TensorMap r = ReferenceBackend().run(q);
+    for (const char* t : {"data", "scale", "amax", "data_t", "scale_t"}) out[in.names[i] + "." + t] = r.at(t);
+  }
+  return out;
+}
+
 }  // namespace
 
 TensorMap MetamorphicBackend::run(const Case& c) {
@@ -154,6 +233,10 @@ TensorMap MetamorphicBackend::run(const Case& c) {
     case Operation::kUnswizzle: return swizzle_by_bands(c);
     case Operation::kTransposePacked: return transpose_via_nibbles(c);
     case Operation::kTransposeScales2D: return transpose_scales_by_scatter(c);
+    case Operation::kAmaxPartial: return amax_partial_by_halves(c);
+    case Operation::kFusedScale: return fused_scale_by_tile_rows(c);
+    case Operation::kPartialCast: return partial_cast_by_halves(c);
+    case Operation::kCastMasterWeights: return master_weights_via_quantize_2d(c);
     default: return amax_via_transpose(c);
   }
 }

@@ -5,7 +5,10 @@
 //  * amax over rows/columns/blocks == the transposed amax of x^T; global amax == max of row amaxes;
 //  * swizzle/unswizzle are band-local: 128-row bands processed separately and concatenated;
 //  * the packed transpose goes through an unpacked nibble matrix and xtensor's transpose;
-//  * the 2D scale transpose scatters where the reference gathers.
+//  * the 2D scale transpose scatters where the reference gathers;
+//  * partial amax and partial cast are computed on the shard's two halves;
+//  * the fused scale is computed one tile row at a time;
+//  * cast_master_weights across ranks is quantize_2d of each whole weight (§3.17's property).
 #pragma once
 
 #include "fuzz/case.h"

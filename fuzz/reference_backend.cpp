@@ -1,9 +1,11 @@
 #include "fuzz/reference_backend.h"
 
+#include "fuzz/distributed_case.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/dequantize.h"
 #include "reference/error.h"
+#include "reference/partial_amax.h"
 #include "reference/profiles.h"
 #include "reference/scale_layout.h"
 #include "reference/transpose.h"
@@ -100,6 +102,35 @@ TensorMap ReferenceBackend::run(const Case& c) {
       out["scale"] = io::from_byte_matrix(transpose_scales_2d(io::to_byte_matrix(case_input(c, "scale"), op, "scale"),
                                                               std::size_t(c.params.M), std::size_t(c.params.K)));
       break;
+    case Operation::kAmaxPartial: {
+      const ShardInput in = shard_input(c);
+      const PartialAmax a = amax_partial(in.xs, in.M, in.K, in.shard, profile.amax);
+      out["tile_amax"] = matrix_tensor(a.tiles);
+      out["amax"] = io::from_float_vector(FloatVector({a.amax}));
+      break;
+    }
+    case Operation::kFusedScale: {
+      const FusedScaleInput in = fused_scale_input(c);
+      const FusedScale f = fused_scale_2d(in.tile_amax, in.amax, profile.gs);
+      out["tile_scale"] = matrix_tensor(f.tile_scale);
+      out["scale"] = io::from_byte_matrix(f.scale);
+      out["amax"] = io::from_float_vector(FloatVector({f.amax}));
+      out["global_scale"] = io::from_float_vector(FloatVector({f.S}));
+      break;
+    }
+    case Operation::kPartialCast: {
+      PartialCastInput in = partial_cast_input(c);
+      partial_cast_2d(in.shard.xs, in.shard.M, in.shard.K, in.shard.shard, in.tile_scale, in.S, in.target,
+                      ByteSpan{in.data.data(), in.data.size()});
+      out["data"] = partial_cast_output(in, in.data);
+      break;
+    }
+    case Operation::kCastMasterWeights: {
+      const MasterWeightsInput in = master_weights_input(c);
+      const std::vector<CastWeight> w = cast_master_weights(in.weights, in.ranks, profile);
+      for (std::size_t i = 0; i < w.size(); ++i) add_cast_weight_outputs(out, in.names[i], w[i]);
+      break;
+    }
   }
   return out;
 }

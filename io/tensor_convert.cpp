@@ -62,6 +62,32 @@ FloatVector to_float_vector(const Tensor& t, std::string_view op, std::string_vi
   return v;
 }
 
+FloatVector to_bf16_values(const Tensor& t, std::string_view op, std::string_view name) {
+  check_rank(t, 1, op, name);
+  if (t.dtype != DType::BF16)
+    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected BF16", name, dtype_name(t.dtype));
+  FloatVector v = xt::empty<float>({std::size_t(t.shape[0])});
+  for (std::int64_t i = 0; i < t.shape[0]; ++i) v(i) = bf16_to_float(load<std::uint16_t>(t, i));
+  return v;
+}
+
+std::vector<std::uint8_t> to_byte_vector(const Tensor& t, std::string_view op, std::string_view name) {
+  check_rank(t, 1, op, name);
+  if (t.dtype != DType::U8)
+    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected U8", name, dtype_name(t.dtype));
+  return t.bytes;
+}
+
+Tensor from_bf16_values(const FloatVector& v) {
+  std::vector<std::uint16_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = float_to_bf16(v(i));
+  return make_tensor_from<std::uint16_t>(DType::BF16, {std::int64_t(v.size())}, out);
+}
+
+Tensor from_byte_vector(const std::vector<std::uint8_t>& v) {
+  return make_tensor(DType::U8, {std::int64_t(v.size())}, {v.data(), v.size()});
+}
+
 Tensor from_byte_matrix(const ByteMatrix& m) {
   return make_tensor(DType::U8, {std::int64_t(m.shape(0)), std::int64_t(m.shape(1))}, {m.data(), m.size()});
 }
