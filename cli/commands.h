@@ -28,5 +28,6 @@ void register_fuzz(CLI::App& app, int& exit_code);
 void register_gate(CLI::App& app, int& exit_code);
 void register_replay(CLI::App& app, int& exit_code);
 void register_seed_corpus(CLI::App& app);
+void register_cast_master_weights(CLI::App& app);
 
 }  // namespace nvfp4::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   nvfp4::cli::register_gate(app, exit_code);
   nvfp4::cli::register_replay(app, exit_code);
   nvfp4::cli::register_seed_corpus(app);
+  nvfp4::cli::register_cast_master_weights(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

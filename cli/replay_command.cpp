@@ -65,6 +65,9 @@ std::string case_label(const Case& c) {
       break;
     case Operation::kDequantize: s += fmt::format(" -> {}", io::dtype_name(c.params.output_dtype)); break;
     case Operation::kTransposeScales2D: s += fmt::format(" M={} K={}", c.params.M, c.params.K); break;
+    case Operation::kAmaxPartial:
+    case Operation::kPartialCast: s += fmt::format(" M={} K={} shard_start={}", c.params.M, c.params.K, c.params.shard_start); break;
+    case Operation::kCastMasterWeights: s += fmt::format(" ranks={} cuts=[{}]", c.params.cuts.size() + 1, fmt::join(c.params.cuts, ",")); break;
     default: break;
   }
   return s;

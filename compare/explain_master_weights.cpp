@@ -87,13 +87,19 @@ class MasterWeightsExplainer {
               scale_t_follows);
   }
 
-  // Classifies the rowwise data bytes; returns the most frequent kind (kOther if none).
+  // Classifies the rowwise data bytes; returns the most frequent kind (kOther if none). A byte
+  // can fit both patterns (e.g. a shared byte whose shifted-in nibble is 0); the pattern that
+  // fits every mismatching byte wins, as the simpler explanation.
   MismatchKind data(const std::string& name, const FloatMatrix& w, std::int64_t offset, const ByteMatrix& ed,
                     const ByteMatrix& ad) {
     const std::int64_t K = std::int64_t(w.shape(1)), bytes = std::int64_t(ed.size());
     Explanation::BlockMap map{name + ".data", std::int64_t(w.shape(0)), K / 16,
                               std::vector<std::uint8_t>(w.size() / 16, 0)};
-    std::map<MismatchKind, std::size_t> kinds;
+    struct Wrong {
+      std::int64_t byte;
+      bool shifted, nibble_lost;
+    };
+    std::vector<Wrong> wrong;
     for (std::int64_t b = 0; b < bytes; ++b) {
       const std::uint8_t e = ed.data()[b], a = ad.data()[b];
       if (e == a) continue;
@@ -109,13 +115,22 @@ class MasterWeightsExplainer {
         return (b + 1 < bytes && nibble_at(a, half) == nibble_at(ed.data()[b + 1], half)) || (last && nibble_at(a, half) == 0);
       };
       const bool lo_differs = nibble_at(e, 0) != nibble_at(a, 0), hi_differs = nibble_at(e, 1) != nibble_at(a, 1);
+      // §5.3: a shared byte copied whole from one rank carries the other rank's nibble as that
+      // rank's zero-initialised buffer held it.
+      const bool nibble_lost = lo != hi && lo_differs != hi_differs && nibble_at(a, lo_differs ? 0 : 1) == 0;
+      wrong.push_back({b, (!lo_differs || shifted(0)) && (!hi_differs || shifted(1)), nibble_lost});
+    }
+    const bool all_lost = std::all_of(wrong.begin(), wrong.end(), [](const Wrong& x) { return x.nibble_lost; });
+    std::map<MismatchKind, std::size_t> kinds;
+    for (const Wrong& x : wrong) {
       MismatchKind kind = MismatchKind::kOther;
-      if ((!lo_differs || shifted(0)) && (!hi_differs || shifted(1))) kind = MismatchKind::kShardByteShift;
-      else if (lo != hi && lo_differs != hi_differs) kind = MismatchKind::kSharedByteNibble;  // §5.3
+      if (x.nibble_lost && (all_lost || !x.shifted)) kind = MismatchKind::kSharedByteNibble;
+      else if (x.shifted) kind = MismatchKind::kShardByteShift;
       ++kinds[kind];
+      const std::uint8_t e = ed.data()[x.byte], a = ad.data()[x.byte];
       for (int half = 0; half < 2; ++half) {
         if (nibble_at(e, half) == nibble_at(a, half)) continue;
-        const std::int64_t element = 2 * b + half;
+        const std::int64_t element = 2 * x.byte + half;
         add({name + ".data", element / K, element % K, bits_of(w.data()[element]), nibble_at(e, half), nibble_at(a, half), kind});
       }
     }

@@ -6,6 +6,7 @@
 #include <rapidcheck.h>
 
 #include "fuzz/corpus.h"
+#include "fuzz/shrink_master_weights.h"
 
 namespace nvfp4::fuzz {
 namespace {
@@ -85,6 +86,7 @@ CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend
     f.shrunk = *last_failing;
     f.shrunk.origin = "fuzz campaign seed=" + std::to_string(o.seed) + " shard=" + std::to_string(o.shard) + "/" +
                       std::to_string(o.shards) + " round=" + std::to_string(round);
+    shrink_master_weights(f.shrunk, expected, actual);
     zero_irrelevant_blocks(f.shrunk, expected, actual);
     f.comparison = compare_backends(f.shrunk.c, expected, actual);
     f.cases_to_detection = *first_failure;

@@ -46,30 +46,46 @@ TensorMap quantized(const CaseRecord& base, BlockShape block, bool row_scaled) {
   return ReferenceBackend().run(q);
 }
 
+// Where a cut point falls, drawn independently of the weights' shapes so that RapidCheck can
+// shrink the shapes while the cut keeps its kind and relative position.
+struct CutSpec {
+  enum Kind { kUniform, kOdd, kByte, kTile, kRow, kWeight } kind = kUniform;
+  std::uint32_t weight = 0, position = 0;  // which weight; position in units of 2^-16 of its range
+  int delta = 0;                           // -1, 0 or +1 element off a boundary
+};
+
+rc::Gen<CutSpec> cut_spec() {
+  return rc::gen::exec([] {
+    CutSpec c;
+    c.kind = *rc::gen::weightedElement<CutSpec::Kind>({{2, CutSpec::kUniform}, {3, CutSpec::kOdd}, {1, CutSpec::kByte},
+                                                       {1, CutSpec::kTile}, {1, CutSpec::kRow}, {1, CutSpec::kWeight}});
+    c.weight = *rc::gen::inRange<std::uint32_t>(0, 4);
+    c.position = *rc::gen::inRange<std::uint32_t>(0, 1u << 16);
+    c.delta = *rc::gen::element(0, -1, 1);
+    return c;
+  });
+}
+
 // A flat cut point in [0, total] of the concatenation of weights with these shapes: uniform, odd,
 // or at a byte, tile (16-column segment), row or weight boundary, or one element off one of those.
-// Shrinks towards small cuts of the same kind (an odd cut stays odd).
-rc::Gen<std::int64_t> cut_point(const std::vector<Shape>& shapes) {
+std::int64_t place_cut(const CutSpec& c, const std::vector<Shape>& shapes) {
   std::vector<std::int64_t> elements;
   for (const Shape& s : shapes) elements.push_back(std::int64_t(s.M * s.K));
   const std::vector<std::int64_t> offsets = weight_offsets(elements);
   const std::int64_t total = offsets.back();
-  return rc::gen::exec([=]() -> std::int64_t {
-    enum Kind { kUniform, kOdd, kByte, kTile, kRow, kWeight };
-    const Kind kind = *rc::gen::weightedElement<Kind>({{2, kUniform}, {3, kOdd}, {1, kByte}, {1, kTile}, {1, kRow}, {1, kWeight}});
-    std::int64_t cut = 0;
-    if (kind == kUniform) cut = *rc::gen::inRange<std::int64_t>(0, total + 1);
-    if (kind == kOdd) cut = 2 * *rc::gen::inRange<std::int64_t>(0, total / 2) + 1;
-    if (kind == kByte) cut = 2 * *rc::gen::inRange<std::int64_t>(0, total / 2 + 1);
-    if (kind == kTile || kind == kRow || kind == kWeight) {
-      const std::size_t w = *rc::gen::inRange<std::size_t>(0, shapes.size());
-      const std::int64_t row = kind == kWeight ? 0 : *rc::gen::inRange<std::int64_t>(0, std::int64_t(shapes[w].M));
-      const std::int64_t col = kind == kTile ? 16 * *rc::gen::inRange<std::int64_t>(0, std::int64_t(shapes[w].K / 16)) : 0;
-      cut = offsets[w] + row * std::int64_t(shapes[w].K) + col;
-    }
-    if (kind != kUniform && kind != kOdd) cut += *rc::gen::element<std::int64_t>(0, -1, 1);
-    return std::clamp<std::int64_t>(cut, 0, total);
-  });
+  const auto scaled = [&](std::int64_t range) { return range * std::int64_t(c.position) >> 16; };  // in [0, range)
+  const Shape& w = shapes[c.weight % shapes.size()];
+  const std::int64_t start = offsets[c.weight % shapes.size()];
+  std::int64_t cut = 0;
+  switch (c.kind) {
+    case CutSpec::kUniform: return scaled(total + 1);
+    case CutSpec::kOdd: return std::min(total, 2 * scaled(total / 2) + 1);
+    case CutSpec::kByte: cut = 2 * scaled(total / 2 + 1); break;
+    case CutSpec::kTile: cut = start + scaled(std::int64_t(w.M * w.K / 16)) * 16; break;
+    case CutSpec::kRow: cut = start + scaled(std::int64_t(w.M)) * std::int64_t(w.K); break;
+    case CutSpec::kWeight: cut = start; break;
+  }
+  return std::clamp<std::int64_t>(cut + c.delta, 0, total);
 }
 
 // The BF16 values of a weight generated from a recipe (the flow rounds FP32 to BF16 first).
@@ -86,7 +102,7 @@ FloatVector shard_values(const FloatMatrix& w, const Shard& s) {
 
 // A shard of one weight: two cut points of it, in order.
 Shard shard_of(Shape s) {
-  std::int64_t a = *cut_point({s}), b = *cut_point({s});
+  std::int64_t a = place_cut(*cut_spec(), {s}), b = place_cut(*cut_spec(), {s});
   if (a > b) std::swap(a, b);
   return Shard{a, b - a};
 }
@@ -146,9 +162,10 @@ void distributed_case(CaseRecord& r, Shape s, const Recipe& recipe) {
         r.recipes[name] = w;
         r.c.inputs[name] = generate_tensor(w);
       }
-      const int ranks = *rc::gen::weightedOneOf<int>(
-          {{6, rc::gen::inRange(1, 5)}, {2, rc::gen::inRange(5, 17)}, {1, rc::gen::inRange(17, kMaxRanks + 1)}});
-      for (int i = 1; i < ranks; ++i) p.cuts.push_back(*cut_point(shapes));
+      // Mostly up to 4 ranks, some up to 16 and 64; shrinks towards one rank.
+      const int cap = *rc::gen::weightedElement<int>({{6, 4}, {2, 16}, {1, kMaxRanks}});
+      const int ranks = 1 + int(*rc::gen::inRange<std::uint32_t>(0, kMaxRanks) % std::uint32_t(cap));
+      for (int i = 1; i < ranks; ++i) p.cuts.push_back(place_cut(*cut_spec(), shapes));
       std::sort(p.cuts.begin(), p.cuts.end());
       break;
     }

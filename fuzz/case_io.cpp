@@ -239,9 +239,11 @@ nlohmann::json describe_case(const CaseRecord& r) {
       {"output_dtype", io::dtype_name(p.output_dtype)},
       {"M", p.M},
       {"K", p.K},
-      {"shard_start", p.shard_start},
-      {"cuts", p.cuts},
   };
+  // Only the operations that have them describe a shard or cut points, so that older cases keep
+  // their descriptions (and content hashes).
+  if (r.c.op == Operation::kAmaxPartial || r.c.op == Operation::kPartialCast) params["shard_start"] = p.shard_start;
+  if (r.c.op == Operation::kCastMasterWeights) params["cuts"] = p.cuts;
   json inputs = json::object();
   std::set<std::string> names;
   for (const auto& [name, t] : r.c.inputs) names.insert(name);

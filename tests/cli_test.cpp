@@ -18,6 +18,7 @@
 #include "reference/half_float.h"
 #include "reference/profiles.h"
 #include "reference/quantize.h"
+#include "tests/support/quantize_options.h"
 
 namespace nvfp4 {
 namespace {
@@ -270,11 +271,62 @@ TEST_F(CliTest, ProfilesListsEveryProfileAndTheDocsAreInSync) {
 }
 
 TEST_F(CliTest, HelpExitsZeroForEveryCommand) {
-  for (const char* c : {"--help", "quantize --help", "dequantize --help", "profiles --help", "selfcheck --help"}) {
+  for (const char* c : {"--help", "quantize --help", "dequantize --help", "profiles --help", "selfcheck --help", "cast-master-weights --help"}) {
     const RunResult r = run(c);
     EXPECT_EQ(r.exit_code, 0) << c;
     EXPECT_NE(r.out.find("--"), std::string::npos) << c;
   }
+}
+
+TEST_F(CliTest, CastMasterWeightsEqualsQuantize2DOfEveryWeight) {
+  // Two weights in one file (name order: "attn.qkv" then "mlp.up"), plus a 1-D tensor that is not a weight.
+  const FloatMatrix a = write_random("w.safetensors", 48, 80, "mlp.up");
+  io::File f = io::read_file(path("w.safetensors"));
+  const FloatMatrix b = write_random("tmp.safetensors", 32, 16, "attn.qkv");
+  f.tensors["attn.qkv"] = io::read_file(path("tmp.safetensors")).tensors.at("attn.qkv");
+  const std::vector<float> bias(16, 1.0f);
+  f.tensors["mlp.bias"] = io::make_tensor_from<float>(io::DType::F32, {16}, bias);
+  io::write_file_atomic(path("w.safetensors"), f);
+  const std::string base = "cast-master-weights --input " + path("w.safetensors").string() + " --output " + path("c.safetensors").string();
+  // Cut points: mid-byte inside attn.qkv, one past the weight boundary (512), odd, and an empty rank.
+  for (const std::string& args : {base + " --ranks 5 --cuts 129,513,513,2001", base + " --ranks 3", base + " --ranks 1"}) {
+    const RunResult r = run(args);
+    ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+    const io::File c = io::read_file(path("c.safetensors"));
+    EXPECT_EQ(c.tensors.size(), 10u);
+    for (const auto& [name, w] : {std::pair<std::string, const FloatMatrix&>{"mlp.up", a}, {"attn.qkv", b}}) {
+      const FloatMatrix bf16 = io::to_float_matrix(io::from_float_matrix(w, io::FloatType::BF16), "test", name);
+      const Quantization q = quantize(bf16, test_support::opts(find_profile("te")->knobs, BlockShape::k2D));
+      EXPECT_EQ(bytes_of(c, name + ".data"), q.rowwise->data) << name << ": " << args;
+      EXPECT_EQ(bytes_of(c, name + ".scale"), q.rowwise->scale) << name;
+      EXPECT_EQ(bytes_of(c, name + ".data_t"), q.columnwise->data) << name;
+      EXPECT_EQ(bytes_of(c, name + ".scale_t"), q.columnwise->scale) << name;
+      EXPECT_EQ(floats_of(c, name + ".amax"), q.rowwise->amax) << name;
+    }
+  }
+}
+
+TEST_F(CliTest, CastMasterWeightsRejectsBadCutsAndInputs) {
+  write_random("w.safetensors", 32, 32, "w");
+  const std::string base = "cast-master-weights --input " + path("w.safetensors").string() + " --output " + path("c.safetensors").string();
+  expect_clean_failure(base + " --ranks 3 --cuts 500,100", "must not decrease");
+  expect_clean_failure(base + " --ranks 3 --cuts 100", "1 cut points for 3 ranks; expected 2");
+  expect_clean_failure(base + " --ranks 2 --cuts 1025", "past the 1024 elements");
+  expect_clean_failure(base + " --ranks 2 --cuts 12x", "--cuts");
+  expect_clean_failure(base + " --ranks 0", "--ranks");
+  expect_clean_failure(base + " --ranks 65", "--ranks");
+  expect_clean_failure(base + " --ranks 2 --profile te-2.13", "--profile");
+  expect_clean_failure(base + " --ranks 2 --backend cpu", "--backend");
+  expect_clean_failure("cast-master-weights --input " + path("w.safetensors").string() + " --ranks 2", "--output");
+  write_random("k40.safetensors", 16, 40, "w");
+  expect_clean_failure("cast-master-weights --input " + path("k40.safetensors").string() + " --output " + path("c.safetensors").string() + " --ranks 2",
+                       "E_DIM16_K");
+  io::File f;
+  const std::vector<std::uint16_t> h(256, 0x3C00);
+  f.tensors["w"] = io::make_tensor_from<std::uint16_t>(io::DType::F16, {16, 16}, h);
+  io::write_file_atomic(path("f16.safetensors"), f);
+  expect_clean_failure("cast-master-weights --input " + path("f16.safetensors").string() + " --output " + path("c.safetensors").string() + " --ranks 2",
+                       "E_DTYPE");
 }
 
 TEST_F(CliTest, SelfcheckPassesOnASmallExample) {

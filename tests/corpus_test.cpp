@@ -71,6 +71,8 @@ void expect_same_record(const CaseRecord& a, const CaseRecord& b) {
   EXPECT_EQ(a.c.params.output_dtype, b.c.params.output_dtype);
   EXPECT_EQ(a.c.params.M, b.c.params.M);
   EXPECT_EQ(a.c.params.K, b.c.params.K);
+  EXPECT_EQ(a.c.params.shard_start, b.c.params.shard_start);
+  EXPECT_EQ(a.c.params.cuts, b.c.params.cuts);
   ASSERT_EQ(a.c.params.amax.has_value(), b.c.params.amax.has_value());
   if (a.c.params.amax) {
     EXPECT_EQ(std::bit_cast<std::uint32_t>(*a.c.params.amax), std::bit_cast<std::uint32_t>(*b.c.params.amax));
@@ -153,6 +155,29 @@ class RandomCases {
         r.c.params.K = K;
         r.c.inputs["scale"] = bytes(io::DType::U8, {round_up(M, 128), round_up(K / 16, 4)});
         break;
+      case Operation::kAmaxPartial:
+      case Operation::kPartialCast: {
+        r.c.params.M = M;
+        r.c.params.K = K;
+        r.c.params.shard_start = std::int64_t(rng_() % (M * K));
+        const std::int64_t len = std::int64_t(rng_() % (M * K - r.c.params.shard_start + 1));
+        r.c.inputs["xs"] = bytes(io::DType::BF16, {len});
+        if (op == Operation::kAmaxPartial) break;
+        r.c.inputs["tile_scale"] = bytes(io::DType::F32, {M / 16, K / 16});
+        r.c.inputs["global_scale"] = bytes(io::DType::F32, {1});
+        r.c.inputs["data"] = bytes(io::DType::U8, {M, K / 2});
+        break;
+      }
+      case Operation::kFusedScale:
+        r.c.inputs["tile_amax"] = bytes(io::DType::F32, {M / 16, K / 16});
+        r.c.inputs["amax"] = bytes(io::DType::F32, {1});
+        break;
+      case Operation::kCastMasterWeights:
+        r.c.inputs["w.a"] = bytes(io::DType::F32, {M, K});
+        r.c.inputs["w.b"] = bytes(io::DType::F32, {K, M});
+        for (std::uint64_t i = rng_() % 8; i > 0; --i) r.c.params.cuts.push_back(std::int64_t(rng_() % (2 * M * K + 1)));
+        std::sort(r.c.params.cuts.begin(), r.c.params.cuts.end());
+        break;
     }
     return r;
   }
@@ -165,6 +190,7 @@ constexpr Operation kAllOps[] = {
     Operation::kAmaxGlobal,     Operation::kAmaxRows,       Operation::kAmaxCols,  Operation::kAmaxBlocks1x16,
     Operation::kAmaxBlocks16x1, Operation::kAmaxTiles16x16, Operation::kQuantize,  Operation::kDequantize,
     Operation::kSwizzle,        Operation::kUnswizzle,      Operation::kTransposePacked, Operation::kTransposeScales2D,
+    Operation::kAmaxPartial,    Operation::kFusedScale,     Operation::kPartialCast,     Operation::kCastMasterWeights,
 };
 
 class CorpusTest : public ::testing::Test {

@@ -196,8 +196,9 @@ TEST(PartialCast, KeepsTheOtherNibbleOfBoundaryBytesAndMatchesQuantize2D) {
       const bool owned = e >= s.start && e < s.end();
       const std::uint8_t want = nibble_at(owned ? q.rowwise->data.data()[e / 2] : prior[e / 2], int(e % 2));
       ASSERT_EQ(nibble_at(whole[e / 2], int(e % 2)), want) << "element " << e << " shard [" << s.start << ", " << s.end() << ")";
-      if (e / 2 >= s.first_byte() && e / 2 < s.first_byte() + s.local_bytes())
+      if (e / 2 >= s.first_byte() && e / 2 < s.first_byte() + s.local_bytes()) {
         ASSERT_EQ(nibble_at(local[shard_local_byte(e, s.start)], int(e % 2)), want) << "element " << e;
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "compare/explain.h"
@@ -13,6 +14,8 @@
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/formulas.h"
+#include "reports/failure_page.h"
+#include "tests/support/upstream_bugs.h"
 
 namespace nvfp4 {
 namespace {
@@ -142,6 +145,92 @@ INSTANTIATE_TEST_SUITE_P(Mutants, HarnessDetection,
                                            Expectation{Mutation::kNibbleSwap, "NibbleSwap", MismatchKind::kNibbleOrder, 50},
                                            Expectation{Mutation::kNegativeZero, "NegativeZero", MismatchKind::kZeroSign, 50}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// ---- the upstream bugs of the distributed weight cast (NUMERICS.md §5.1-§5.3) ----------------------
+
+using test_support::UpstreamBug;
+
+struct UpstreamExpectation {
+  UpstreamBug bug;
+  const char* name;
+  MismatchKind kind;
+  const char* variant;    // the name the verdict and the report must give
+  std::size_t max_cases;  // detection bound
+  std::int64_t max_tiles;  // bound on the shrunk case's 16x16 tiles
+};
+
+std::int64_t tiles(const Case& c) {
+  std::int64_t n = 0;
+  for (const auto& [name, t] : c.inputs) n += (t.shape.at(0) / 16) * (t.shape.at(1) / 16);
+  return n;
+}
+
+bool has_odd_rank_start(const Case& c) {
+  std::int64_t total = 0;
+  for (const auto& [name, t] : c.inputs) total += t.numel();
+  for (std::int64_t cut : c.params.cuts)
+    if (cut % 2 && cut < total) return true;
+  return false;
+}
+
+class UpstreamBugDetection : public ::testing::TestWithParam<UpstreamExpectation> {};
+
+TEST_P(UpstreamBugDetection, FindsShrinksSavesReportsAndNamesTheBug) {
+  const UpstreamExpectation e = GetParam();
+  const std::uint64_t seed = std::random_device{}();
+  const auto dir = std::filesystem::temp_directory_path() / ("nvfp4_upstream_" + std::to_string(::getpid()) + "_" + e.name);
+  std::filesystem::remove_all(dir);
+  fuzz::CampaignOptions o;
+  o.space.ops = {Operation::kCastMasterWeights};
+  o.space.profiles = {"te"};
+  o.space.max_dim = 64;
+  o.cases = 3 * e.max_cases;
+  o.max_failures = 1;
+  o.seed = seed;
+  o.corpus = dir / "corpus";
+  ReferenceBackend reference;
+  test_support::UpstreamBugBackend buggy(e.bug);
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, reference, buggy);
+  ASSERT_EQ(r.failures.size(), 1u) << e.name << " not detected in " << r.cases << " cases (seed " << seed << ")";
+  const fuzz::CampaignFailure& f = r.failures[0];
+  const Case& c = f.shrunk.c;
+  std::string cuts;
+  for (std::int64_t cut : c.params.cuts) cuts += " " + std::to_string(cut);
+  std::printf("%s: detected after %zu cases (seed %llu); shrunk to %zu weight(s), %lld tile(s), %zu rank(s), cuts:%s\n", e.name,
+              f.cases_to_detection, static_cast<unsigned long long>(seed), c.inputs.size(), static_cast<long long>(tiles(c)),
+              c.params.cuts.size() + 1, cuts.c_str());
+  EXPECT_LE(f.cases_to_detection, e.max_cases) << "seed " << seed;
+  // The offset bugs need a rank that starts at an odd element; the bound for the index
+  // bug is at most 2 tiles; the others shrink as far.
+  if (e.bug != UpstreamBug::kFusedScalePitchTc) EXPECT_TRUE(has_odd_rank_start(c)) << "seed " << seed << ", cuts:" << cuts;
+  EXPECT_LE(tiles(c), e.max_tiles) << "seed " << seed;
+  // Saved, and the saved file replays to the same disagreement.
+  ASSERT_TRUE(std::filesystem::exists(f.saved)) << f.saved;
+  EXPECT_FALSE(compare_backends(load_case(f.saved).c, reference, buggy).agree);
+  // The explanation classifies the bytes and its verdict names the upstream bug.
+  const Explanation x = explain(c, f.comparison.expected, f.comparison.actual);
+  bool found = false;
+  for (const auto& [kind, n] : x.kind_counts) found |= kind == e.kind && n > 0;
+  EXPECT_TRUE(found) << e.name << ": expected kind '" << mismatch_kind_name(e.kind) << "'; verdict: " << x.verdict;
+  EXPECT_NE(x.verdict.find(e.variant), std::string::npos) << x.verdict;
+  // The report page says so too.
+  const std::string page = write_failure_page(dir / "report", "failure", f.shrunk, f.comparison, "reference vs upstream-bug", f.saved);
+  std::ifstream in(dir / "report" / page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find(e.variant), std::string::npos);
+  EXPECT_NE(html.find(std::string(mismatch_kind_name(e.kind)).substr(0, 20)), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Upstream, UpstreamBugDetection,
+    ::testing::Values(UpstreamExpectation{UpstreamBug::kPartialCastIdxTe, "PartialCastIdxTe", MismatchKind::kShardByteShift,
+                                          "PARTIAL_CAST_IDX_TE", 200, 2},
+                      UpstreamExpectation{UpstreamBug::kFusedScalePitchTc, "FusedScalePitchTc", MismatchKind::kScaleRowPitch,
+                                          "FUSED_SCALE_PITCH_TC", 100, 2},
+                      UpstreamExpectation{UpstreamBug::kAllgatherBytes, "AllgatherBytes", MismatchKind::kSharedByteNibble,
+                                          "ALLGATHER_BYTES", 200, 2}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace nvfp4
