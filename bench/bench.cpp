@@ -12,11 +12,15 @@
 
 #include "device/device_backend.h"
 #include "device/device_buffer.h"
+#include "device/distributed.h"
+#include "device/flow_workloads.h"
 #include "device/kernels.h"
+#include "device/rank_flow.h"
 #include "fuzz/recipe.h"
 #include "reference/amax.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
+#include "reference/partition.h"
 #include "reference/profiles.h"
 #include "reference/quantize.h"
 
@@ -136,9 +140,150 @@ class Bench {
     NVFP4_CUDA_CHECK(cudaStreamSynchronize(s_));
   }
 
+  // The distributed master-weight cast (NUMERICS.md §3.17) of a 16-layer transformer's linear
+  // weights (112 weights, 0.82 B elements) over 8 ranks with odd cut points, one rank's step
+  // simulated on this GPU. The collectives are left out: the arena keeps this rank's partial
+  // amaxes and every rank's chunk is a copy of this rank's, which changes no kernel's work.
+  void distributed() {
+    constexpr int kRanks = 8, kRank = 3;  // an interior rank: both of its boundaries share a byte
+    const std::vector<device::WeightShape> shapes = device::transformer_weights(16);
+    const std::int64_t total = device::total_elements(shapes);
+    const std::vector<RankRange> ranks = rank_ranges(total, kRanks, device::odd_cuts(total, kRanks, 1));
+    const std::int64_t pitch = device::chunk_pitch(ranks);
+    const RankRange& range = ranks[kRank];
+    const std::int64_t n = range.end - range.begin;
+    const FloatMatrix master_host = fuzz::randn_matrix(1, std::size_t(n), 11);
+    DeviceBuffer master(sizeof(float) * n), bf16(sizeof(std::uint16_t) * n), chunks(std::size_t(pitch) * kRanks),
+        gathered(std::size_t(total / 2));
+    master.upload(master_host.data(), s_);
+    const Profile& te = default_profile().knobs;
+    device::RankFlow flow(shapes, range, master.get<float>(), pitch, te);
+    flow.partial_amax(s_);
+    flow.scale_and_cast(s_);
+    for (int r = 0; r < kRanks; ++r)
+      NVFP4_CUDA_CHECK(cudaMemcpyAsync(chunks.get<std::uint8_t>() + r * pitch, flow.cast_buffer(), std::size_t(pitch),
+                                       cudaMemcpyDeviceToDevice, s_));
+    auto step = [&] {
+      flow.partial_amax(s_);
+      flow.scale_and_cast(s_);
+      flow.gather_and_transpose(chunks.get<std::uint8_t>(), ranks, s_);
+    };
+    step();
+
+    // Bytes each launch must move: every input read once, every output written once.
+    const auto tiles = [](std::int64_t M, std::int64_t K) { return double((M / 16) * (K / 16)); };
+    double amax_bytes = 0, fused_bytes = 0, cast_bytes = 0, tp_bytes = 0, ts_bytes = 0, gather_bytes = double(total / 2);
+    for (const device::PartialAmaxTask& t : flow.amax_tasks().tasks())
+      amax_bytes += 2.0 * t.length + 4.0 * tiles(t.M, t.K) + 4;
+    for (const device::FusedScaleTask& t : flow.fused_scale_tasks().tasks())
+      fused_bytes += 8.0 * tiles(t.M, t.K) + 8 + double(scale_rows(t.M) * scale_cols(t.K));
+    for (const device::PartialCastTask& t : flow.cast_tasks().tasks()) {
+      const std::int64_t tile_rows = (t.start + t.length - 1) / t.K / 16 - t.start / t.K / 16 + 1;  // P rows it reads
+      cast_bytes += 2.0 * t.length + 4.0 * double(tile_rows * (t.K / 16)) + 4 + double(Shard{t.start, t.length}.local_bytes());
+    }
+    for (const device::TransposePackedTask& t : flow.transpose_packed_tasks().tasks()) tp_bytes += double(t.M * t.K);
+    for (const device::TransposeScalesTask& t : flow.transpose_scales_tasks().tasks())  // one input row per 16
+      ts_bytes += double((t.M / 16) * scale_cols(t.K) + scale_rows(t.K) * scale_cols(t.M));
+    for (const RankRange& r : ranks) gather_bytes += double(r.buffer_bytes());
+    const double round_bytes = 6.0 * n, arena_bytes = 4.0 * flow.amax_arena_floats(), chunk_bytes = double(pitch);
+
+    fmt::print("\ndistributed master-weight cast: {} weights (16 layers: q, k, v, o 2048x2048, gate, up 5632x2048, down "
+               "2048x5632), {} elements, {} ranks with odd cut points; rank {} on this GPU: elements [{}, {}), chunk "
+               "pitch {} bytes; collectives left out\n",
+               shapes.size(), total, kRanks, kRank, range.begin, range.end, pitch);
+    fmt::print("  {:<44} {:>12} {:>12} {:>13} {:>8}\n", "launch", "median", "moved", "bandwidth", "of copy");
+    nlohmann::json& rows = dist_["kernels"];
+    rows.push_back(time_dist("memset amax arena", arena_bytes,
+                             [&] { NVFP4_CUDA_CHECK(cudaMemsetAsync(flow.amax_arena(), 0, std::size_t(arena_bytes), s_)); }));
+    rows.push_back(time_dist("round_to_bf16", round_bytes,
+                             [&] { device::round_to_bf16(master.get<float>(), n, bf16.get<std::uint16_t>(), s_); }));
+    rows.push_back(time_dist("amax_partial", amax_bytes, [&] { device::amax_partial(flow.amax_tasks(), te.amax, s_); }));
+    rows.push_back(time_dist("fused_scale_2d", fused_bytes, [&] { device::fused_scale_2d(flow.fused_scale_tasks(), te.gs, s_); }));
+    rows.push_back(time_dist("memset chunk", chunk_bytes,
+                             [&] { NVFP4_CUDA_CHECK(cudaMemsetAsync(flow.cast_buffer(), 0, std::size_t(pitch), s_)); }));
+    rows.push_back(time_dist("partial_cast_2d", cast_bytes, [&] { device::partial_cast_2d(flow.cast_tasks(), s_); }));
+    rows.push_back(time_dist("gather_nibbles", gather_bytes, [&] {
+      device::gather_nibbles(chunks.get<std::uint8_t>(), pitch, ranks, gathered.get<std::uint8_t>(), s_);
+    }));
+    rows.push_back(time_dist("transpose_packed", tp_bytes, [&] { device::transpose_packed(flow.transpose_packed_tasks(), s_); }));
+    rows.push_back(time_dist("transpose_scales_2d", ts_bytes,
+                             [&] { device::transpose_scales_2d(flow.transpose_scales_tasks(), s_); }));
+    rows.push_back(time_dist("phase partial_amax", arena_bytes + round_bytes + amax_bytes, [&] { flow.partial_amax(s_); }));
+    rows.push_back(time_dist("phase scale_and_cast", fused_bytes + chunk_bytes + cast_bytes, [&] { flow.scale_and_cast(s_); }));
+    rows.push_back(time_dist("phase gather_and_transpose", gather_bytes + tp_bytes + ts_bytes,
+                             [&] { flow.gather_and_transpose(chunks.get<std::uint8_t>(), ranks, s_); }));
+    rows.push_back(time_dist("step (the three phases)",
+                             arena_bytes + round_bytes + amax_bytes + fused_bytes + chunk_bytes + cast_bytes + gather_bytes +
+                                 tp_bytes + ts_bytes,
+                             step));
+    dist_["weights"] = shapes.size();
+    dist_["elements"] = total;
+    dist_["ranks"] = kRanks;
+    dist_["rank"] = kRank;
+    dist_["rank_elements"] = {range.begin, range.end};
+    dist_["chunk_pitch"] = pitch;
+
+    // Launches per step, for two list lengths: one layer (7 weights) and all 16 (this flow).
+    const std::vector<device::WeightShape> layer = device::transformer_weights(1);
+    const std::int64_t layer_total = device::total_elements(layer);
+    const std::vector<RankRange> layer_ranks = rank_ranges(layer_total, kRanks, device::odd_cuts(layer_total, kRanks, 1));
+    const std::int64_t layer_pitch = device::chunk_pitch(layer_ranks);
+    DeviceBuffer layer_chunks(std::size_t(layer_pitch) * kRanks);
+    device::RankFlow layer_flow(layer, layer_ranks[kRank], master.get<float>(), layer_pitch, te);  // reads a prefix
+    const nlohmann::json few = launches_per_step(layer_flow, layer_chunks.get<std::uint8_t>(), layer_ranks);
+    const nlohmann::json all = launches_per_step(flow, chunks.get<std::uint8_t>(), ranks);
+    const bool same = few["nodes"] == all["nodes"] && few["kernels"] == all["kernels"];
+    fmt::print("  launches per step (nodes of a CUDA graph captured from one step): {} weights: {} ({} kernels, {} memsets); "
+               "{} weights: {} ({} kernels, {} memsets): {}\n",
+               layer.size(), few["nodes"].get<int>(), few["kernels"].get<int>(), few["memsets"].get<int>(), shapes.size(),
+               all["nodes"].get<int>(), all["kernels"].get<int>(), all["memsets"].get<int>(),
+               same ? "independent of the list length" : "DEPENDS ON THE LIST LENGTH");
+    dist_["launches_per_step"] = {few, all};
+    dist_["launches_independent_of_list_length"] = same;
+    NVFP4_CUDA_CHECK(cudaStreamSynchronize(s_));
+  }
+
+  // The flow's kernels on one large tensor (a one-task list): the partial cast of the whole
+  // tensor and of a shard with an odd start, and the nibble transpose.
+  void distributed_large(std::int64_t M, std::int64_t K) {
+    const FloatMatrix host = fuzz::randn_matrix(std::size_t(M), std::size_t(K), 7);
+    const std::int64_t n = M * K, tiles = (M / 16) * (K / 16);
+    DeviceBuffer master(sizeof(float) * n), x(sizeof(std::uint16_t) * n), tile_amax(sizeof(float) * tiles),
+        amax(sizeof(float)), P(sizeof(float) * tiles), S(sizeof(float)), scale(scale_rows(M) * scale_cols(K)), data(n / 2),
+        data_t(n / 2);
+    master.upload(host.data(), s_);
+    const std::uint16_t* xs = x.get<std::uint16_t>();
+    device::round_to_bf16(master.get<float>(), n, x.get<std::uint16_t>(), s_);
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(amax.get(), 0, sizeof(float), s_));
+    const Profile& te = default_profile().knobs;
+    const device::TaskList<device::PartialAmaxTask> partial({{xs, M, K, 0, n, tile_amax.get<float>(), amax.get<float>()}});
+    const device::TaskList<device::FusedScaleTask> fused(
+        {{tile_amax.get<float>(), amax.get<float>(), M, K, P.get<float>(), scale.get<std::uint8_t>(), S.get<float>()}});
+    device::amax_partial(partial, te.amax, s_);
+    device::fused_scale_2d(fused, te.gs, s_);
+    const std::int64_t odd = n / 3 | 1;
+    const device::TaskList<device::PartialCastTask> whole(
+        {{xs, M, K, 0, n, P.get<float>(), S.get<float>(), data.get<std::uint8_t>(), false}});
+    const device::TaskList<device::PartialCastTask> shard(
+        {{xs + odd, M, K, odd, n - odd, P.get<float>(), S.get<float>(), data.get<std::uint8_t>() + odd / 2, false}});
+    const device::TaskList<device::TransposePackedTask> transpose({{data.get<std::uint8_t>(), M, K, data_t.get<std::uint8_t>()}});
+    const auto cast_bytes = [&](std::int64_t length) {
+      return 2.0 * length + 4.0 * tiles + 4 + double(Shard{n - length, length}.local_bytes());
+    };
+    fmt::print("  single {}x{} BF16 tensor (one-task lists):\n", M, K);
+    nlohmann::json& rows = dist_["large"];
+    const std::string shape = fmt::format(" {}x{}", M, K);
+    rows.push_back(time_dist("partial_cast_2d whole tensor" + shape, cast_bytes(n), [&] { device::partial_cast_2d(whole, s_); }));
+    rows.push_back(time_dist(fmt::format("partial_cast_2d shard from {}", odd), cast_bytes(n - odd),
+                             [&] { device::partial_cast_2d(shard, s_); }));
+    rows.push_back(time_dist("transpose_packed" + shape, double(n), [&] { device::transpose_packed(transpose, s_); }));
+    NVFP4_CUDA_CHECK(cudaStreamSynchronize(s_));
+  }
+
   nlohmann::json json() const {
     nlohmann::json j;
     j["copy_gbs"] = copy_gbs_;
+    j["distributed"] = dist_;
     for (const Row& r : rows_)
       j["kernels"].push_back({{"kernel", r.kernel}, {"dtype", r.dtype}, {"M", r.M}, {"K", r.K}, {"median_ms", r.ms},
                               {"bytes", r.bytes}, {"gbs", r.bytes / r.ms / 1e6}, {"fraction_of_copy", r.bytes / r.ms / 1e6 / copy_gbs_}});
@@ -146,6 +291,44 @@ class Bench {
   }
 
  private:
+  // Times one launch of the distributed section; prints its line and returns its record.
+  template <class F>
+  nlohmann::json time_dist(const std::string& name, double bytes, F&& launch) {
+    const double ms = median_ms(launch, o_.repetitions, s_);
+    const double gbs = bytes / ms / 1e6;
+    fmt::print("  {:<44} {:>9.4f} ms {:>9.1f} MB {:>8.0f} GB/s {:>6.1f} %\n", name, ms, bytes / 1e6, gbs, 100.0 * gbs / copy_gbs_);
+    return {{"kernel", name}, {"median_ms", ms}, {"bytes", bytes}, {"gbs", gbs}, {"fraction_of_copy", gbs / copy_gbs_}};
+  }
+
+  // Captures one step of `flow` into a CUDA graph and counts its nodes by type.
+  nlohmann::json launches_per_step(device::RankFlow& flow, const std::uint8_t* chunks, const std::vector<RankRange>& ranks) {
+    cudaGraph_t graph = nullptr;
+    NVFP4_CUDA_CHECK(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
+    try {
+      flow.partial_amax(s_);
+      flow.scale_and_cast(s_);
+      flow.gather_and_transpose(chunks, ranks, s_);
+    } catch (...) {
+      cudaStreamEndCapture(s_, &graph);  // leave capture mode; the launch's error is the one reported
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    NVFP4_CUDA_CHECK(cudaStreamEndCapture(s_, &graph));
+    std::size_t count = 0;
+    NVFP4_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+    std::vector<cudaGraphNode_t> nodes(count);
+    NVFP4_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+    int kernels = 0, memsets = 0;
+    for (cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type{};
+      NVFP4_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+      kernels += type == cudaGraphNodeTypeKernel;
+      memsets += type == cudaGraphNodeTypeMemset;
+    }
+    NVFP4_CUDA_CHECK(cudaGraphDestroy(graph));
+    return {{"weights", flow.shapes().size()}, {"nodes", count}, {"kernels", kernels}, {"memsets", memsets}};
+  }
+
   template <class F>
   void time(const std::string& kernel, const std::string& dtype, std::int64_t M, std::int64_t K, double bytes, F&& launch) {
     const double ms = median_ms(launch, o_.repetitions, s_);
@@ -159,6 +342,7 @@ class Bench {
   cudaStream_t s_;
   double copy_gbs_ = 0;
   std::vector<Row> rows_;
+  nlohmann::json dist_;
 };
 
 // Elements per second of the reference's 1D rowwise quantization of a 4096 x 4096 FP32 tensor,
@@ -212,6 +396,8 @@ int run_bench(const BenchOptions& options) {
   if (options.large) sizes.push_back(16384);
   for (const std::int64_t n : sizes)
     for (const auto type : {device::InputType::BF16, device::InputType::F32}) b.kernels(n, n, type);
+  b.distributed();
+  b.distributed_large(8192, 8192);
   nlohmann::json j = b.json();
   j["gpu"] = prop.name;
   j["cpu_reference"] = cpu_reference();

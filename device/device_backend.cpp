@@ -1,6 +1,8 @@
 #include "device/device_backend.h"
 
 #include "device/device_buffer.h"
+#include "device/distributed_backend.h"
+#include "device/transfer.h"
 #include "device/kernels.h"
 #include "fuzz/reference_backend.h"
 #include "reference/error.h"
@@ -29,27 +31,6 @@ InputType float_input(const io::Tensor& t, std::string_view op) {
     case io::DType::F16: return InputType::F16;
     default: fail(op, ErrorCode::E_DTYPE, "tensor 'x' has dtype {}; expected F32, BF16 or F16", io::dtype_name(t.dtype));
   }
-}
-
-DeviceBuffer upload(const io::Tensor& t, cudaStream_t s) {
-  DeviceBuffer b(t.bytes.size());
-  b.upload(t.bytes.data(), s);
-  return b;
-}
-
-DeviceBuffer poisoned(std::size_t bytes, cudaStream_t s) {
-  DeviceBuffer b(bytes);
-  b.poison(s);
-  return b;
-}
-
-// The first numel elements of b (an empty tensor still owns a 1-byte allocation).
-io::Tensor download(const DeviceBuffer& b, io::DType dtype, std::vector<std::int64_t> shape, cudaStream_t s) {
-  std::vector<std::uint8_t> bytes = b.download(s);
-  std::int64_t numel = 1;
-  for (std::int64_t d : shape) numel *= d;
-  bytes.resize(numel * io::dtype_size(dtype));
-  return io::make_tensor(dtype, std::move(shape), bytes);
 }
 
 }  // namespace
@@ -254,6 +235,12 @@ TensorMap DeviceBackend::run(const Case& c) {
       out["scale"] = download(result, io::DType::U8, {scale_rows(K), scale_cols(M)}, s);
       break;
     }
+    case Operation::kAmaxPartial:
+    case Operation::kFusedScale:
+    case Operation::kPartialCast:
+    case Operation::kCastMasterWeights:
+      out = run_distributed(c, s);
+      break;
   }
   return out;
 }

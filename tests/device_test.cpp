@@ -18,6 +18,7 @@
 #include "io/tensor_convert.h"
 #include "reference/layout.h"
 #include "reference/profiles.h"
+#include "tests/support/gpu.h"
 
 namespace nvfp4 {
 namespace {
@@ -25,15 +26,12 @@ namespace {
 using fuzz::Dist;
 using fuzz::Shape;
 
-// The backend is created once; a missing device becomes the skip reason of every test.
+// The backend is created once; a missing device becomes the skip reason of every test (REQUIRE_GPU).
 device::DeviceBackend* gpu() {
-  static const std::optional<std::string> reason = device::device_unavailable_reason();
-  static std::unique_ptr<device::DeviceBackend> backend = reason ? nullptr : std::make_unique<device::DeviceBackend>();
+  static std::unique_ptr<device::DeviceBackend> backend =
+      gpu_unavailable_reason() ? nullptr : std::make_unique<device::DeviceBackend>();
   return backend.get();
 }
-
-#define REQUIRE_GPU()                                                  \
-  if (!gpu()) GTEST_SKIP() << "GPU test skipped: " << *device::device_unavailable_reason()
 
 std::uint32_t fresh_seed() { return std::random_device{}(); }
 
