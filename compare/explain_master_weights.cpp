@@ -16,6 +16,14 @@ namespace {
 
 constexpr std::size_t kMaxListed = 4096;
 
+MismatchKind most_frequent(const std::map<MismatchKind, std::size_t>& kinds) {
+  MismatchKind most = MismatchKind::kOther;
+  std::size_t n = 0;
+  for (const auto& [k, count] : kinds)
+    if (count > n) most = k, n = count;
+  return most;
+}
+
 class MasterWeightsExplainer {
  public:
   MasterWeightsExplainer(const Case& c, const TensorMap& expected, const TensorMap& actual)
@@ -135,11 +143,7 @@ class MasterWeightsExplainer {
       }
     }
     out_.maps.push_back(std::move(map));
-    MismatchKind most = MismatchKind::kOther;
-    std::size_t n = 0;
-    for (const auto& [k, count] : kinds)
-      if (count > n) most = k, n = count;
-    return most;
+    return most_frequent(kinds);
   }
 
   // §5.2: the bytes of a scale matrix written at pitch tc = K/16 into a buffer of pitch
@@ -163,11 +167,7 @@ class MasterWeightsExplainer {
         ++kinds[kind];
         add({name + ".scale", r, j, 0, es(r, j), as(r, j), kind});
       }
-    MismatchKind most = MismatchKind::kOther;
-    std::size_t n = 0;
-    for (const auto& [k, count] : kinds)
-      if (count > n) most = k, n = count;
-    return most;
+    return most_frequent(kinds);
   }
 
   // Names the upstream bug when every mismatch that is not a consequence of another has its pattern.

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 
@@ -179,6 +181,9 @@ Plan<TransposeScalesTask> plan(const TransposeScalesTask& t) {
   return p;
 }
 
+// Fills the partial cast's E2M1 lookup table on the current device, once per device.
+void prepare_e2m1_codes();
+
 }  // namespace
 
 template <class Task>
@@ -190,6 +195,7 @@ struct TaskList<Task>::Device {
 
 template <class Task>
 TaskList<Task>::TaskList(std::vector<Task> tasks) : tasks_(std::move(tasks)), device_(std::make_unique<Device>()) {
+  if constexpr (std::is_same_v<Task, PartialCastTask>) prepare_e2m1_codes();  // before any cast launch
   using TaskPlan = Plan<Task>;
   const std::size_t n = tasks_.size();
   std::vector<TaskPlan> plans;
@@ -449,6 +455,27 @@ __global__ void __launch_bounds__(kThreads) fused_scale_kernel(Table<FusedScaleT
 
 // ---- §3.16 partial cast ---------------------------------------------------------------------------
 
+// The E2M1 code of every table index (reference/e2m1.h), filled once per device from e2m1_hw.
+__device__ std::uint8_t e2m1_codes[kE2M1TableSize];
+
+__global__ void fill_e2m1_codes() {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < kE2M1TableSize) e2m1_codes[i] = e2m1_hw(e2m1_table_representative(i));
+}
+
+void prepare_e2m1_codes() {
+  constexpr int kMaxDevices = 64;
+  static std::once_flag once[kMaxDevices];
+  int device = 0;
+  NVFP4_CUDA_CHECK(cudaGetDevice(&device));
+  if (device >= kMaxDevices) invalid("partial_cast_2d", "device ordinal past 63");
+  std::call_once(once[device], [] {
+    fill_e2m1_codes<<<kE2M1TableSize / kThreads, kThreads>>>();
+    NVFP4_CUDA_CHECK_LAUNCH();
+    NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
+  });
+}
+
 // The nibbles of the owned elements of a segment that straddles a shard end, byte by byte; a byte
 // shared with the neighbouring shard keeps its other nibble.
 __device__ void store_owned_nibbles(std::uint8_t* dst, std::int64_t byte0, const std::uint32_t (&codes)[2], std::int64_t e0,
@@ -466,24 +493,14 @@ __device__ void store_owned_nibbles(std::uint8_t* dst, std::int64_t byte0, const
   }
 }
 
-// The 16 codes of a segment, element i in nibble i % 8 of codes[i / 8]. e2m1_hw tests its
-// argument for NaN with a branch; where no product of the segment is NaN (every segment of real
-// weights), the assumption lets the compiler drop that branch, about a fifth of the instructions.
+// The 16 codes of a segment, element i in nibble i % 8 of codes[i / 8], looked up in the E2M1
+// table: the kernel is short of integer issue slots, and a lookup takes a third of e2m1_hw's
+// integer instructions (same codes: the exhaustive test checks the table on all 2^32 inputs).
 __device__ __forceinline__ void encode_segment(const std::uint32_t (&w)[8], float enc, std::uint32_t (&codes)[2]) {
-  bool nan = false;
-#pragma unroll
-  for (int i = 0; i < 16; ++i) nan |= is_nan(mul_rn(segment_value(w, i), enc));
   codes[0] = codes[1] = 0;
-  if (!nan) {
 #pragma unroll
-    for (int i = 0; i < 16; ++i) {
-      __builtin_assume(!is_nan(mul_rn(segment_value(w, i), enc)));
-      codes[i / 8] |= std::uint32_t(partial_cast_code(segment_value(w, i), enc)) << (4 * (i % 8));
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < 16; ++i) codes[i / 8] |= std::uint32_t(partial_cast_code(segment_value(w, i), enc)) << (4 * (i % 8));
-  }
+  for (int i = 0; i < 16; ++i)
+    codes[i / 8] |= std::uint32_t(__ldg(&e2m1_codes[e2m1_table_index(mul_rn(segment_value(w, i), enc))])) << (4 * (i % 8));
 }
 
 __global__ void __launch_bounds__(kThreads) partial_cast_kernel(Table<PartialCastTask> table) {

@@ -44,6 +44,17 @@ NVFP4_HD std::uint8_t e2m1_hw(float v) {
   return std::uint8_t((sign_bit(v) ? 0x8 : 0x0) | e2m1_magnitude_code(abs_f(v)));
 }
 
+// e2m1_hw by table: rounding to one mantissa bit depends only on the sign, the exponent, the
+// first two mantissa bits and whether any lower bit is set, so 4096 entries, each e2m1_hw of one
+// representative input, give every code. Kernels that are short of integer issue slots look the
+// code up instead of computing it; the exhaustive test checks the table on all 2^32 inputs.
+constexpr int kE2M1TableSize = 4096;
+NVFP4_HD std::uint32_t e2m1_table_index(float v) {
+  const std::uint32_t u = bits_of(v);
+  return ((u >> 21) << 1) | ((u & 0x1FFFFFu) != 0u);
+}
+NVFP4_HD float e2m1_table_representative(std::uint32_t index) { return float_of(((index >> 1) << 21) | (index & 1u)); }
+
 // torchao's integer RNE emulation applied to a NaN bit pattern (§4.2.6, TORCHAO_INT).
 NVFP4_HD std::uint8_t e2m1_torchao_nan_code(float v) {
   const std::uint32_t u = bits_of(v), a = u & 0x7FFFFFFFu;

@@ -26,11 +26,12 @@ namespace nvfp4 {
 namespace {
 
 // The conversions checked per input: (a) E2M1, (b) E4M3 satfinite, (c) fp16, (d) bf16.
-enum Check : int { kE2M1, kE4M3, kFp16, kBf16, kNumChecks };
+enum Check : int { kE2M1, kE4M3, kFp16, kBf16, kE2M1Table, kNumChecks };
 constexpr std::array<const char*, kNumChecks> kCheckNames = {"e2m1_hw vs __nv_cvt_float_to_fp4",
                                                              "e4m3sat vs __nv_cvt_float_to_fp8",
                                                              "float_to_half vs __float2half_rn",
-                                                             "float_to_bf16 vs __float2bfloat16_rn"};
+                                                             "float_to_bf16 vs __float2bfloat16_rn",
+                                                             "e2m1 table (e2m1_table_index) vs __nv_cvt_float_to_fp4"};
 constexpr int kExamplesKept = 4;
 
 struct Tally {
@@ -65,10 +66,22 @@ bool half_bits_are_nan(unsigned h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x3
 std::uint8_t cuda_fp4(float x) { return __nv_cvt_float_to_fp4(x, __NV_E2M1, cudaRoundNearest); }
 std::uint8_t cuda_fp8(float x) { return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3); }
 
-// (a) and (b) for one input.
+// The lookup table the partial-cast kernel uses, built as it builds it.
+const std::array<std::uint8_t, kE2M1TableSize>& e2m1_table() {
+  static const auto table = [] {
+    std::array<std::uint8_t, kE2M1TableSize> t{};
+    for (std::uint32_t i = 0; i < kE2M1TableSize; ++i) t[i] = e2m1_hw(e2m1_table_representative(i));
+    return t;
+  }();
+  return table;
+}
+
+// (a) and (b) for one input, and the E2M1 table.
 void check_fp4_fp8(Tally& t, std::uint32_t u, float x) {
   const std::uint8_t fp4 = cuda_fp4(x), fp4_emu = e2m1_hw(x);
   if (fp4 != fp4_emu) t.record(kE2M1, u, fp4, fp4_emu);
+  const std::uint8_t fp4_table = e2m1_table()[e2m1_table_index(x)];
+  if (fp4 != fp4_table) t.record(kE2M1Table, u, fp4, fp4_table);
   const std::uint8_t fp8 = cuda_fp8(x), fp8_emu = e4m3sat(x);
   if (fp8 != fp8_emu) t.record(kE4M3, u, fp8, fp8_emu);
 }
