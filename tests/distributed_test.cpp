@@ -20,6 +20,7 @@
 #include "reference/partial_cast.h"
 #include "reference/profiles.h"
 #include "reference/quantize.h"
+#include "reference/transpose.h"
 #include "tests/support/quantize_options.h"
 #include "tests/support/upstream_bugs.h"
 
@@ -226,6 +227,14 @@ TEST(FusedScale, TeHelperDiffersFromTeOnlyForInfiniteAndNanAmax) {
   EXPECT_EQ(fused_scale_2d(T, inf, GlobalScaleRule::TE_HELPER).scale(0, 0), 0x00);
   EXPECT_EQ(fused_scale_2d(T, std::numeric_limits<float>::quiet_NaN(), GlobalScaleRule::TE_HELPER).S, 1.0f);
   EXPECT_EQ(error_code_of([&] { fused_scale_2d(T, 6.0f, GlobalScaleRule::PTS); }), ErrorCode::E_UNSUPPORTED);
+}
+
+TEST(TransposeScales2D, RowsOfAPartialLastTileAreZero) {
+  const ByteMatrix in = xt::full_like(ByteMatrix(xt::empty<std::uint8_t>({128, 4})), std::uint8_t(0x7E));  // K = 40
+  const ByteMatrix out = transpose_scales_2d(in, 32, 40);
+  for (std::size_t k = 0; k < 128; ++k)
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(out(k, i), k < 32 && i < 2 ? 0x7E : 0x00) << k << ", " << i;
+  EXPECT_EQ(transpose_scales_2d(ByteMatrix(xt::empty<std::uint8_t>({128, 0})), 16, 8), ByteMatrix(xt::zeros<std::uint8_t>({128, 4})));
 }
 
 // ---- partition -------------------------------------------------------------------------------
