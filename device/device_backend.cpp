@@ -3,6 +3,7 @@
 #include "device/device_buffer.h"
 #include "device/distributed_backend.h"
 #include "device/transfer.h"
+#include "io/tensor_convert.h"
 #include "device/kernels.h"
 #include "fuzz/reference_backend.h"
 #include "reference/error.h"
@@ -12,19 +13,9 @@
 namespace nvfp4::device {
 namespace {
 
-void require_rank(const io::Tensor& t, std::size_t rank, std::string_view op, const char* name) {
-  if (t.shape.size() != rank)
-    fail(op, ErrorCode::E_RANK, "tensor '{}' has rank {}; expected a {}-D tensor", name, t.shape.size(), rank);
-}
-
-void require_dtype(const io::Tensor& t, io::DType dtype, std::string_view op, const char* name) {
-  if (t.dtype != dtype)
-    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected {}", name, io::dtype_name(t.dtype), io::dtype_name(dtype));
-}
-
 // A 2-D F32/BF16/F16 input and its kernel element type.
 InputType float_input(const io::Tensor& t, std::string_view op) {
-  require_rank(t, 2, op, "x");
+  io::require_rank(t, 2, op, "x");
   switch (t.dtype) {
     case io::DType::F32: return InputType::F32;
     case io::DType::BF16: return InputType::BF16;
@@ -169,12 +160,12 @@ TensorMap DeviceBackend::run(const Case& c) {
     }
     case Operation::kDequantize: {
       const io::Tensor &dt = case_input(c, "data"), &st = case_input(c, "scale"), &at = case_input(c, "amax");
-      require_rank(dt, 2, op, "data");
-      require_rank(st, 2, op, "scale");
-      require_rank(at, 1, op, "amax");
-      require_dtype(dt, io::DType::U8, op, "data");
-      require_dtype(st, io::DType::U8, op, "scale");
-      require_dtype(at, io::DType::F32, op, "amax");
+      io::require_rank(dt, 2, op, "data");
+      io::require_rank(st, 2, op, "scale");
+      io::require_rank(at, 1, op, "amax");
+      io::require_dtype(dt, io::DType::U8, op, "data");
+      io::require_dtype(st, io::DType::U8, op, "scale");
+      io::require_dtype(at, io::DType::F32, op, "amax");
       const std::int64_t M = dt.shape[0], K = 2 * dt.shape[1];
       if (K % 16) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
       if (st.shape[0] != scale_rows(M) || st.shape[1] != scale_cols(K))
@@ -197,8 +188,8 @@ TensorMap DeviceBackend::run(const Case& c) {
     case Operation::kSwizzle:
     case Operation::kUnswizzle: {
       const io::Tensor& st = case_input(c, "scale");
-      require_rank(st, 2, op, "scale");
-      require_dtype(st, io::DType::U8, op, "scale");
+      io::require_rank(st, 2, op, "scale");
+      io::require_dtype(st, io::DType::U8, op, "scale");
       const std::int64_t rows = st.shape[0], cols = st.shape[1];
       if (rows % 128 || cols % 4)
         fail(op, ErrorCode::E_SCALE_SHAPE, "scale matrix [{}, {}] is not padded to [multiple of 128, multiple of 4]", rows, cols);
@@ -211,8 +202,8 @@ TensorMap DeviceBackend::run(const Case& c) {
     }
     case Operation::kTransposePacked: {
       const io::Tensor& dt = case_input(c, "data");
-      require_rank(dt, 2, op, "data");
-      require_dtype(dt, io::DType::U8, op, "data");
+      io::require_rank(dt, 2, op, "data");
+      io::require_dtype(dt, io::DType::U8, op, "data");
       const std::int64_t M = dt.shape[0], K = 2 * dt.shape[1];
       if (M % 2) fail(op, ErrorCode::E_EVEN, "M={} is odd", M);
       const DeviceBuffer in = upload(dt, s);
@@ -223,8 +214,8 @@ TensorMap DeviceBackend::run(const Case& c) {
     }
     case Operation::kTransposeScales2D: {
       const io::Tensor& st = case_input(c, "scale");
-      require_rank(st, 2, op, "scale");
-      require_dtype(st, io::DType::U8, op, "scale");
+      io::require_rank(st, 2, op, "scale");
+      io::require_dtype(st, io::DType::U8, op, "scale");
       const std::int64_t M = c.params.M, K = c.params.K;
       if (st.shape[0] != scale_rows(M) || st.shape[1] != scale_cols(K))
         fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for M={}, K={}", st.shape[0], st.shape[1],

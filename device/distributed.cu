@@ -494,8 +494,9 @@ __device__ void store_owned_nibbles(std::uint8_t* dst, std::int64_t byte0, const
 }
 
 // The 16 codes of a segment, element i in nibble i % 8 of codes[i / 8], looked up in the E2M1
-// table: the kernel is short of integer issue slots, and a lookup takes a third of e2m1_hw's
-// integer instructions (same codes: the exhaustive test checks the table on all 2^32 inputs).
+// table: the kernel was bound by the integer pipe, and the lookup needs fewer integer
+// instructions than e2m1_hw (55 % -> 72 % of copy bandwidth on H100, docs/performance.md); the
+// exhaustive test checks the table's codes on all 2^32 inputs.
 __device__ __forceinline__ void encode_segment(const std::uint32_t (&w)[8], float enc, std::uint32_t (&codes)[2]) {
   codes[0] = codes[1] = 0;
 #pragma unroll

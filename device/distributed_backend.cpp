@@ -9,34 +9,13 @@
 #include "device/transfer.h"
 #include "fuzz/distributed_case.h"
 #include "fuzz/reference_backend.h"
+#include "io/tensor_convert.h"
 #include "reference/error.h"
 #include "reference/formulas.h"
 #include "reference/layout.h"
 
 namespace nvfp4::device {
 namespace {
-
-DeviceBuffer upload_floats(const float* values, std::size_t n, cudaStream_t s) {
-  DeviceBuffer b(n * sizeof(float));
-  b.upload(values, s);
-  return b;
-}
-
-std::vector<float> download_floats(const float* device, std::size_t n, cudaStream_t s) {
-  std::vector<float> host(n);
-  NVFP4_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost, s));
-  NVFP4_CUDA_CHECK(cudaStreamSynchronize(s));
-  return host;
-}
-
-io::Tensor download_bytes(const std::uint8_t* device, std::vector<std::int64_t> shape, cudaStream_t s) {
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  std::vector<std::uint8_t> host(static_cast<std::size_t>(n));
-  NVFP4_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, host.size(), cudaMemcpyDeviceToHost, s));
-  NVFP4_CUDA_CHECK(cudaStreamSynchronize(s));
-  return io::make_tensor(io::DType::U8, std::move(shape), host);
-}
 
 TensorMap amax_partial_case(const Case& c, cudaStream_t s) {
   const ShardInput in = shard_input(c);
@@ -117,7 +96,8 @@ TensorMap master_weights_case(const Case& c, cudaStream_t s) {
     shapes.push_back({std::int64_t(w.shape(0)), std::int64_t(w.shape(1))});
     concatenated.insert(concatenated.end(), w.begin(), w.end());
   }
-  const DeviceBuffer master = upload_floats(concatenated.data(), concatenated.size(), s);
+  DeviceBuffer master(sizeof(float) * concatenated.size());
+  master.upload(concatenated.data(), s);
   std::int64_t pitch = 1;
   for (const RankRange& r : in.ranks) pitch = std::max(pitch, r.buffer_bytes());
   std::vector<RankFlow> ranks;
@@ -127,7 +107,8 @@ TensorMap master_weights_case(const Case& c, cudaStream_t s) {
   const std::size_t n = std::size_t(ranks.front().amax_arena_floats());
   std::vector<float> reduced(n, 0.0f);
   for (RankFlow& r : ranks) {
-    const std::vector<float> part = download_floats(r.amax_arena(), n, s);
+    const FloatVector part =
+        io::to_float_vector(download(r.amax_arena(), io::DType::F32, {std::int64_t(n)}, s), "amax arena", "amax");
     for (std::size_t i = 0; i < n; ++i) reduced[i] = amax_combine(profile.amax, reduced[i], part[i]);
   }
   for (RankFlow& r : ranks)
@@ -146,14 +127,13 @@ TensorMap master_weights_case(const Case& c, cudaStream_t s) {
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const auto [M, K] = shapes[i];
     const std::string& name = in.names[i];
-    out[name + ".data"] = download_bytes(last.data(i), {M, K / 2}, s);
-    out[name + ".scale"] = download_bytes(last.scale(i), {scale_rows(M), scale_cols(K)}, s);
-    out[name + ".data_t"] = download_bytes(last.data_t(i), {K, M / 2}, s);
-    out[name + ".scale_t"] = download_bytes(last.scale_t(i), {scale_rows(K), scale_cols(M)}, s);
-    const std::vector<float> amax = download_floats(last.amax(i), 1, s);
-    out[name + ".amax"] = io::make_tensor_from<float>(io::DType::F32, {1}, std::span(amax.data(), 1));
+    out[name + ".data"] = download(last.data(i), io::DType::U8, {M, K / 2}, s);
+    out[name + ".scale"] = download(last.scale(i), io::DType::U8, {scale_rows(M), scale_cols(K)}, s);
+    out[name + ".data_t"] = download(last.data_t(i), io::DType::U8, {K, M / 2}, s);
+    out[name + ".scale_t"] = download(last.scale_t(i), io::DType::U8, {scale_rows(K), scale_cols(M)}, s);
+    out[name + ".amax"] = download(last.amax(i), io::DType::F32, {1}, s);
     for (std::size_t rho = 0; rho + 1 < ranks.size(); ++rho) {  // an extra output shows up in the diff
-      io::Tensor other = download_bytes(ranks[rho].data(i), {M, K / 2}, s);
+      io::Tensor other = download(ranks[rho].data(i), io::DType::U8, {M, K / 2}, s);
       if (other.bytes != out[name + ".data"].bytes) out[fmt::format("{}.data (rank {} disagrees)", name, rho)] = other;
     }
   }

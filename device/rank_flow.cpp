@@ -30,7 +30,7 @@ RankFlow::RankFlow(std::vector<WeightShape> shapes, const RankRange& range, cons
   validate_flow_profile(kOp, profile_);
   std::vector<std::int64_t> elements;
   for (const WeightShape& s : shapes_) {
-    validate_shard(kOp, s.M, s.K, Shard{});
+    validate_weight_dims(kOp, s.M, s.K);
     elements.push_back(s.M * s.K);
   }
   offsets_ = weight_offsets(elements);

@@ -16,8 +16,7 @@ float single_float(const Case& c, const char* name) {
 FloatMatrix tile_matrix(const Case& c, const char* name, std::int64_t M, std::int64_t K) {
   const std::string_view op = operation_name(c.op);
   const io::Tensor& t = case_input(c, name);
-  if (t.dtype != io::DType::F32)
-    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected F32", name, io::dtype_name(t.dtype));
+  io::require_dtype(t, io::DType::F32, op, name);
   FloatMatrix m = io::to_float_matrix(t, op, name);
   if (M >= 0 && (std::int64_t(m.shape(0)) != M / 16 || std::int64_t(m.shape(1)) != K / 16))
     fail(op, ErrorCode::E_SCALE_SHAPE, "tensor '{}' is [{}, {}]; a {}x{} weight has [{}, {}] tiles", name, m.shape(0),
@@ -48,8 +47,7 @@ PartialCastInput partial_cast_input(const Case& c) {
   in.tile_scale = tile_matrix(c, "tile_scale", in.shard.M, in.shard.K);
   in.S = single_float(c, "global_scale");
   const io::Tensor& data = case_input(c, "data");
-  if (data.dtype != io::DType::U8)
-    fail(op, ErrorCode::E_DTYPE, "tensor 'data' has dtype {}; expected U8", io::dtype_name(data.dtype));
+  io::require_dtype(data, io::DType::U8, op, "data");
   if (data.shape.size() == 2) {
     in.target = CastTarget::kWholeTensor;
     if (data.shape[0] != in.shard.M || data.shape[1] != in.shard.K / 2)
@@ -83,7 +81,7 @@ MasterWeightsInput master_weights_input(const Case& c) {
       fail(op, ErrorCode::E_DTYPE, "weight '{}' has dtype {}; master weights are F32", name, io::dtype_name(t.dtype));
     in.names.push_back(name);
     in.weights.push_back(io::to_float_matrix(t, op, name));
-    validate_shard(op, t.shape[0], t.shape[1], Shard{});
+    validate_weight_dims(op, t.shape[0], t.shape[1]);
     total += t.numel();
   }
   if (in.weights.empty()) fail(op, ErrorCode::E_UNSUPPORTED, "the case has no weights");

@@ -9,11 +9,6 @@
 namespace nvfp4::io {
 namespace {
 
-void check_rank(const Tensor& t, std::size_t rank, std::string_view op, std::string_view name) {
-  if (t.shape.size() != rank)
-    fail(op, ErrorCode::E_RANK, "tensor '{}' has rank {}; expected a {}-D tensor", name, t.shape.size(), rank);
-}
-
 template <class T>
 T load(const Tensor& t, std::int64_t i) {
   T v;
@@ -23,8 +18,18 @@ T load(const Tensor& t, std::int64_t i) {
 
 }  // namespace
 
+void require_rank(const Tensor& t, std::size_t rank, std::string_view op, std::string_view name) {
+  if (t.shape.size() != rank)
+    fail(op, ErrorCode::E_RANK, "tensor '{}' has rank {}; expected a {}-D tensor", name, t.shape.size(), rank);
+}
+
+void require_dtype(const Tensor& t, DType dtype, std::string_view op, std::string_view name) {
+  if (t.dtype != dtype)
+    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected {}", name, dtype_name(t.dtype), dtype_name(dtype));
+}
+
 FloatMatrix to_float_matrix(const Tensor& t, std::string_view op, std::string_view name) {
-  check_rank(t, 2, op, name);
+  require_rank(t, 2, op, name);
   const std::size_t rows = t.shape[0], cols = t.shape[1];
   FloatMatrix m = xt::empty<float>({rows, cols});
   const std::int64_t n = t.numel();
@@ -45,36 +50,32 @@ FloatMatrix to_float_matrix(const Tensor& t, std::string_view op, std::string_vi
 }
 
 ByteMatrix to_byte_matrix(const Tensor& t, std::string_view op, std::string_view name) {
-  check_rank(t, 2, op, name);
-  if (t.dtype != DType::U8)
-    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected U8", name, dtype_name(t.dtype));
+  require_rank(t, 2, op, name);
+  require_dtype(t, DType::U8, op, name);
   ByteMatrix m = xt::empty<std::uint8_t>({std::size_t(t.shape[0]), std::size_t(t.shape[1])});
   std::memcpy(m.data(), t.bytes.data(), t.bytes.size());
   return m;
 }
 
 FloatVector to_float_vector(const Tensor& t, std::string_view op, std::string_view name) {
-  check_rank(t, 1, op, name);
-  if (t.dtype != DType::F32)
-    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected F32", name, dtype_name(t.dtype));
+  require_rank(t, 1, op, name);
+  require_dtype(t, DType::F32, op, name);
   FloatVector v = xt::empty<float>({std::size_t(t.shape[0])});
   std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
   return v;
 }
 
 FloatVector to_bf16_values(const Tensor& t, std::string_view op, std::string_view name) {
-  check_rank(t, 1, op, name);
-  if (t.dtype != DType::BF16)
-    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected BF16", name, dtype_name(t.dtype));
+  require_rank(t, 1, op, name);
+  require_dtype(t, DType::BF16, op, name);
   FloatVector v = xt::empty<float>({std::size_t(t.shape[0])});
   for (std::int64_t i = 0; i < t.shape[0]; ++i) v(i) = bf16_to_float(load<std::uint16_t>(t, i));
   return v;
 }
 
 std::vector<std::uint8_t> to_byte_vector(const Tensor& t, std::string_view op, std::string_view name) {
-  check_rank(t, 1, op, name);
-  if (t.dtype != DType::U8)
-    fail(op, ErrorCode::E_DTYPE, "tensor '{}' has dtype {}; expected U8", name, dtype_name(t.dtype));
+  require_rank(t, 1, op, name);
+  require_dtype(t, DType::U8, op, name);
   return t.bytes;
 }
 

@@ -12,6 +12,10 @@ namespace nvfp4::io {
 
 enum class FloatType { F32, BF16, F16 };
 
+// E_RANK / E_DTYPE (naming the tensor) unless t has this rank / dtype.
+void require_rank(const Tensor& t, std::size_t rank, std::string_view op, std::string_view name);
+void require_dtype(const Tensor& t, DType dtype, std::string_view op, std::string_view name);
+
 // A 2-D F32/BF16/F16 tensor widened exactly to binary32. `op` and `name` label errors.
 FloatMatrix to_float_matrix(const Tensor& t, std::string_view op, std::string_view name);
 ByteMatrix to_byte_matrix(const Tensor& t, std::string_view op, std::string_view name);  // 2-D U8

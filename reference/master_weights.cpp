@@ -35,7 +35,7 @@ std::vector<CastWeight> cast_master_weights(const std::vector<FloatMatrix>& weig
   validate_flow_profile(op, profile);
   std::vector<std::int64_t> elements;
   for (const FloatMatrix& w : weights) {
-    validate_shard(op, std::int64_t(w.shape(0)), std::int64_t(w.shape(1)), Shard{});
+    validate_weight_dims(op, std::int64_t(w.shape(0)), std::int64_t(w.shape(1)));
     elements.push_back(std::int64_t(w.size()));
   }
   const std::vector<std::int64_t> offsets = weight_offsets(elements);

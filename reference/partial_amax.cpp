@@ -7,8 +7,7 @@ namespace nvfp4 {
 
 PartialAmax amax_partial(const FloatVector& xs, std::int64_t M, std::int64_t K, const Shard& shard, AmaxRule rule) {
   validate_shard("amax_partial", M, K, shard);
-  if (std::int64_t(xs.size()) != shard.length)
-    fail("amax_partial", ErrorCode::E_DATA_SHAPE, "the shard holds {} values; its range has {}", xs.size(), shard.length);
+  validate_shard_values("amax_partial", shard, xs.size());
   PartialAmax r;
   r.tiles = xt::zeros<float>({std::size_t(M / 16), std::size_t(K / 16)});
   for (std::int64_t i = 0; i < shard.length; ++i) {

@@ -9,8 +9,7 @@ void partial_cast_2d(const FloatVector& xs, std::int64_t M, std::int64_t K, cons
                      const FloatMatrix& tile_scale, float S, CastTarget target, ByteSpan dst) {
   constexpr std::string_view op = "partial_cast_2d";
   validate_shard(op, M, K, shard);
-  if (std::int64_t(xs.size()) != shard.length)
-    fail(op, ErrorCode::E_DATA_SHAPE, "the shard holds {} values; its range has {}", xs.size(), shard.length);
+  validate_shard_values(op, shard, xs.size());
   if (tile_scale.shape(0) != std::size_t(M / 16) || tile_scale.shape(1) != std::size_t(K / 16))
     fail(op, ErrorCode::E_SCALE_SHAPE, "tile scales are [{}, {}]; a {}x{} weight has [{}, {}]", tile_scale.shape(0),
          tile_scale.shape(1), M, K, M / 16, K / 16);

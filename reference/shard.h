@@ -2,6 +2,7 @@
 // of an M x K weight, as ZeRO/FSDP cut the flattened parameters (NUMERICS.md §3.4, §3.16).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -17,9 +18,12 @@ struct Shard {
   std::int64_t local_bytes() const { return ((end() + 1) >> 1) - first_byte(); }
 };
 
-// E_DIM16_M / E_DIM16_K for a weight that is not made of 16x16 tiles; E_SHARD for a range that
-// is negative or reaches past M*K elements.
+// E_DIM16_M / E_DIM16_K for a weight that is not made of 16x16 tiles.
+void validate_weight_dims(std::string_view op, std::int64_t M, std::int64_t K);
+// validate_weight_dims, and E_SHARD for a range that is negative or reaches past M*K elements.
 void validate_shard(std::string_view op, std::int64_t M, std::int64_t K, const Shard& s);
+// E_DATA_SHAPE unless the shard's values (xs) number its length.
+void validate_shard_values(std::string_view op, const Shard& s, std::size_t values);
 
 // A writable byte range (a shard-local buffer, or a piece of a rank's buffer).
 struct ByteSpan {

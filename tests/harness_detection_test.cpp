@@ -202,7 +202,9 @@ TEST_P(UpstreamBugDetection, FindsShrinksSavesReportsAndNamesTheBug) {
   EXPECT_LE(f.cases_to_detection, e.max_cases) << "seed " << seed;
   // The offset bugs need a rank that starts at an odd element; the bound for the index
   // bug is at most 2 tiles; the others shrink as far.
-  if (e.bug != UpstreamBug::kFusedScalePitchTc) EXPECT_TRUE(has_odd_rank_start(c)) << "seed " << seed << ", cuts:" << cuts;
+  if (e.bug != UpstreamBug::kFusedScalePitchTc) {
+    EXPECT_TRUE(has_odd_rank_start(c)) << "seed " << seed << ", cuts:" << cuts;
+  }
   EXPECT_LE(tiles(c), e.max_tiles) << "seed " << seed;
   // Saved, and the saved file replays to the same disagreement.
   ASSERT_TRUE(std::filesystem::exists(f.saved)) << f.saved;
