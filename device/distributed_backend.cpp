@@ -1,10 +1,9 @@
 #include "device/distributed_backend.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
 
 #include "device/distributed.h"
+#include "device/flow_workloads.h"
 #include "device/rank_flow.h"
 #include "device/transfer.h"
 #include "fuzz/distributed_case.h"
@@ -98,8 +97,7 @@ TensorMap master_weights_case(const Case& c, cudaStream_t s) {
   }
   DeviceBuffer master(sizeof(float) * concatenated.size());
   master.upload(concatenated.data(), s);
-  std::int64_t pitch = 1;
-  for (const RankRange& r : in.ranks) pitch = std::max(pitch, r.buffer_bytes());
+  const std::int64_t pitch = chunk_pitch(in.ranks);
   std::vector<RankFlow> ranks;
   for (const RankRange& r : in.ranks) ranks.emplace_back(shapes, r, master.get<float>() + r.begin, pitch, profile);
 
