@@ -16,7 +16,7 @@
 #include "device/flow_workloads.h"
 #include "device/kernels.h"
 #include "device/rank_flow.h"
-#include "fuzz/recipe.h"
+#include "cases/recipe.h"
 #include "reference/amax.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
@@ -85,7 +85,7 @@ class Bench {
     const std::size_t in_size = type == device::InputType::F32 ? 4 : 2;
     const std::string dtype = type == device::InputType::F32 ? "fp32" : "bf16";
     // Input: approximately normal values (BF16 inputs narrowed on the host), uploaded once.
-    const FloatMatrix x = fuzz::randn_matrix(std::size_t(M), std::size_t(K), 7);
+    const FloatMatrix x = randn_matrix(std::size_t(M), std::size_t(K), 7);
     std::vector<std::uint8_t> host(std::size_t(M * K) * in_size);
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (type == device::InputType::F32) std::memcpy(&host[4 * i], &x.data()[i], 4);
@@ -152,7 +152,7 @@ class Bench {
     const std::int64_t pitch = device::chunk_pitch(ranks);
     const RankRange& range = ranks[kRank];
     const std::int64_t n = range.end - range.begin;
-    const FloatMatrix master_host = fuzz::randn_matrix(1, std::size_t(n), 11);
+    const FloatMatrix master_host = randn_matrix(1, std::size_t(n), 11);
     DeviceBuffer master(sizeof(float) * n), bf16(sizeof(std::uint16_t) * n), chunks(std::size_t(pitch) * kRanks),
         gathered(std::size_t(total / 2));
     master.upload(master_host.data(), s_);
@@ -246,7 +246,7 @@ class Bench {
   // The flow's kernels on one large tensor (a one-task list): the partial cast of the whole
   // tensor and of a shard with an odd start, and the nibble transpose.
   void distributed_large(std::int64_t M, std::int64_t K) {
-    const FloatMatrix host = fuzz::randn_matrix(std::size_t(M), std::size_t(K), 7);
+    const FloatMatrix host = randn_matrix(std::size_t(M), std::size_t(K), 7);
     const std::int64_t n = M * K, tiles = (M / 16) * (K / 16);
     DeviceBuffer master(sizeof(float) * n), x(sizeof(std::uint16_t) * n), tile_amax(sizeof(float) * tiles),
         amax(sizeof(float)), P(sizeof(float) * tiles), S(sizeof(float)), scale(scale_rows(M) * scale_cols(K)), data(n / 2),
@@ -350,7 +350,7 @@ class Bench {
 // tensor's global amax, which yields the same bytes as one call).
 nlohmann::json cpu_reference() {
   const std::size_t n = 4096;
-  const FloatMatrix x = fuzz::randn_matrix(n, n, 7);
+  const FloatMatrix x = randn_matrix(n, n, 7);
   QuantizeOptions o;
   o.profile = default_profile().knobs;
   o.amax = amax_global(x, o.profile.amax);

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "fuzz/metamorphic_backend.h"
-#include "fuzz/reference_backend.h"
+#include "cases/metamorphic_backend.h"
+#include "cases/reference_backend.h"
 #if NVFP4_WITH_DEVICE
 #include "device/device_backend.h"
 #endif

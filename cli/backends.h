@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "fuzz/case.h"
+#include "cases/case.h"
 
 namespace nvfp4::cli {
 

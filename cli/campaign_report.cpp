@@ -40,7 +40,7 @@ void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& ba
   for (const auto& [op, s] : r.per_operation)
     fmt::print("  {:<22} {:>8} {:>10.1f} {:>9}\n", op, s.cases, s.cases / std::max(s.seconds, 1e-9), s.failures);
   for (const fuzz::CampaignFailure& f : r.failures)
-    fmt::print("  FAIL {} {} after {} cases: {}\n       saved {}\n", operation_name(f.shrunk.c.op), f.shrunk.c.params.profile,
+    fmt::print("  FAIL {} {} after {} cases: {}\n       saved {}\n", f.shrunk.c.op, case_profile_name(f.shrunk.c),
                f.cases_to_detection, f.comparison.problem, f.saved.empty() ? "(not saved)" : f.saved.string());
 }
 
@@ -51,8 +51,8 @@ void report_failures(const fuzz::CampaignResult& r, const std::string& backends,
     const std::string stem = f.saved.empty() ? fmt::format("failure-{}", i) : f.saved.stem().string();
     SummaryEntry e;
     e.name = f.saved.empty() ? stem : f.saved.filename().string();
-    e.operation = std::string(operation_name(f.shrunk.c.op));
-    e.profile = f.shrunk.c.params.profile;
+    e.operation = f.shrunk.c.op;
+    e.profile = case_profile_name(f.shrunk.c);
     e.passed = false;
     e.detail = f.comparison.problem;
     e.report_link = write_failure_page(dir, stem, f.shrunk, f.comparison, backends, f.saved);

@@ -5,9 +5,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cases/registry.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
-#include "fuzz/case.h"
+#include "cases/case.h"
 #include "reference/partition.h"
 #include "reference/profiles.h"
 
@@ -38,9 +39,8 @@ std::vector<std::int64_t> parse_cuts(const std::string& text) {
 
 void run(const CastArgs& a) {
   const io::File in = io::read_file(a.input);
-  Case c;
-  c.op = Operation::kCastMasterWeights;
-  c.params.profile = a.profile;
+  Case c = make_case("cast_master_weights");
+  c.params.set("profile", a.profile);
   std::int64_t total = 0;
   for (const auto& [name, t] : in.tensors)  // every 2-D tensor is a master weight, in name order
     if (t.shape.size() == 2) {
@@ -49,8 +49,9 @@ void run(const CastArgs& a) {
     }
   if (c.inputs.empty()) throw UsageError(fmt::format("{}: holds no 2-D tensor (master weights are 2-D F32)", a.input));
   if (a.ranks < 1 || a.ranks > kMaxRanks) throw UsageError(fmt::format("--ranks {}: between 1 and {} ranks are supported", a.ranks, kMaxRanks));
-  c.params.cuts = a.cuts.empty() ? equal_cuts(total, a.ranks) : parse_cuts(a.cuts);
-  rank_ranges(total, a.ranks, c.params.cuts);  // bad cut points fail here, before any work
+  const std::vector<std::int64_t> cuts = a.cuts.empty() ? equal_cuts(total, a.ranks) : parse_cuts(a.cuts);
+  rank_ranges(total, a.ranks, cuts);  // bad cut points fail here, before any work
+  c.params.set("cuts", cuts);
   const TensorMap result = make_backend(a.backend)->run(c);
   io::File out;
   out.tensors = result;
@@ -60,7 +61,7 @@ void run(const CastArgs& a) {
       {"block", "2d"},
       {"direction", "both"},
       {"ranks", std::to_string(a.ranks)},
-      {"cuts", fmt::format("{}", fmt::join(c.params.cuts, ","))},
+      {"cuts", fmt::format("{}", fmt::join(cuts, ","))},
       {"backend", a.backend},
       {"tool", "nvfp4-verify " NVFP4_VERSION},
   };

@@ -22,6 +22,7 @@ std::vector<std::string> profile_choices();
 void register_quantize(CLI::App& app);
 void register_dequantize(CLI::App& app);
 void register_profiles(CLI::App& app);
+void register_ops(CLI::App& app);
 void register_selfcheck(CLI::App& app, int& exit_code);
 void register_bench(CLI::App& app, int& exit_code);
 void register_fuzz(CLI::App& app, int& exit_code);

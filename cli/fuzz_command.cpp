@@ -1,6 +1,7 @@
 // `nvfp4-verify fuzz`: a campaign of generated cases on two backends.
 #include <fmt/format.h>
 
+#include "cases/registry.h"
 #include "cli/backends.h"
 #include "cli/campaign_report.h"
 #include "cli/commands.h"
@@ -26,11 +27,9 @@ std::pair<int, int> parse_shard(const std::string& text) {
 
 void run(const FuzzArgs& a, int& exit_code) {
   fuzz::CampaignOptions o;
-  for (const std::string& name : a.ops) {
-    const auto op = operation_from_name(name);
-    if (!op) throw UsageError(fmt::format("--ops: unknown operation '{}'", name));
-    o.space.ops.push_back(*op);
-  }
+  for (const std::string& name : a.ops)
+    if (!find_operation(name)) throw UsageError(fmt::format("--ops: unknown operation '{}' (known: {})", name, operation_names(", ")));
+  o.space.ops = a.ops;
   for (const std::string& p : a.profiles)
     if (!find_profile(p)) throw UsageError(fmt::format("--profiles: unknown profile '{}' (known: {})", p, profile_names(", ")));
   o.space.profiles = a.profiles;
@@ -63,7 +62,7 @@ void run(const FuzzArgs& a, int& exit_code) {
 void register_fuzz(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<FuzzArgs>();
   CLI::App* cmd = app.add_subcommand("fuzz", "Run a fuzzing campaign comparing two backends bit for bit");
-  cmd->add_option("--ops", a->ops, "operations (default: all)")->delimiter(',');
+  cmd->add_option("--ops", a->ops, "operations (default: all): " + operation_names(", "))->delimiter(',');
   cmd->add_option("--profiles", a->profiles, "profiles (default: all)")->delimiter(',');
   cmd->add_option("--time", a->time, "stop after this long, e.g. 60s, 5m (default 60s)");
   cmd->add_option("--cases", a->cases, "stop after this many cases");

@@ -9,7 +9,7 @@
 #include "cli/backends.h"
 #include "cli/campaign_report.h"
 #include "cli/commands.h"
-#include "fuzz/corpus.h"
+#include "cases/corpus.h"
 #include "reports/failure_page.h"
 
 namespace nvfp4::cli {
@@ -85,7 +85,7 @@ void run(const GateArgs& a, int& exit_code) {
     const auto start = std::chrono::steady_clock::now();
     const CaseRecord r = load_case(file);
     const Comparison cmp = compare_backends(r.c, *ba, *bb);
-    SummaryEntry e{file.filename().string(), std::string(operation_name(r.c.op)), r.c.params.profile, cmp.agree, cmp.problem, ""};
+    SummaryEntry e{file.filename().string(), r.c.op, case_profile_name(r.c), cmp.agree, cmp.problem, ""};
     if (!cmp.agree) {
       ++corpus_failed;
       e.report_link = write_failure_page(a.report, file.stem().string(), r, cmp, backends, file);
@@ -110,7 +110,7 @@ void run(const GateArgs& a, int& exit_code) {
   for (const auto& [op, s] : r.per_operation) {
     std::string failure;
     for (const auto& f : r.failures)
-      if (operation_name(f.shrunk.c.op) == op) failure += f.comparison.problem + " (saved " + f.saved.string() + "); ";
+      if (f.shrunk.c.op == op) failure += f.comparison.problem + " (saved " + f.saved.string() + "); ";
     junit.push_back({"campaign", op + " (" + std::to_string(s.cases) + " cases)", failure, s.seconds});
   }
   failed += r.failures.size();

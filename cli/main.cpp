@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   nvfp4::cli::register_quantize(app);
   nvfp4::cli::register_dequantize(app);
   nvfp4::cli::register_profiles(app);
+  nvfp4::cli::register_ops(app);
   nvfp4::cli::register_selfcheck(app, exit_code);
   nvfp4::cli::register_bench(app, exit_code);
   nvfp4::cli::register_fuzz(app, exit_code);

@@ -19,7 +19,8 @@
 #include "cli/backends.h"
 #include "cli/commands.h"
 #include "compare/compare.h"
-#include "fuzz/corpus.h"
+#include "cases/corpus.h"
+#include "cases/registry.h"
 #include "reports/failure_page.h"
 #include "reports/report.h"
 
@@ -34,44 +35,6 @@ struct ReplayArgs {
   std::string report;
   std::size_t max_cases = 0;  // 0: all
 };
-
-std::string_view block_text(BlockShape b) { return b == BlockShape::k1D ? "1d" : "2d"; }
-std::string_view direction_text(Direction d) {
-  return d == Direction::kRowwise ? "rowwise" : d == Direction::kColumnwise ? "columnwise" : "both";
-}
-
-std::string shape_text(const io::Tensor& t) {
-  std::string s;
-  for (std::size_t i = 0; i < t.shape.size(); ++i) s += (i ? "x" : "") + std::to_string(t.shape[i]);
-  return s + " " + std::string(io::dtype_name(t.dtype));
-}
-
-// "quantize te 48x80 BF16 2d both row-scaled swizzled amax=0x40C00000"
-std::string case_label(const Case& c) {
-  std::string s = fmt::format("{} {}", operation_name(c.op), c.params.profile);
-  for (const char* name : {"x", "data", "scale"}) {
-    const auto it = c.inputs.find(name);
-    if (it != c.inputs.end()) {
-      s += " " + shape_text(it->second);
-      break;
-    }
-  }
-  switch (c.op) {
-    case Operation::kQuantize:
-      s += fmt::format(" {} {}", block_text(c.params.block), direction_text(c.params.direction));
-      if (c.params.row_scaled) s += " row-scaled";
-      if (c.params.scale_layout == ScaleLayout::kSwizzled) s += " swizzled";
-      if (c.params.amax) s += fmt::format(" amax=0x{:08X}", std::bit_cast<std::uint32_t>(*c.params.amax));
-      break;
-    case Operation::kDequantize: s += fmt::format(" -> {}", io::dtype_name(c.params.output_dtype)); break;
-    case Operation::kTransposeScales2D: s += fmt::format(" M={} K={}", c.params.M, c.params.K); break;
-    case Operation::kAmaxPartial:
-    case Operation::kPartialCast: s += fmt::format(" M={} K={} shard_start={}", c.params.M, c.params.K, c.params.shard_start); break;
-    case Operation::kCastMasterWeights: s += fmt::format(" ranks={} cuts=[{}]", c.params.cuts.size() + 1, fmt::join(c.params.cuts, ",")); break;
-    default: break;
-  }
-  return s;
-}
 
 // Both backends on one case. compare_backends lets exceptions other than the contract's errors
 // (nvfp4::Error, io::FormatError) through: such a crash is a failure of the case, not of the run.
@@ -153,7 +116,7 @@ int replay(const ReplayArgs& args) {
     const Comparison cmp = compare_case(rec.c, *a, *b);
     std::string detail = cmp.problem;
     if (cmp.agree && cmp.expected.empty() && cmp.actual.empty()) detail = "both reject: " + rejection(rec.c, *a);
-    SummaryEntry entry{file.string(), std::string(operation_name(rec.c.op)), rec.c.params.profile, cmp.agree,
+    SummaryEntry entry{file.string(), rec.c.op, case_profile_name(rec.c), cmp.agree,
                        label + (detail.empty() ? "" : "  " + detail), ""};
     if (cmp.agree) {
       ++passed;

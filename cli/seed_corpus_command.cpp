@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "fuzz/corpus.h"
-#include "fuzz/seed_corpus.h"
+#include "cases/corpus.h"
+#include "cases/seed_corpus.h"
 
 namespace nvfp4::cli {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "fuzz/case.h"
+#include "cases/case.h"
 
 namespace nvfp4 {
 

@@ -7,7 +7,8 @@
 #include <fmt/format.h>
 
 #include "compare/explain_master_weights.h"
-#include "fuzz/reference_backend.h"
+#include "cases/quantize_case.h"
+#include "cases/reference_backend.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/formulas.h"
@@ -45,13 +46,15 @@ ByteMatrix compact_scale(const io::Tensor& t, ScaleLayout layout) {
 class Explainer {
  public:
   Explainer(const Case& c, const TensorMap& expected, const TensorMap& actual)
-      : c_(c), expected_(expected), actual_(actual), profile_(case_profile(c.params)) {}
+      : c_(c), expected_(expected), actual_(actual) {}
 
-  Explanation run() {
+  // With `elements`, every data and scale byte of a quantize output is classified; without, each
+  // differing tensor counts its differing bytes.
+  Explanation run(bool elements) {
     for (const auto& [name, t] : expected_)
       if ((name == "amax" || name == "amax_t" || name == "global_scale") && actual_.count(name) && actual_.at(name).bytes != t.bytes)
         add({name, 0, 0, 0, 0, 0, MismatchKind::kAmax});
-    if (c_.op == Operation::kQuantize && c_.inputs.count("x")) {
+    if (elements && c_.inputs.count("x")) {
       const FloatMatrix x = io::to_float_matrix(c_.inputs.at("x"), "explain", "x");
       if (expected_.count("data")) direction({"", x});
       if (expected_.count("data_t")) direction({"_t", FloatMatrix(xt::transpose(x))});
@@ -82,8 +85,8 @@ class Explainer {
     }
     const ByteMatrix ed = io::to_byte_matrix(expected_.at(data_name), "explain", data_name);
     const ByteMatrix ad = io::to_byte_matrix(actual_.at(data_name), "explain", data_name);
-    const ByteMatrix es = compact_scale(expected_.at(scale_name), c_.params.scale_layout);
-    const ByteMatrix as = compact_scale(actual_.at(scale_name), c_.params.scale_layout);
+    const ByteMatrix es = compact_scale(expected_.at(scale_name), quantize_options(c_).scale_layout);
+    const ByteMatrix as = compact_scale(actual_.at(scale_name), quantize_options(c_).scale_layout);
     const std::int64_t rows = ed.shape(0), blocks = ed.shape(1) / 8;
     Explanation::BlockMap map{data_name, rows, blocks, std::vector<std::uint8_t>(rows * blocks, 0)};
     for (std::int64_t r = 0; r < std::int64_t(es.shape(0)); ++r)
@@ -140,25 +143,26 @@ class Explainer {
     t.block = j;
     const FloatVector amax = io::to_float_vector(expected_.at("amax" + d.suffix), "explain", "amax");
     t.global_amax = amax.size() == 1 ? amax(0) : amax(r);
-    const GlobalScale gs = global_scale(profile_.gs, t.global_amax);
+    const Profile& profile = case_profile(c_);
+    const GlobalScale gs = global_scale(profile.gs, t.global_amax);
     t.S = gs.S;
     t.Sd = gs.Sd;
     float A = 0.0f;
-    if (c_.params.block == BlockShape::k2D) {
+    if (quantize_options(c_).block == BlockShape::k2D) {
       for (std::int64_t i = r / 16 * 16; i < r / 16 * 16 + 16; ++i)
-        for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) A = amax_step(profile_.amax, A, d.x(i, k));
+        for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) A = amax_step(profile.amax, A, d.x(i, k));
     } else {
-      for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) A = amax_step(profile_.amax, A, d.x(r, k));
+      for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) A = amax_step(profile.amax, A, d.x(r, k));
     }
     t.block_amax = A;
-    const BlockEncoding enc = encode_block(profile_, gs, t.global_amax, A);
+    const BlockEncoding enc = encode_block(profile, gs, t.global_amax, A);
     t.precast = enc.precast;
     t.scale_byte = enc.scale_byte;
     t.encode_factor = enc.encoder.factor;
     for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) {
       t.inputs.push_back(d.x(r, k));
-      t.scaled.push_back(scale_element(profile_, enc.encoder, d.x(r, k)));
-      t.expected_codes.push_back(encode_element(profile_, enc.encoder, d.x(r, k)));
+      t.scaled.push_back(scale_element(profile, enc.encoder, d.x(r, k)));
+      t.expected_codes.push_back(encode_element(profile, enc.encoder, d.x(r, k)));
     }
     return t;
   }
@@ -178,13 +182,14 @@ class Explainer {
     if (mismatching == 0 || elements > kMaxVariantElements) return;
     std::vector<std::pair<std::string, Profile>> candidates;
     for (const NamedProfile& p : all_profiles())
-      if (p.name != c_.params.profile) candidates.emplace_back("profile " + std::string(p.name), p.knobs);
-    for (auto& [name, knobs] : single_knob_variants(profile_)) candidates.emplace_back(c_.params.profile + " with " + name, knobs);
+      if (p.name != c_.params.text("profile")) candidates.emplace_back("profile " + std::string(p.name), p.knobs);
+    for (auto& [name, knobs] : single_knob_variants(case_profile(c_)))
+      candidates.emplace_back(c_.params.text("profile") + " with " + name, knobs);
     std::string best;
     std::size_t best_hits = 0;
     for (const auto& [name, knobs] : candidates) {
       Case v = c_;
-      v.params.knobs = knobs;
+      v.knobs = knobs;
       TensorMap out;
       try {
         out = ReferenceBackend().run(v);
@@ -208,8 +213,8 @@ class Explainer {
       if (!candidate.count(m.tensor) || candidate.at(m.tensor).shape != actual_.at(m.tensor).shape) continue;
       const ByteMatrix cd = io::to_byte_matrix(candidate.at(m.tensor), "explain", m.tensor);
       const ByteMatrix ad = io::to_byte_matrix(actual_.at(m.tensor), "explain", m.tensor);
-      const ByteMatrix cs = compact_scale(candidate.at("scale" + suffix), c_.params.scale_layout);
-      const ByteMatrix as = compact_scale(actual_.at("scale" + suffix), c_.params.scale_layout);
+      const ByteMatrix cs = compact_scale(candidate.at("scale" + suffix), quantize_options(c_).scale_layout);
+      const ByteMatrix as = compact_scale(actual_.at("scale" + suffix), quantize_options(c_).scale_layout);
       for (std::int64_t r = 0; r < m.rows; ++r)
         for (std::int64_t j = 0; j < m.blocks; ++j) {
           if (!m.mismatching[r * m.blocks + j] || cs(r, j) != as(r, j)) continue;
@@ -224,7 +229,6 @@ class Explainer {
   const Case& c_;
   const TensorMap& expected_;
   const TensorMap& actual_;
-  const Profile& profile_;
   Explanation out_;
   std::map<MismatchKind, std::size_t> counts_;
 };
@@ -251,9 +255,32 @@ std::string_view mismatch_kind_name(MismatchKind k) {
   return "other";
 }
 
+Explanation explain_quantize(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+  return Explainer(c, expected, actual).run(true);
+}
+
+Explanation explain_bytes(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+  return Explainer(c, expected, actual).run(false);
+}
+
+namespace {
+
+// The operations with an explanation of their own; the others get explain_bytes.
+struct ExplainerRow {
+  std::string_view op;
+  Explanation (*explain)(const Case&, const TensorMap&, const TensorMap&);
+};
+constexpr ExplainerRow kExplainers[] = {
+    {"quantize", explain_quantize},
+    {"cast_master_weights", explain_master_weights},
+};
+
+}  // namespace
+
 Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual) {
-  if (c.op == Operation::kCastMasterWeights) return explain_master_weights(c, expected, actual);
-  return Explainer(c, expected, actual).run();
+  for (const ExplainerRow& row : kExplainers)
+    if (row.op == c.op) return row.explain(c, expected, actual);
+  return explain_bytes(c, expected, actual);
 }
 
 }  // namespace nvfp4

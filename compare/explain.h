@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "compare/diff.h"
-#include "fuzz/case.h"
+#include "cases/case.h"
 
 namespace nvfp4 {
 
@@ -69,6 +69,12 @@ struct Explanation {
 // Explains the differences between expected (reference) and actual outputs of case c.
 // Also tries every other profile and the known upstream variants to name the formula that
 // reproduces `actual`.
+// The operation's own explanation where compare/explain.cpp's table has one (quantize: every
+// element classified; cast_master_weights: the distributed-cast bugs), else explain_bytes.
 Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual);
+
+Explanation explain_quantize(const Case& c, const TensorMap& expected, const TensorMap& actual);
+// Any operation: each differing output tensor with its count of differing bytes.
+Explanation explain_bytes(const Case& c, const TensorMap& expected, const TensorMap& actual);
 
 }  // namespace nvfp4

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "fuzz/distributed_case.h"
+#include "cases/distributed_case.h"
 #include "io/tensor_convert.h"
 #include "reference/e2m1.h"
 #include "reference/layout.h"

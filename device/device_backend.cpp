@@ -5,7 +5,8 @@
 #include "device/transfer.h"
 #include "io/tensor_convert.h"
 #include "device/kernels.h"
-#include "fuzz/reference_backend.h"
+#include "cases/quantize_case.h"
+#include "cases/registry.h"
 #include "reference/error.h"
 #include "reference/formulas.h"
 #include "reference/layout.h"
@@ -23,6 +24,217 @@ InputType float_input(const io::Tensor& t, std::string_view op) {
     default: fail(op, ErrorCode::E_DTYPE, "tensor 'x' has dtype {}; expected F32, BF16 or F16", io::dtype_name(t.dtype));
   }
 }
+
+// The amax operations: one kernel each, with the reference's contracts on K and M.
+enum class AmaxOp { kGlobal, kRows, kCols, kBlocks1x16, kBlocks16x1, kTiles16x16 };
+
+TensorMap amax_case(const Case& c, cudaStream_t s, AmaxOp kind) {
+  const std::string_view op = c.op;
+  const Profile& profile = case_profile(c);
+  const io::Tensor& xt = case_input(c, "x");
+  const InputType type = float_input(xt, op);
+  const std::int64_t M = xt.shape[0], K = xt.shape[1];
+  const DeviceBuffer x = upload(xt, s);
+  // Every amax but the global one needs K % 16 == 0; the blocks spanning 16 rows need M % 16 == 0.
+  if (kind != AmaxOp::kGlobal && kind != AmaxOp::kBlocks16x1 && K % 16)
+    fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
+  if ((kind == AmaxOp::kBlocks16x1 || kind == AmaxOp::kTiles16x16) && M % 16)
+    fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
+  std::vector<std::int64_t> shape;
+  switch (kind) {
+    case AmaxOp::kGlobal: shape = {1}; break;
+    case AmaxOp::kRows: shape = {M}; break;
+    case AmaxOp::kCols: shape = {K}; break;
+    case AmaxOp::kBlocks1x16: shape = {M, K / 16}; break;
+    case AmaxOp::kBlocks16x1: shape = {M / 16, K}; break;
+    case AmaxOp::kTiles16x16: shape = {M / 16, K / 16}; break;
+  }
+  DeviceBuffer result = poisoned(sizeof(float) * shape[0] * (shape.size() > 1 ? shape[1] : 1), s);
+  float* r = result.get<float>();
+  switch (kind) {
+    case AmaxOp::kGlobal: amax_global(x.get(), type, M, K, profile.amax, r, s); break;
+    case AmaxOp::kRows: amax_rows(x.get(), type, M, K, profile.amax, r, s); break;
+    case AmaxOp::kCols: amax_cols(x.get(), type, M, K, profile.amax, r, s); break;
+    case AmaxOp::kBlocks1x16: amax_blocks(x.get(), type, M, K, AmaxBlock::k1x16, profile.amax, r, s); break;
+    case AmaxOp::kBlocks16x1: amax_blocks(x.get(), type, M, K, AmaxBlock::k16x1, profile.amax, r, s); break;
+    case AmaxOp::kTiles16x16: amax_blocks(x.get(), type, M, K, AmaxBlock::k16x16, profile.amax, r, s); break;
+  }
+  TensorMap out;
+  out["amax"] = download(result, io::DType::F32, shape, s);
+  return out;
+}
+
+TensorMap quantize_case(const Case& c, cudaStream_t s) {
+  const std::string_view op = c.op;
+  const Profile& profile = case_profile(c);
+  TensorMap out;
+  const io::Tensor& xt = case_input(c, "x");
+  const InputType type = float_input(xt, op);
+  const std::int64_t M = xt.shape[0], K = xt.shape[1];
+  const QuantizeOptions o = quantize_options(c);
+  validate_quantize(std::size_t(M), std::size_t(K), o);
+  const DeviceBuffer x = upload(xt, s);
+
+  // Global amax: the override, per row and column, or one for the tensor.
+  DeviceBuffer amax(sizeof(float) * (o.row_scaled ? std::max<std::int64_t>(M, 1) : 1)), amax_t;
+  if (o.amax) {
+    amax.upload(&*o.amax, s);
+  } else if (o.row_scaled) {
+    amax_t = DeviceBuffer(sizeof(float) * std::max<std::int64_t>(K, 1));
+    amax_rows(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
+    amax_cols(x.get(), type, M, K, profile.amax, amax_t.get<float>(), s);
+  } else {
+    amax_global(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
+  }
+  const bool rowwise = o.direction != Direction::kColumnwise, columnwise = o.direction != Direction::kRowwise;
+  const std::int64_t sr = scale_rows(M), sc = scale_cols(K), sr_t = scale_rows(K), sc_t = scale_cols(M);
+  DeviceBuffer data, scale, data_t, scale_t;
+  QuantizeOutputs outs;
+  if (rowwise) {
+    data = poisoned(M * K / 2, s);
+    scale = poisoned(sr * sc, s);
+    outs.data = data.get<std::uint8_t>();
+    outs.scale = scale.get<std::uint8_t>();
+  }
+  if (columnwise) {
+    data_t = poisoned(M * K / 2, s);
+    scale_t = poisoned(sr_t * sc_t, s);
+    outs.data_t = data_t.get<std::uint8_t>();
+    outs.scale_t = scale_t.get<std::uint8_t>();
+  }
+  QuantizeParams params;
+  params.profile = profile;
+  params.tiles_2d = o.block == BlockShape::k2D;
+  params.row_scaled = o.row_scaled;
+  params.amax = amax.get<float>();
+  params.amax_t = o.row_scaled ? amax_t.get<float>() : amax.get<float>();
+  quantize(x.get(), type, M, K, params, outs, s);
+
+  auto scale_tensor = [&](DeviceBuffer& compact, std::int64_t rows, std::int64_t cols) {
+    if (o.scale_layout == ScaleLayout::kCompact) return download(compact, io::DType::U8, {rows, cols}, s);
+    DeviceBuffer swizzled = poisoned(rows * cols, s);
+    swizzle_scales(compact.get<std::uint8_t>(), rows, cols, swizzled.get<std::uint8_t>(), s);
+    return download(swizzled, io::DType::U8, {rows, cols}, s);
+  };
+  const std::int64_t n_amax = o.row_scaled ? M : 1, n_amax_t = o.row_scaled ? K : 1;
+  if (rowwise) {
+    out["data"] = download(data, io::DType::U8, {M, K / 2}, s);
+    out["scale"] = scale_tensor(scale, sr, sc);
+    out["amax"] = download(amax, io::DType::F32, {n_amax}, s);
+  }
+  if (columnwise) {
+    out["data_t"] = download(data_t, io::DType::U8, {K, M / 2}, s);
+    out["scale_t"] = scale_tensor(scale_t, sr_t, sc_t);
+    out["amax_t"] = download(o.row_scaled ? amax_t : amax, io::DType::F32, {n_amax_t}, s);
+  }
+  if (!o.row_scaled && profile.exported != ExportedGlobal::NONE) {
+    // The stored second-level scale is one host formula of the global amax the device found.
+    float g;
+    const std::vector<std::uint8_t> bytes = amax.download(s);
+    std::memcpy(&g, bytes.data(), sizeof g);
+    const float v = exported_global(profile, global_scale(profile.gs, g), g);
+    out["global_scale"] = io::make_tensor_from<float>(io::DType::F32, {1}, std::span(&v, 1));
+  }
+  return out;
+}
+
+TensorMap dequantize_case(const Case& c, cudaStream_t s) {
+  const std::string_view op = c.op;
+  const Profile& profile = case_profile(c);
+  TensorMap out;
+  const io::Tensor &dt = case_input(c, "data"), &st = case_input(c, "scale"), &at = case_input(c, "amax");
+  io::require_rank(dt, 2, op, "data");
+  io::require_rank(st, 2, op, "scale");
+  io::require_rank(at, 1, op, "amax");
+  io::require_dtype(dt, io::DType::U8, op, "data");
+  io::require_dtype(st, io::DType::U8, op, "scale");
+  io::require_dtype(at, io::DType::F32, op, "amax");
+  const std::int64_t M = dt.shape[0], K = 2 * dt.shape[1];
+  if (K % 16) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
+  if (st.shape[0] != scale_rows(M) || st.shape[1] != scale_cols(K))
+    fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for data [{}, {}]", st.shape[0], st.shape[1],
+         scale_rows(M), scale_cols(K), M, K / 2);
+  if (at.shape[0] != 1 && at.shape[0] != M)
+    fail(op, ErrorCode::E_AMAX_SHAPE, "amax has {} values, expected 1 or M={}", at.shape[0], M);
+  const io::DType out_dtype = dequantize_output_dtype(c);
+  const OutputType type = out_dtype == io::DType::BF16 ? OutputType::BF16
+                          : out_dtype == io::DType::F16 ? OutputType::F16
+                                                         : OutputType::F32;
+  const DeviceBuffer data = upload(dt, s), scale = upload(st, s), amax = upload(at, s);
+  DeviceBuffer x = poisoned(M * K * io::dtype_size(out_dtype), s);
+  dequantize(data.get<std::uint8_t>(), scale.get<std::uint8_t>(), amax.get<float>(), at.shape[0], M, K, profile, type,
+             x.get(), s);
+  out["x"] = download(x, out_dtype, {M, K}, s);
+  return out;
+}
+
+TensorMap swizzle_case(const Case& c, cudaStream_t s, bool swizzle) {
+  const std::string_view op = c.op;
+  TensorMap out;
+  const io::Tensor& st = case_input(c, "scale");
+  io::require_rank(st, 2, op, "scale");
+  io::require_dtype(st, io::DType::U8, op, "scale");
+  const std::int64_t rows = st.shape[0], cols = st.shape[1];
+  if (rows % 128 || cols % 4)
+    fail(op, ErrorCode::E_SCALE_SHAPE, "scale matrix [{}, {}] is not padded to [multiple of 128, multiple of 4]", rows, cols);
+  const DeviceBuffer in = upload(st, s);
+  DeviceBuffer result = poisoned(rows * cols, s);
+  (swizzle ? swizzle_scales : unswizzle_scales)(in.get<std::uint8_t>(), rows, cols, result.get<std::uint8_t>(), s);
+  out["scale"] = download(result, io::DType::U8, {rows, cols}, s);
+  return out;
+}
+
+TensorMap transpose_packed_case(const Case& c, cudaStream_t s) {
+  const std::string_view op = c.op;
+  TensorMap out;
+  const io::Tensor& dt = case_input(c, "data");
+  io::require_rank(dt, 2, op, "data");
+  io::require_dtype(dt, io::DType::U8, op, "data");
+  const std::int64_t M = dt.shape[0], K = 2 * dt.shape[1];
+  if (M % 2) fail(op, ErrorCode::E_EVEN, "M={} is odd", M);
+  const DeviceBuffer in = upload(dt, s);
+  DeviceBuffer result = poisoned(M * K / 2, s);
+  transpose_packed(in.get<std::uint8_t>(), M, K, result.get<std::uint8_t>(), s);
+  out["data"] = download(result, io::DType::U8, {K, M / 2}, s);
+  return out;
+}
+
+TensorMap transpose_scales_2d_case(const Case& c, cudaStream_t s) {
+  const std::string_view op = c.op;
+  TensorMap out;
+  const io::Tensor& st = case_input(c, "scale");
+  io::require_rank(st, 2, op, "scale");
+  io::require_dtype(st, io::DType::U8, op, "scale");
+  const std::int64_t M = c.params.integer("M"), K = c.params.integer("K");
+  if (st.shape[0] != scale_rows(M) || st.shape[1] != scale_cols(K))
+    fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for M={}, K={}", st.shape[0], st.shape[1],
+         scale_rows(M), scale_cols(K), M, K);
+  const DeviceBuffer in = upload(st, s);
+  DeviceBuffer result = poisoned(scale_rows(K) * scale_cols(M), s);
+  transpose_scales_2d(in.get<std::uint8_t>(), M, K, result.get<std::uint8_t>(), s);
+  out["scale"] = download(result, io::DType::U8, {scale_rows(K), scale_cols(M)}, s);
+  return out;
+}
+
+// Every operation the kernels run (the registry's operations without a no_device_reason).
+constexpr DeviceRow kRunners[] = {
+    {"quantize", quantize_case},
+    {"dequantize", dequantize_case},
+    {"amax_global", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kGlobal); }},
+    {"amax_rows", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kRows); }},
+    {"amax_cols", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kCols); }},
+    {"amax_blocks_1x16", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kBlocks1x16); }},
+    {"amax_blocks_16x1", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kBlocks16x1); }},
+    {"amax_tiles_16x16", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kTiles16x16); }},
+    {"swizzle", [](const Case& c, cudaStream_t s) { return swizzle_case(c, s, true); }},
+    {"unswizzle", [](const Case& c, cudaStream_t s) { return swizzle_case(c, s, false); }},
+    {"transpose_packed", transpose_packed_case},
+    {"transpose_scales_2d", transpose_scales_2d_case},
+    {"amax_partial", amax_partial_case},
+    {"fused_scale_2d", fused_scale_case},
+    {"partial_cast_2d", partial_cast_case},
+    {"cast_master_weights", master_weights_case},
+};
 
 }  // namespace
 
@@ -47,193 +259,14 @@ DeviceBackend::~DeviceBackend() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
+std::span<const DeviceRow> device_runners() { return kRunners; }
+
 TensorMap DeviceBackend::run(const Case& c) {
-  const std::string_view op = operation_name(c.op);
-  const Profile& profile = case_profile(c.params);
-  const cudaStream_t s = stream_;
-  TensorMap out;
-  switch (c.op) {
-    case Operation::kAmaxGlobal:
-    case Operation::kAmaxRows:
-    case Operation::kAmaxCols:
-    case Operation::kAmaxBlocks1x16:
-    case Operation::kAmaxBlocks16x1:
-    case Operation::kAmaxTiles16x16: {
-      const io::Tensor& xt = case_input(c, "x");
-      const InputType type = float_input(xt, op);
-      const std::int64_t M = xt.shape[0], K = xt.shape[1];
-      const DeviceBuffer x = upload(xt, s);
-      std::vector<std::int64_t> shape;
-      if (c.op == Operation::kAmaxGlobal) shape = {1};
-      if (c.op == Operation::kAmaxRows) shape = {M};
-      if (c.op == Operation::kAmaxCols) shape = {K};
-      if (c.op == Operation::kAmaxBlocks1x16) shape = {M, K / 16};
-      if (c.op == Operation::kAmaxBlocks16x1) shape = {M / 16, K};
-      if (c.op == Operation::kAmaxTiles16x16) shape = {M / 16, K / 16};
-      // The reference's contracts: every amax but the global one needs K % 16 == 0, and the
-      // blocks spanning 16 rows need M % 16 == 0.
-      if (c.op != Operation::kAmaxGlobal && c.op != Operation::kAmaxBlocks16x1 && K % 16)
-        fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
-      if ((c.op == Operation::kAmaxBlocks16x1 || c.op == Operation::kAmaxTiles16x16) && M % 16)
-        fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
-      DeviceBuffer result = poisoned(sizeof(float) * shape[0] * (shape.size() > 1 ? shape[1] : 1), s);
-      switch (c.op) {
-        case Operation::kAmaxGlobal: amax_global(x.get(), type, M, K, profile.amax, result.get<float>(), s); break;
-        case Operation::kAmaxRows: amax_rows(x.get(), type, M, K, profile.amax, result.get<float>(), s); break;
-        case Operation::kAmaxCols: amax_cols(x.get(), type, M, K, profile.amax, result.get<float>(), s); break;
-        case Operation::kAmaxBlocks1x16: amax_blocks(x.get(), type, M, K, AmaxBlock::k1x16, profile.amax, result.get<float>(), s); break;
-        case Operation::kAmaxBlocks16x1: amax_blocks(x.get(), type, M, K, AmaxBlock::k16x1, profile.amax, result.get<float>(), s); break;
-        default: amax_blocks(x.get(), type, M, K, AmaxBlock::k16x16, profile.amax, result.get<float>(), s); break;
-      }
-      out["amax"] = download(result, io::DType::F32, shape, s);
-      break;
-    }
-    case Operation::kQuantize: {
-      const io::Tensor& xt = case_input(c, "x");
-      const InputType type = float_input(xt, op);
-      const std::int64_t M = xt.shape[0], K = xt.shape[1];
-      const QuantizeOptions o = quantize_options(c.params);
-      validate_quantize(std::size_t(M), std::size_t(K), o);
-      const DeviceBuffer x = upload(xt, s);
-
-      // Global amax: the override, per row and column, or one for the tensor.
-      DeviceBuffer amax(sizeof(float) * (o.row_scaled ? std::max<std::int64_t>(M, 1) : 1)), amax_t;
-      if (o.amax) {
-        amax.upload(&*o.amax, s);
-      } else if (o.row_scaled) {
-        amax_t = DeviceBuffer(sizeof(float) * std::max<std::int64_t>(K, 1));
-        amax_rows(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
-        amax_cols(x.get(), type, M, K, profile.amax, amax_t.get<float>(), s);
-      } else {
-        amax_global(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
-      }
-      const bool rowwise = o.direction != Direction::kColumnwise, columnwise = o.direction != Direction::kRowwise;
-      const std::int64_t sr = scale_rows(M), sc = scale_cols(K), sr_t = scale_rows(K), sc_t = scale_cols(M);
-      DeviceBuffer data, scale, data_t, scale_t;
-      QuantizeOutputs outs;
-      if (rowwise) {
-        data = poisoned(M * K / 2, s);
-        scale = poisoned(sr * sc, s);
-        outs.data = data.get<std::uint8_t>();
-        outs.scale = scale.get<std::uint8_t>();
-      }
-      if (columnwise) {
-        data_t = poisoned(M * K / 2, s);
-        scale_t = poisoned(sr_t * sc_t, s);
-        outs.data_t = data_t.get<std::uint8_t>();
-        outs.scale_t = scale_t.get<std::uint8_t>();
-      }
-      QuantizeParams params;
-      params.profile = profile;
-      params.tiles_2d = o.block == BlockShape::k2D;
-      params.row_scaled = o.row_scaled;
-      params.amax = amax.get<float>();
-      params.amax_t = o.row_scaled ? amax_t.get<float>() : amax.get<float>();
-      quantize(x.get(), type, M, K, params, outs, s);
-
-      auto scale_tensor = [&](DeviceBuffer& compact, std::int64_t rows, std::int64_t cols) {
-        if (o.scale_layout == ScaleLayout::kCompact) return download(compact, io::DType::U8, {rows, cols}, s);
-        DeviceBuffer swizzled = poisoned(rows * cols, s);
-        swizzle_scales(compact.get<std::uint8_t>(), rows, cols, swizzled.get<std::uint8_t>(), s);
-        return download(swizzled, io::DType::U8, {rows, cols}, s);
-      };
-      const std::int64_t n_amax = o.row_scaled ? M : 1, n_amax_t = o.row_scaled ? K : 1;
-      if (rowwise) {
-        out["data"] = download(data, io::DType::U8, {M, K / 2}, s);
-        out["scale"] = scale_tensor(scale, sr, sc);
-        out["amax"] = download(amax, io::DType::F32, {n_amax}, s);
-      }
-      if (columnwise) {
-        out["data_t"] = download(data_t, io::DType::U8, {K, M / 2}, s);
-        out["scale_t"] = scale_tensor(scale_t, sr_t, sc_t);
-        out["amax_t"] = download(o.row_scaled ? amax_t : amax, io::DType::F32, {n_amax_t}, s);
-      }
-      if (!o.row_scaled && profile.exported != ExportedGlobal::NONE) {
-        // The stored second-level scale is one host formula of the global amax the device found.
-        float g;
-        const std::vector<std::uint8_t> bytes = amax.download(s);
-        std::memcpy(&g, bytes.data(), sizeof g);
-        const float v = exported_global(profile, global_scale(profile.gs, g), g);
-        out["global_scale"] = io::make_tensor_from<float>(io::DType::F32, {1}, std::span(&v, 1));
-      }
-      break;
-    }
-    case Operation::kDequantize: {
-      const io::Tensor &dt = case_input(c, "data"), &st = case_input(c, "scale"), &at = case_input(c, "amax");
-      io::require_rank(dt, 2, op, "data");
-      io::require_rank(st, 2, op, "scale");
-      io::require_rank(at, 1, op, "amax");
-      io::require_dtype(dt, io::DType::U8, op, "data");
-      io::require_dtype(st, io::DType::U8, op, "scale");
-      io::require_dtype(at, io::DType::F32, op, "amax");
-      const std::int64_t M = dt.shape[0], K = 2 * dt.shape[1];
-      if (K % 16) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
-      if (st.shape[0] != scale_rows(M) || st.shape[1] != scale_cols(K))
-        fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for data [{}, {}]", st.shape[0], st.shape[1],
-             scale_rows(M), scale_cols(K), M, K / 2);
-      if (at.shape[0] != 1 && at.shape[0] != M)
-        fail(op, ErrorCode::E_AMAX_SHAPE, "amax has {} values, expected 1 or M={}", at.shape[0], M);
-      OutputType type = OutputType::F32;
-      if (c.params.output_dtype == io::DType::BF16) type = OutputType::BF16;
-      else if (c.params.output_dtype == io::DType::F16) type = OutputType::F16;
-      else if (c.params.output_dtype != io::DType::F32)
-        fail(op, ErrorCode::E_DTYPE, "output dtype {} is not F32, BF16 or F16", io::dtype_name(c.params.output_dtype));
-      const DeviceBuffer data = upload(dt, s), scale = upload(st, s), amax = upload(at, s);
-      DeviceBuffer x = poisoned(M * K * io::dtype_size(c.params.output_dtype), s);
-      dequantize(data.get<std::uint8_t>(), scale.get<std::uint8_t>(), amax.get<float>(), at.shape[0], M, K, profile, type,
-                 x.get(), s);
-      out["x"] = download(x, c.params.output_dtype, {M, K}, s);
-      break;
-    }
-    case Operation::kSwizzle:
-    case Operation::kUnswizzle: {
-      const io::Tensor& st = case_input(c, "scale");
-      io::require_rank(st, 2, op, "scale");
-      io::require_dtype(st, io::DType::U8, op, "scale");
-      const std::int64_t rows = st.shape[0], cols = st.shape[1];
-      if (rows % 128 || cols % 4)
-        fail(op, ErrorCode::E_SCALE_SHAPE, "scale matrix [{}, {}] is not padded to [multiple of 128, multiple of 4]", rows, cols);
-      const DeviceBuffer in = upload(st, s);
-      DeviceBuffer result = poisoned(rows * cols, s);
-      if (c.op == Operation::kSwizzle) swizzle_scales(in.get<std::uint8_t>(), rows, cols, result.get<std::uint8_t>(), s);
-      else unswizzle_scales(in.get<std::uint8_t>(), rows, cols, result.get<std::uint8_t>(), s);
-      out["scale"] = download(result, io::DType::U8, {rows, cols}, s);
-      break;
-    }
-    case Operation::kTransposePacked: {
-      const io::Tensor& dt = case_input(c, "data");
-      io::require_rank(dt, 2, op, "data");
-      io::require_dtype(dt, io::DType::U8, op, "data");
-      const std::int64_t M = dt.shape[0], K = 2 * dt.shape[1];
-      if (M % 2) fail(op, ErrorCode::E_EVEN, "M={} is odd", M);
-      const DeviceBuffer in = upload(dt, s);
-      DeviceBuffer result = poisoned(M * K / 2, s);
-      transpose_packed(in.get<std::uint8_t>(), M, K, result.get<std::uint8_t>(), s);
-      out["data"] = download(result, io::DType::U8, {K, M / 2}, s);
-      break;
-    }
-    case Operation::kTransposeScales2D: {
-      const io::Tensor& st = case_input(c, "scale");
-      io::require_rank(st, 2, op, "scale");
-      io::require_dtype(st, io::DType::U8, op, "scale");
-      const std::int64_t M = c.params.M, K = c.params.K;
-      if (st.shape[0] != scale_rows(M) || st.shape[1] != scale_cols(K))
-        fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for M={}, K={}", st.shape[0], st.shape[1],
-             scale_rows(M), scale_cols(K), M, K);
-      const DeviceBuffer in = upload(st, s);
-      DeviceBuffer result = poisoned(scale_rows(K) * scale_cols(M), s);
-      transpose_scales_2d(in.get<std::uint8_t>(), M, K, result.get<std::uint8_t>(), s);
-      out["scale"] = download(result, io::DType::U8, {scale_rows(K), scale_cols(M)}, s);
-      break;
-    }
-    case Operation::kAmaxPartial:
-    case Operation::kFusedScale:
-    case Operation::kPartialCast:
-    case Operation::kCastMasterWeights:
-      out = run_distributed(c, s);
-      break;
-  }
-  return out;
+  validate_params(c);
+  for (const DeviceRow& row : kRunners)
+    if (row.op == c.op) return row.run(c, stream_);
+  const OperationSpec& op = operation(c.op);
+  fail(op.name, ErrorCode::E_UNSUPPORTED, "the GPU kernels do not run this operation: {}", op.no_device_reason);
 }
 
 }  // namespace nvfp4::device

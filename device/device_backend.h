@@ -3,16 +3,26 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include <cuda_runtime_api.h>
 
-#include "fuzz/case.h"
+#include "cases/case.h"
 
 namespace nvfp4::device {
 
 // Why no CUDA device can be used here ("no CUDA device: ..."), or nullopt when one can.
 std::optional<std::string> device_unavailable_reason();
+
+// One operation's kernels: uploads the case's inputs, poisons the outputs, launches, downloads.
+struct DeviceRow {
+  std::string_view op;
+  TensorMap (*run)(const Case& c, cudaStream_t stream);
+};
+// Every registry operation without a no_device_reason has a row (tests/registry_test.cpp).
+std::span<const DeviceRow> device_runners();
 
 class DeviceBackend : public Backend {
  public:

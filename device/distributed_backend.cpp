@@ -6,15 +6,14 @@
 #include "device/flow_workloads.h"
 #include "device/rank_flow.h"
 #include "device/transfer.h"
-#include "fuzz/distributed_case.h"
-#include "fuzz/reference_backend.h"
+#include "cases/distributed_case.h"
+#include "cases/reference_backend.h"
 #include "io/tensor_convert.h"
 #include "reference/error.h"
 #include "reference/formulas.h"
 #include "reference/layout.h"
 
 namespace nvfp4::device {
-namespace {
 
 TensorMap amax_partial_case(const Case& c, cudaStream_t s) {
   const ShardInput in = shard_input(c);
@@ -30,7 +29,7 @@ TensorMap amax_partial_case(const Case& c, cudaStream_t s) {
   t.length = in.shard.length;
   t.tile_amax = tile_amax.get<float>();
   t.amax = amax.get<float>();
-  amax_partial(TaskList<PartialAmaxTask>({t}), case_profile(c.params).amax, s);
+  amax_partial(TaskList<PartialAmaxTask>({t}), case_profile(c).amax, s);
   TensorMap out;
   out["tile_amax"] = download(tile_amax, io::DType::F32, {in.M / 16, in.K / 16}, s);
   out["amax"] = download(amax, io::DType::F32, {1}, s);
@@ -39,8 +38,8 @@ TensorMap amax_partial_case(const Case& c, cudaStream_t s) {
 
 TensorMap fused_scale_case(const Case& c, cudaStream_t s) {
   const FusedScaleInput in = fused_scale_input(c);
-  const GlobalScaleRule rule = case_profile(c.params).gs;
-  validate_distributed_scale_rule(operation_name(c.op), rule);
+  const GlobalScaleRule rule = case_profile(c).gs;
+  validate_distributed_scale_rule(c.op, rule);
   const std::int64_t tr = std::int64_t(in.tile_amax.shape(0)), tc = std::int64_t(in.tile_amax.shape(1));
   const std::int64_t rows = scale_rows(16 * tr), cols = scale_cols(16 * tc);
   const DeviceBuffer tile_amax = upload(case_input(c, "tile_amax"), s), amax = upload(case_input(c, "amax"), s);
@@ -87,8 +86,8 @@ TensorMap partial_cast_case(const Case& c, cudaStream_t s) {
 // all-reduce and the all-gather are simulated with host and device copies.
 TensorMap master_weights_case(const Case& c, cudaStream_t s) {
   const MasterWeightsInput in = master_weights_input(c);
-  const Profile& profile = case_profile(c.params);
-  validate_flow_profile(operation_name(c.op), profile);
+  const Profile& profile = case_profile(c);
+  validate_flow_profile(c.op, profile);
   std::vector<WeightShape> shapes;
   std::vector<float> concatenated;
   for (const FloatMatrix& w : in.weights) {
@@ -136,18 +135,6 @@ TensorMap master_weights_case(const Case& c, cudaStream_t s) {
     }
   }
   return out;
-}
-
-}  // namespace
-
-TensorMap run_distributed(const Case& c, cudaStream_t s) {
-  switch (c.op) {
-    case Operation::kAmaxPartial: return amax_partial_case(c, s);
-    case Operation::kFusedScale: return fused_scale_case(c, s);
-    case Operation::kPartialCast: return partial_cast_case(c, s);
-    case Operation::kCastMasterWeights: return master_weights_case(c, s);
-    default: fail(operation_name(c.op), ErrorCode::E_UNSUPPORTED, "not a distributed-cast operation");
-  }
 }
 
 }  // namespace nvfp4::device

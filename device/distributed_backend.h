@@ -1,15 +1,17 @@
-// The distributed-cast operations of the case model (fuzz/case.h) on the device: the shard
+// The distributed-cast operations of the case model (cases/registry.h) on the device: the shard
 // operations as one-task lists, and cast_master_weights with R ranks simulated on one GPU, each a
 // RankFlow, with the all-reduce and the all-gather done by copies between them.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include "fuzz/case.h"
+#include "cases/case.h"
 
 namespace nvfp4::device {
 
-// kAmaxPartial, kFusedScale, kPartialCast or kCastMasterWeights.
-TensorMap run_distributed(const Case& c, cudaStream_t stream);
+TensorMap amax_partial_case(const Case& c, cudaStream_t s);
+TensorMap fused_scale_case(const Case& c, cudaStream_t s);
+TensorMap partial_cast_case(const Case& c, cudaStream_t s);
+TensorMap master_weights_case(const Case& c, cudaStream_t s);
 
 }  // namespace nvfp4::device

@@ -5,7 +5,7 @@
 
 #include <rapidcheck.h>
 
-#include "fuzz/corpus.h"
+#include "cases/corpus.h"
 #include "fuzz/shrink_master_weights.h"
 
 namespace nvfp4::fuzz {
@@ -61,7 +61,7 @@ CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend
       const CaseRecord r = *gen;
       const auto start = Clock::now();
       const Comparison cmp = compare_backends(r.c, expected, actual);
-      OperationStats& s = result.per_operation[std::string(operation_name(r.c.op))];
+      OperationStats& s = result.per_operation[r.c.op];
       if (!last_failing) {  // shrinking re-runs are not new cases
         ++result.cases;
         ++s.cases;
@@ -81,6 +81,9 @@ CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend
     rc::detail::TestMetadata metadata;
     metadata.id = metadata.description = "campaign round";
     const rc::detail::TestResult r = rc::detail::checkTestable(property, metadata, params);
+    if (r.template is<rc::detail::FailureResult>() && !last_failing)
+      throw std::logic_error("campaign round " + std::to_string(round) + ": the case generator failed (a harness bug): " +
+                             r.template get<rc::detail::FailureResult>().description);
     if (!r.template is<rc::detail::FailureResult>() || !last_failing) continue;
     CampaignFailure f;
     f.shrunk = *last_failing;
@@ -91,7 +94,7 @@ CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend
     f.comparison = compare_backends(f.shrunk.c, expected, actual);
     f.cases_to_detection = *first_failure;
     if (!o.corpus.empty()) f.saved = save_case(o.corpus, f.shrunk);
-    ++result.per_operation[std::string(operation_name(f.shrunk.c.op))].failures;
+    ++result.per_operation[f.shrunk.c.op].failures;
     result.failures.push_back(std::move(f));
   }
   result.seconds = since(t0);

@@ -1,255 +1,46 @@
 #include "fuzz/case_generator.h"
 
+#include <stdexcept>
+
+#include "cases/registry.h"
 #include "fuzz/generators.h"
-#include "fuzz/reference_backend.h"
-#include "io/tensor_convert.h"
-#include "reference/amax.h"
-#include "reference/fused_scale.h"
-#include "reference/layout.h"
-#include "reference/partition.h"
+#include "fuzz/op_generators.h"
 #include "reference/profiles.h"
 
 namespace nvfp4::fuzz {
-namespace {
 
-// Global amax overrides the harness must cover (§3.5 special cases), then arbitrary bit patterns.
-rc::Gen<std::optional<float>> amax_override() {
-  static const std::vector<std::uint32_t> kSpecial = {0x00000000, 0x7F800000, 0x7FC00000, 0x00000001, 0x006CE3EE,
-                                                      0x05280000, 0x05280001, 0x7F7FFFFF, 0x46A80000, 0x40C00000};
-  return rc::gen::weightedOneOf<std::optional<float>>({
-      {6, rc::gen::just(std::optional<float>())},
-      {2, rc::gen::map(rc::gen::elementOf(kSpecial), [](std::uint32_t b) { return std::optional<float>(float_of(b)); })},
-      {1, rc::gen::map(float_bits(), [](std::uint32_t b) { return std::optional<float>(float_of(b & 0x7FFFFFFFu)); })},
-  });
-}
-
-Recipe recipe_for(Shape s, Distribution d, std::uint64_t seed, io::DType dtype) {
-  Recipe r;
-  r.dist = d;
-  r.seed = seed;
-  r.M = std::int64_t(s.M);
-  r.K = std::int64_t(s.K);
-  r.dtype = dtype;
-  return r;
-}
-
-// The quantized tensor a dequantize or transpose case starts from: the reference's output for
-// the recipe's data under the case's profile.
-TensorMap quantized(const CaseRecord& base, BlockShape block, bool row_scaled) {
-  Case q;
-  q.op = Operation::kQuantize;
-  q.params = base.c.params;
-  q.params.block = block;
-  q.params.row_scaled = row_scaled;
-  q.params.direction = Direction::kRowwise;
-  q.inputs["x"] = base.c.inputs.at("x");
-  return ReferenceBackend().run(q);
-}
-
-// Where a cut point falls, drawn independently of the weights' shapes so that RapidCheck can
-// shrink the shapes while the cut keeps its kind and relative position.
-struct CutSpec {
-  enum Kind { kUniform, kOdd, kByte, kTile, kRow, kWeight } kind = kUniform;
-  std::uint32_t weight = 0, position = 0;  // which weight; position in units of 2^-16 of its range
-  int delta = 0;                           // -1, 0 or +1 element off a boundary
-};
-
-rc::Gen<CutSpec> cut_spec() {
-  return rc::gen::exec([] {
-    CutSpec c;
-    c.kind = *rc::gen::weightedElement<CutSpec::Kind>({{2, CutSpec::kUniform}, {3, CutSpec::kOdd}, {1, CutSpec::kByte},
-                                                       {1, CutSpec::kTile}, {1, CutSpec::kRow}, {1, CutSpec::kWeight}});
-    c.weight = *rc::gen::inRange<std::uint32_t>(0, 4);
-    c.position = *rc::gen::inRange<std::uint32_t>(0, 1u << 16);
-    c.delta = *rc::gen::element(0, -1, 1);
-    return c;
-  });
-}
-
-// A flat cut point in [0, total] of the concatenation of weights with these shapes: uniform, odd,
-// or at a byte, tile (16-column segment), row or weight boundary, or one element off one of those.
-std::int64_t place_cut(const CutSpec& c, const std::vector<Shape>& shapes) {
-  std::vector<std::int64_t> elements;
-  for (const Shape& s : shapes) elements.push_back(std::int64_t(s.M * s.K));
-  const std::vector<std::int64_t> offsets = weight_offsets(elements);
-  const std::int64_t total = offsets.back();
-  const auto scaled = [&](std::int64_t range) { return range * std::int64_t(c.position) >> 16; };  // in [0, range)
-  const Shape& w = shapes[c.weight % shapes.size()];
-  const std::int64_t start = offsets[c.weight % shapes.size()];
-  std::int64_t cut = 0;
-  switch (c.kind) {
-    case CutSpec::kUniform: return scaled(total + 1);
-    case CutSpec::kOdd: return std::min(total, 2 * scaled(total / 2) + 1);
-    case CutSpec::kByte: cut = 2 * scaled(total / 2 + 1); break;
-    case CutSpec::kTile: cut = start + scaled(std::int64_t(w.M * w.K / 16)) * 16; break;
-    case CutSpec::kRow: cut = start + scaled(std::int64_t(w.M)) * std::int64_t(w.K); break;
-    case CutSpec::kWeight: cut = start; break;
-  }
-  return std::clamp<std::int64_t>(cut + c.delta, 0, total);
-}
-
-// The BF16 values of a weight generated from a recipe (the flow rounds FP32 to BF16 first).
-FloatMatrix bf16_weight(const Recipe& r) {
-  return io::to_float_matrix(io::from_float_matrix(generate_values(r), io::FloatType::BF16), "generator", "w");
-}
-
-// Flat elements [s.start, s.end()) of w.
-FloatVector shard_values(const FloatMatrix& w, const Shard& s) {
-  FloatVector xs = xt::empty<float>({std::size_t(s.length)});
-  std::copy_n(w.data() + s.start, s.length, xs.begin());
-  return xs;
-}
-
-// A shard of one weight: two cut points of it, in order.
-Shard shard_of(Shape s) {
-  std::int64_t a = place_cut(*cut_spec(), {s}), b = place_cut(*cut_spec(), {s});
-  if (a > b) std::swap(a, b);
-  return Shard{a, b - a};
-}
-
-void distributed_case(CaseRecord& r, Shape s, const Recipe& recipe) {
-  CaseParams& p = r.c.params;
-  r.recipes.clear();
-  r.c.inputs.clear();
-  p.M = std::int64_t(s.M);
-  p.K = std::int64_t(s.K);
-  if (r.c.op != Operation::kAmaxPartial) p.profile = "te";  // TE's distributed path (NUMERICS.md §3.15-§3.17)
-  switch (r.c.op) {
-    case Operation::kAmaxPartial: {
-      const Shard shard = shard_of(s);
-      p.shard_start = shard.start;
-      r.c.inputs["xs"] = io::from_bf16_values(shard_values(bf16_weight(recipe), shard));
-      break;
-    }
-    case Operation::kFusedScale: {
-      const FloatMatrix w = bf16_weight(recipe);
-      const std::optional<float> g = *amax_override();
-      r.c.inputs["tile_amax"] = io::from_float_matrix(amax_tiles_16x16(w, AmaxRule::IGNORE), io::FloatType::F32);
-      r.c.inputs["amax"] = io::from_float_vector(FloatVector({g ? *g : amax_global(w, AmaxRule::IGNORE)}));
-      break;
-    }
-    case Operation::kPartialCast: {
-      const FloatMatrix w = bf16_weight(recipe);
-      const Shard shard = shard_of(s);
-      const std::optional<float> g = *amax_override();
-      const FusedScale f = fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE),
-                                          GlobalScaleRule::TE);
-      p.shard_start = shard.start;
-      r.c.inputs["xs"] = io::from_bf16_values(shard_values(w, shard));
-      r.c.inputs["tile_scale"] = io::from_float_matrix(f.tile_scale, io::FloatType::F32);
-      r.c.inputs["global_scale"] = io::from_float_vector(FloatVector({f.S}));
-      const ByteMatrix prior = fill_bytes(s.M, s.K / 2, *seed());  // the nibbles the shard must keep
-      if (*rc::gen::element(true, false)) {
-        r.c.inputs["data"] = io::from_byte_matrix(prior);
-      } else {
-        const auto first = prior.begin() + shard.first_byte();
-        r.c.inputs["data"] = io::from_byte_vector(std::vector<std::uint8_t>(first, first + shard.local_bytes()));
-      }
-      break;
-    }
-    case Operation::kCastMasterWeights: {
-      // One to four weights (the first of shape s); sparse data shrinks to one or two tiles.
-      std::vector<Shape> shapes = {s};
-      const int extra = *rc::gen::inRange(0, 4);
-      for (int i = 0; i < extra; ++i) shapes.push_back(*shape16(64));
-      for (std::size_t i = 0; i < shapes.size(); ++i) {
-        Recipe w = recipe;
-        w.M = std::int64_t(shapes[i].M);
-        w.K = std::int64_t(shapes[i].K);
-        w.dtype = io::DType::F32;
-        w.seed = recipe.seed + i;
-        const std::string name = "w" + std::to_string(i);
-        r.recipes[name] = w;
-        r.c.inputs[name] = generate_tensor(w);
-      }
-      // Mostly up to 4 ranks, some up to 16 and 64; shrinks towards one rank.
-      const int cap = *rc::gen::weightedElement<int>({{6, 4}, {2, 16}, {1, kMaxRanks}});
-      const int ranks = 1 + int(*rc::gen::inRange<std::uint32_t>(0, kMaxRanks) % std::uint32_t(cap));
-      for (int i = 1; i < ranks; ++i) p.cuts.push_back(place_cut(*cut_spec(), shapes));
-      std::sort(p.cuts.begin(), p.cuts.end());
-      break;
-    }
-    default:
-      break;
-  }
-}
-
-}  // namespace
-
-std::vector<Operation> all_operations() {
-  return {Operation::kQuantize,        Operation::kDequantize,      Operation::kAmaxGlobal,     Operation::kAmaxRows,
-          Operation::kAmaxCols,        Operation::kAmaxBlocks1x16,  Operation::kAmaxBlocks16x1, Operation::kAmaxTiles16x16,
-          Operation::kSwizzle,         Operation::kUnswizzle,       Operation::kTransposePacked, Operation::kTransposeScales2D,
-          Operation::kAmaxPartial,     Operation::kFusedScale,      Operation::kPartialCast,     Operation::kCastMasterWeights};
+std::vector<std::string> all_operations() {
+  std::vector<std::string> ops;
+  for (const OperationSpec& op : operations()) ops.emplace_back(op.name);
+  return ops;
 }
 
 rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
-  const std::vector<Operation> ops = space.ops.empty() ? all_operations() : space.ops;
+  const std::vector<std::string> ops = space.ops.empty() ? all_operations() : space.ops;
+  for (const std::string& op : ops)
+    if (!find_generator(op)) throw std::logic_error("no case generator for operation " + op);
   std::vector<std::string> profiles = space.profiles;
   if (profiles.empty())
     for (const NamedProfile& p : all_profiles()) profiles.emplace_back(p.name);
   const std::size_t max_dim = space.max_dim;
   return rc::gen::exec([=] {
     CaseRecord r;
-    r.c.op = *rc::gen::elementOf(ops);
-    r.c.params.profile = *rc::gen::elementOf(profiles);
+    r.c = make_case(*rc::gen::elementOf(ops));
+    const std::string profile = *rc::gen::elementOf(profiles);
+    if (r.c.params.has("profile")) r.c.params.set("profile", profile);
     const Shape s = *shape16(max_dim);
-    const Distribution dist = *rc::gen::element(Distribution::kRandn, Distribution::kTies, Distribution::kSpecials,
-                                                Distribution::kBlockLogUniform, Distribution::kUniform);
-    const io::DType dtype = *rc::gen::element(io::DType::BF16, io::DType::F32, io::DType::F16);
-    Recipe recipe = recipe_for(s, dist, *seed(), dtype);
+    Recipe recipe;
+    recipe.dist = *rc::gen::element(Distribution::kRandn, Distribution::kTies, Distribution::kSpecials,
+                                    Distribution::kBlockLogUniform, Distribution::kUniform);
+    recipe.dtype = *rc::gen::element(io::DType::BF16, io::DType::F32, io::DType::F16);
+    recipe.seed = *seed();
+    recipe.M = std::int64_t(s.M);
+    recipe.K = std::int64_t(s.K);
     // Sparse data first, so that shrinking ends on one or two non-zero blocks.
     recipe.active_blocks = *rc::gen::oneOf(rc::gen::inRange<std::int64_t>(1, 9), rc::gen::just<std::int64_t>(-1));
     r.recipes["x"] = recipe;
     r.c.inputs["x"] = generate_tensor(recipe);
-    CaseParams& p = r.c.params;
-    switch (r.c.op) {
-      case Operation::kQuantize:
-        p.block = *rc::gen::element(BlockShape::k1D, BlockShape::k2D);
-        p.direction = *rc::gen::element(Direction::kBoth, Direction::kRowwise, Direction::kColumnwise);
-        p.row_scaled = p.block == BlockShape::k1D && *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
-        if (!p.row_scaled) p.amax = *amax_override();
-        p.scale_layout = *rc::gen::weightedElement<ScaleLayout>({{4, ScaleLayout::kCompact}, {1, ScaleLayout::kSwizzled}});
-        break;
-      case Operation::kDequantize: {
-        const bool row_scaled = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
-        TensorMap q = quantized(r, BlockShape::k1D, row_scaled);
-        r.recipes.clear();
-        r.c.inputs = {{"data", q.at("data")}, {"scale", q.at("scale")}, {"amax", q.at("amax")}};
-        if (*rc::gen::weightedElement<bool>({{3, false}, {1, true}})) {  // raw bytes: every code, NaN scales
-          const std::uint32_t sd = *seed();
-          r.c.inputs["data"] = io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd));
-          r.c.inputs["scale"] = io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd + 1));
-        }
-        p.output_dtype = *rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16);
-        break;
-      }
-      case Operation::kSwizzle:
-      case Operation::kUnswizzle:
-        r.recipes.clear();
-        r.c.inputs = {{"scale", io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), *seed()))}};
-        break;
-      case Operation::kTransposePacked:
-        r.recipes.clear();
-        r.c.inputs = {{"data", io::from_byte_matrix(fill_bytes(s.M, s.K / 2, *seed()))}};
-        break;
-      case Operation::kTransposeScales2D: {
-        const TensorMap q = quantized(r, BlockShape::k2D, false);
-        r.recipes.clear();
-        r.c.inputs = {{"scale", q.at("scale")}};
-        p.M = std::int64_t(s.M);
-        p.K = std::int64_t(s.K);
-        break;
-      }
-      case Operation::kAmaxPartial:
-      case Operation::kFusedScale:
-      case Operation::kPartialCast:
-      case Operation::kCastMasterWeights:
-        distributed_case(r, s, recipe);
-        break;
-      default:
-        break;  // the amax operations read x
-    }
+    find_generator(r.c.op)(r, profile);
     return r;
   });
 }

@@ -1,6 +1,7 @@
-// RapidCheck generator of whole cases: operation, profile, options, shape and an input recipe.
-// Structure shrinks (smaller shapes, simpler distributions, fewer options); data comes from the
-// recipe's seed, so a shrunk case stays reproducible and small.
+// RapidCheck generator of whole cases: operation, profile, shape and an input recipe, then the
+// operation's own generator (fuzz/op_generators.h). Structure shrinks (smaller shapes, simpler
+// distributions, fewer options); data comes from the recipe's seed, so a shrunk case stays
+// reproducible and small.
 #pragma once
 
 #include <string>
@@ -8,19 +9,19 @@
 
 #include <rapidcheck.h>
 
-#include "fuzz/case_io.h"
+#include "cases/case_io.h"
 
 namespace nvfp4::fuzz {
 
 struct CaseSpace {
-  std::vector<Operation> ops;          // operations to draw from (all when empty)
-  std::vector<std::string> profiles;   // profile names (all when empty)
-  std::size_t max_dim = 256;           // largest M or K
+  std::vector<std::string> ops;       // operations to draw from (every registry operation when empty)
+  std::vector<std::string> profiles;  // profile names (all when empty)
+  std::size_t max_dim = 256;          // largest M or K
 };
 
 rc::Gen<CaseRecord> case_record(const CaseSpace& space);
 
-// Every operation, in a fixed order.
-std::vector<Operation> all_operations();
+// Every registry operation, in registry order.
+std::vector<std::string> all_operations();
 
 }  // namespace nvfp4::fuzz

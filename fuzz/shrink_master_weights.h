@@ -4,7 +4,7 @@
 // rows and columns, remapping the cut points, and keeps every change that still fails.
 #pragma once
 
-#include "fuzz/case_io.h"
+#include "cases/case_io.h"
 
 namespace nvfp4::fuzz {
 

@@ -7,7 +7,7 @@ namespace nvfp4 {
 std::string write_failure_page(const std::filesystem::path& dir, const std::string& stem, const CaseRecord& r,
                                const Comparison& cmp, const std::string& backends, const std::filesystem::path& case_file) {
   FailureReport page;
-  page.title = fmt::format("{} {}: {}", operation_name(r.c.op), r.c.params.profile, cmp.problem);
+  page.title = fmt::format("{} {}: {}", r.c.op, case_profile_name(r.c), cmp.problem);
   page.case_description = describe_case(r).dump(2);
   page.replay_command = case_file.empty() ? "(case not saved)" : "nvfp4-verify replay " + case_file.string();
   page.backends = backends;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "compare/compare.h"
-#include "fuzz/case_io.h"
+#include "cases/case_io.h"
 #include "reports/report.h"
 
 namespace nvfp4 {

@@ -427,7 +427,7 @@ std::string render_failure(const FailureReport& r) {
 
   fmt::format_to(o, "<header>\n<h1><span class=\"badge fail\">FAIL</span>{}</h1>\n", esc(r.title));
   fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; operation <b>{}</b> &#183; profile <b>{}</b></p>\n",
-                 esc(r.backends), esc(operation_name(r.c.op)), esc(r.c.params.profile));
+                 esc(r.backends), esc(r.c.op), esc(case_profile_name(r.c)));
   section_inputs(o, r.c);
   fmt::format_to(o, "<p class=\"count\"><span id=\"mismatch-count\">{}</span> mismatching element{} / byte{}</p>\n", total,
                  total == 1 ? "" : "s", total == 1 ? "" : "s");

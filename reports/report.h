@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "compare/explain.h"
-#include "fuzz/case.h"
+#include "cases/case.h"
 
 namespace nvfp4 {
 

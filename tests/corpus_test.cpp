@@ -19,10 +19,10 @@
 #include <fmt/format.h>
 
 #include "compare/compare.h"
-#include "fuzz/corpus.h"
-#include "fuzz/metamorphic_backend.h"
-#include "fuzz/reference_backend.h"
-#include "fuzz/seed_corpus.h"
+#include "cases/corpus.h"
+#include "cases/metamorphic_backend.h"
+#include "cases/reference_backend.h"
+#include "cases/seed_corpus.h"
 #include "reference/profiles.h"
 
 namespace nvfp4 {
@@ -85,7 +85,7 @@ void expect_same_record(const CaseRecord& a, const CaseRecord& b) {
     expect_same_tensor(t, b.c.inputs.at(name), name);
   }
   ASSERT_EQ(a.recipes.size(), b.recipes.size());
-  for (const auto& [name, r] : a.recipes) EXPECT_EQ(fuzz::recipe_to_json(r), fuzz::recipe_to_json(b.recipes.at(name)));
+  for (const auto& [name, r] : a.recipes) EXPECT_EQ(recipe_to_json(r), recipe_to_json(b.recipes.at(name)));
 }
 
 CaseRecord through_bytes(const CaseRecord& r) {
@@ -248,38 +248,38 @@ TEST_F(CorpusTest, EveryOperationRoundTripsThroughAFile) {
 }
 
 TEST_F(CorpusTest, RecipeInputIsStoredAndRegeneratedIdenticallyWhenAbsent) {
-  for (const auto dist : {fuzz::Distribution::kRandn, fuzz::Distribution::kTies, fuzz::Distribution::kBlockLogUniform,
-                          fuzz::Distribution::kSpecials, fuzz::Distribution::kUniform})
+  for (const auto dist : {Distribution::kRandn, Distribution::kTies, Distribution::kBlockLogUniform,
+                          Distribution::kSpecials, Distribution::kUniform})
     for (const io::DType t : {io::DType::F32, io::DType::BF16, io::DType::F16}) {
-      fuzz::Recipe rec;
+      Recipe rec;
       rec.dist = dist;
       rec.seed = std::random_device{}();
       rec.M = 32;
       rec.K = 48;
       rec.dtype = t;
-      SCOPED_TRACE(fuzz::recipe_to_json(rec).dump());
+      SCOPED_TRACE(recipe_to_json(rec).dump());
       CaseRecord r;
       r.c.op = Operation::kQuantize;
       r.recipes["x"] = rec;  // no tensor in the record: case_to_file generates and stores it
       io::File f = case_to_file(r);
       ASSERT_TRUE(f.tensors.count("x"));
-      const io::Tensor want = fuzz::generate_tensor(rec);
+      const io::Tensor want = generate_tensor(rec);
       expect_same_tensor(f.tensors.at("x"), want, "stored");
-      EXPECT_EQ(json::parse(f.metadata.at("nvfp4_case"))["inputs"]["x"]["recipe"], fuzz::recipe_to_json(rec));
+      EXPECT_EQ(json::parse(f.metadata.at("nvfp4_case"))["inputs"]["x"]["recipe"], recipe_to_json(rec));
       f.tensors.erase("x");  // a recipe-only file: the reader regenerates the input
       const CaseRecord back = case_from_file(f, "recipe-only");
       expect_same_tensor(back.c.inputs.at("x"), want, "regenerated");
-      EXPECT_EQ(fuzz::recipe_to_json(back.recipes.at("x")), fuzz::recipe_to_json(rec));
+      EXPECT_EQ(recipe_to_json(back.recipes.at("x")), recipe_to_json(rec));
     }
 }
 
 TEST_F(CorpusTest, StoredTensorWinsOverItsRecipe) {
-  fuzz::Recipe rec;
+  Recipe rec;
   rec.seed = 5;
   CaseRecord r;
   r.c.op = Operation::kAmaxGlobal;
   r.recipes["x"] = rec;
-  r.c.inputs["x"] = fuzz::generate_tensor(rec);
+  r.c.inputs["x"] = generate_tensor(rec);
   r.c.inputs["x"].bytes[0] ^= 1;  // e.g. a case shrunk by hand after generation
   const CaseRecord back = through_bytes(r);
   expect_same_tensor(back.c.inputs.at("x"), r.c.inputs.at("x"), "x");

@@ -14,7 +14,7 @@
 #include "compare/diff.h"
 #include "device/device_backend.h"
 #include "fuzz/generators.h"
-#include "fuzz/reference_backend.h"
+#include "cases/reference_backend.h"
 #include "io/tensor_convert.h"
 #include "reference/layout.h"
 #include "reference/profiles.h"

@@ -8,8 +8,8 @@
 #include <random>
 
 #include "fuzz/case_generator.h"
-#include "fuzz/metamorphic_backend.h"
-#include "fuzz/reference_backend.h"
+#include "cases/metamorphic_backend.h"
+#include "cases/reference_backend.h"
 #include "compare/diff.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"

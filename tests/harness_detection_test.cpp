@@ -9,8 +9,8 @@
 
 #include "compare/explain.h"
 #include "fuzz/campaign.h"
-#include "fuzz/corpus.h"
-#include "fuzz/reference_backend.h"
+#include "cases/corpus.h"
+#include "cases/reference_backend.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/formulas.h"

@@ -15,9 +15,9 @@
 #include <sstream>
 
 #include "compare/compare.h"
-#include "fuzz/corpus.h"
-#include "fuzz/reference_backend.h"
-#include "fuzz/seed_corpus.h"
+#include "cases/corpus.h"
+#include "cases/reference_backend.h"
+#include "cases/seed_corpus.h"
 #include "reference/error.h"
 #include "reports/failure_page.h"
 

@@ -20,7 +20,7 @@
 #include "device/check.h"
 #include "device/flow_workloads.h"
 #include "device/kernels.h"
-#include "fuzz/recipe.h"
+#include "cases/recipe.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
 #include "reference/master_weights.h"
@@ -60,20 +60,20 @@ Sizes sizes(const WeightShape& w) {
 // FP32 master weights from the fuzzer's recipes, several distributions in turn (NaN, ±inf,
 // subnormals, zero blocks, E2M1 ties, values that round to BF16 infinity), generated in parallel.
 std::vector<FloatMatrix> master_weights(const std::vector<WeightShape>& shapes, std::uint64_t seed) {
-  static constexpr fuzz::Distribution kDists[] = {fuzz::Distribution::kRandn, fuzz::Distribution::kSpecials,
-                                                  fuzz::Distribution::kBlockLogUniform, fuzz::Distribution::kTies,
-                                                  fuzz::Distribution::kUniform};
+  static constexpr Distribution kDists[] = {Distribution::kRandn, Distribution::kSpecials,
+                                                  Distribution::kBlockLogUniform, Distribution::kTies,
+                                                  Distribution::kUniform};
   std::vector<FloatMatrix> weights(shapes.size());
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i; (i = next++) < shapes.size();) {
-      fuzz::Recipe r;
+      Recipe r;
       r.dist = kDists[i % std::size(kDists)];
       r.seed = seed * 1000003 + i;
       r.M = shapes[i].M;
       r.K = shapes[i].K;
       if (i % 8 == 7) r.active_blocks = 0;  // an all-zero weight: g = 0
-      weights[i] = fuzz::generate_values(r);
+      weights[i] = generate_values(r);
     }
   };
   {

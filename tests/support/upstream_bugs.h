@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include "fuzz/distributed_case.h"
-#include "fuzz/reference_backend.h"
+#include "cases/distributed_case.h"
+#include "cases/reference_backend.h"
 #include "reference/distributed_formulas.h"
 #include "reference/master_weights.h"
 

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "fuzz/case.h"
+#include "cases/case.h"
 #include "reference/master_weights.h"
 #include "reference/partial_cast.h"
 
 namespace nvfp4 {
 
-// kAmaxPartial, kPartialCast: xs (1-D BF16) is W.flat[shard_start, shard_start + len) of an M x K weight.
+// amax_partial, partial_cast_2d: xs (1-D BF16) is W.flat[shard_start, shard_start + len) of an M x K weight.
 struct ShardInput {
   std::int64_t M = 0, K = 0;
   Shard shard;
@@ -20,14 +20,14 @@ struct ShardInput {
 };
 ShardInput shard_input(const Case& c);
 
-// kFusedScale: tile_amax F32 [M/16, K/16] and amax F32 [1].
+// fused_scale_2d: tile_amax F32 [M/16, K/16] and amax F32 [1].
 struct FusedScaleInput {
   FloatMatrix tile_amax;
   float amax = 0.0f;
 };
 FusedScaleInput fused_scale_input(const Case& c);
 
-// kPartialCast: the shard, tile_scale F32 [M/16, K/16], global_scale F32 [1], and the destination's
+// partial_cast_2d: the shard, tile_scale F32 [M/16, K/16], global_scale F32 [1], and the destination's
 // prior bytes: 1-D U8 [shard.local_bytes()] (shard-local) or 2-D U8 [M, K/2] (whole tensor).
 struct PartialCastInput {
   ShardInput shard;
@@ -40,7 +40,7 @@ PartialCastInput partial_cast_input(const Case& c);
 // The output tensor "data", shaped like the input "data".
 io::Tensor partial_cast_output(const PartialCastInput& in, std::vector<std::uint8_t> bytes);
 
-// kCastMasterWeights: every input is a 2-D F32 weight, in name order; the ranks from params.cuts.
+// cast_master_weights: every input is a 2-D F32 weight, in name order; the ranks from the cuts parameter.
 struct MasterWeightsInput {
   std::vector<std::string> names;
   std::vector<FloatMatrix> weights;

@@ -1,4 +1,4 @@
-#include "fuzz/recipe.h"
+#include "cases/recipe.h"
 
 #include <array>
 #include <stdexcept>
@@ -7,7 +7,7 @@
 #include "io/tensor_convert.h"
 #include "reference/formulas.h"
 
-namespace nvfp4::fuzz {
+namespace nvfp4 {
 namespace {
 
 constexpr std::array<std::pair<Distribution, std::string_view>, 5> kNames = {{
@@ -173,4 +173,4 @@ FloatMatrix randn_matrix(std::size_t rows, std::size_t cols, std::uint64_t seed)
   return x;
 }
 
-}  // namespace nvfp4::fuzz
+}  // namespace nvfp4

@@ -1,4 +1,4 @@
-#include "fuzz/seed_corpus.h"
+#include "cases/seed_corpus.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -9,13 +9,15 @@
 
 #include <fmt/format.h>
 
-#include "fuzz/recipe.h"
+#include "cases/recipe.h"
 #include "io/tensor_convert.h"
 #include "reference/arith.h"
 #include "reference/e2m1.h"
 #include "reference/shard.h"
 #include "reference/profiles.h"
 #include "reference/quantize.h"
+#include "cases/quantize_case.h"
+#include "cases/registry.h"
 
 namespace nvfp4 {
 namespace {
@@ -44,7 +46,7 @@ io::Tensor bf16_tensor(const Grid& g) {
 
 // A BF16-exact value of random sign with magnitude below 2^floor(log2(limit)) (so below limit),
 // at most `spread` binades lower.
-std::uint32_t below(fuzz::SplitMix64& rng, std::uint32_t limit_bits, int spread = 6) {
+std::uint32_t below(SplitMix64& rng, std::uint32_t limit_bits, int spread = 6) {
   const int e = int((limit_bits >> 23) & 0xFF) - 1 - int(rng.below(std::uint64_t(spread) + 1));
   if (e <= 0) return 0;
   const std::uint32_t mant = std::uint32_t(rng.below(128)) << 16;
@@ -53,23 +55,23 @@ std::uint32_t below(fuzz::SplitMix64& rng, std::uint32_t limit_bits, int spread 
 }
 
 // Fills every element of rows [r0, r1) x cols [c0, c1) that is still +0 with values below limit.
-void fill(Grid& g, fuzz::SplitMix64& rng, std::uint32_t limit_bits, std::int64_t r0, std::int64_t r1, std::int64_t c0,
+void fill(Grid& g, SplitMix64& rng, std::uint32_t limit_bits, std::int64_t r0, std::int64_t r1, std::int64_t c0,
           std::int64_t c1) {
   for (std::int64_t r = r0; r < r1; ++r)
     for (std::int64_t c = c0; c < c1; ++c)
       if (g.at(r, c) == 0) g.at(r, c) = below(rng, limit_bits);
 }
-void fill_all(Grid& g, fuzz::SplitMix64& rng, std::uint32_t limit_bits) { fill(g, rng, limit_bits, 0, g.M, 0, g.K); }
+void fill_all(Grid& g, SplitMix64& rng, std::uint32_t limit_bits) { fill(g, rng, limit_bits, 0, g.M, 0, g.K); }
 
 io::Tensor random_bytes(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
-  fuzz::SplitMix64 rng(seed);
+  SplitMix64 rng(seed);
   std::vector<std::uint8_t> b(std::size_t(rows * cols));
   for (auto& v : b) v = std::uint8_t(rng.next() >> 56);
   return io::make_tensor(io::DType::U8, {rows, cols}, b);
 }
 
-fuzz::Recipe recipe(fuzz::Distribution d, std::uint64_t seed, std::int64_t M, std::int64_t K, io::DType dtype) {
-  fuzz::Recipe r;
+Recipe recipe(Distribution d, std::uint64_t seed, std::int64_t M, std::int64_t K, io::DType dtype) {
+  Recipe r;
   r.dist = d;
   r.seed = seed;
   r.M = M;
@@ -89,29 +91,27 @@ struct Quant {
 
 CaseRecord quantize_case(const Quant& q, io::Tensor x, std::string note) {
   CaseRecord r;
-  r.c.op = Operation::kQuantize;
-  r.c.params.profile = q.profile;
-  r.c.params.block = q.block;
-  r.c.params.direction = q.direction;
-  r.c.params.row_scaled = q.row_scaled;
-  if (q.amax_bits) r.c.params.amax = float_of(*q.amax_bits);
-  r.c.params.scale_layout = q.layout;
+  r.c = make_case("quantize");
+  r.c.params.set("profile", q.profile);
+  set_quantize_params(r.c, q.block, q.direction, q.row_scaled, q.layout);
+  r.c.params.set("amax", F32Bits{q.amax_bits});
   r.c.inputs["x"] = std::move(x);
   r.origin = kOrigin;
   r.note = std::move(note);
   return r;
 }
 
-CaseRecord quantize_recipe_case(const Quant& q, const fuzz::Recipe& rec, std::string note) {
-  CaseRecord r = quantize_case(q, fuzz::generate_tensor(rec), std::move(note));
+CaseRecord quantize_recipe_case(const Quant& q, const Recipe& rec, std::string note) {
+  CaseRecord r = quantize_case(q, generate_tensor(rec), std::move(note));
   r.recipes["x"] = rec;
   return r;
 }
 
-CaseRecord op_case(Operation op, const std::string& profile, std::map<std::string, io::Tensor> inputs, std::string note) {
+// A case of `op` (its profile parameter, where it has one, set to `profile`).
+CaseRecord op_case(std::string_view op, const std::string& profile, std::map<std::string, io::Tensor> inputs, std::string note) {
   CaseRecord r;
-  r.c.op = op;
-  r.c.params.profile = profile;
+  r.c = make_case(op);
+  if (r.c.params.has("profile")) r.c.params.set("profile", profile);
   r.c.inputs = std::move(inputs);
   r.origin = kOrigin;
   r.note = std::move(note);
@@ -164,7 +164,7 @@ void add_examples(std::vector<CaseRecord>& out) {
   static const char* kProfiles[] = {"te", "te-2.13", "te-2.13-1d", "torchao", "mslk", "modelopt", "miles", "vllm-emul"};
   std::uint64_t seed = 607;
   for (const Example& e : examples()) {
-    fuzz::SplitMix64 rng(seed++);
+    SplitMix64 rng(seed++);
     Grid g(16, 16);
     for (std::size_t i = 0; i < e.block.size(); ++i) g.at(0, std::int64_t(i)) = e.block[i];
     fill(g, rng, e.A, 0, 1, 0, 16);  // the rest of the example's block stays below its amax A
@@ -193,7 +193,7 @@ void add_saturation_and_nan(std::vector<CaseRecord>& out) {
   static const std::uint32_t kGrid[] = {0x3F000000, 0x3F800000, 0x3FC00000, 0x40000000, 0x40400000, 0x40800000,
                                         0x3E800000, 0x3F400000, 0x3FA00000, 0x3FE00000, 0x40200000, 0x40600000,
                                         0x40A00000, 0x00000000};
-  fuzz::SplitMix64 rng(611);
+  SplitMix64 rng(611);
   Grid g(32, 32);
   for (std::int64_t r = 0; r < 16; ++r)
     for (std::int64_t c = 0; c < 16; ++c)
@@ -219,7 +219,7 @@ void add_saturation_and_nan(std::vector<CaseRecord>& out) {
 
   // NaN element: g = 6 supplied, block [NaN, 1.0, 0 x 14] in row 0.
   Grid n(16, 16);
-  fuzz::SplitMix64 rng2(612);
+  SplitMix64 rng2(612);
   n.at(0, 0) = 0x7FC00000;
   n.at(0, 1) = 0x3F800000;
   for (std::int64_t r = 1; r < 16; ++r)
@@ -239,7 +239,7 @@ void add_saturation_and_nan(std::vector<CaseRecord>& out) {
 void add_underflow(std::vector<CaseRecord>& out) {
   // g = 2^20 (override, and an element); row 0 = [2^-20, BF16 subnormal 2^-133, +0, ...]; row 1 all zero.
   Grid g(16, 16);
-  fuzz::SplitMix64 rng(612);
+  SplitMix64 rng(612);
   g.at(0, 0) = 0x35800000;
   g.at(0, 1) = 0x00010000;
   g.at(0, 5) = 0x00010000 | 0x80000000u;
@@ -271,12 +271,12 @@ void add_te_pyref(std::vector<CaseRecord>& out) {
   for (std::int64_t i = 0; i < 256; i += 7) z.bits[std::size_t(i)] = 0x80000000u;
   // -0.0 inside nonzero blocks.
   Grid m(16, 32);
-  fuzz::SplitMix64 rng(620);
+  SplitMix64 rng(620);
   fill_all(m, rng, 0x40000000);
   for (std::int64_t r = 0; r < 16; ++r) m.at(r, (r * 5) % 32) = 0x80000000u;
   // A NaN in the tensor, g computed.
   Grid n(16, 32);
-  fuzz::SplitMix64 rng2(621);
+  SplitMix64 rng2(621);
   fill_all(n, rng2, 0x40400000);
   n.at(3, 5) = 0x7FC00000;
   for (const char* p : {"te", "te-pyref"}) {
@@ -296,7 +296,7 @@ void add_te_pyref(std::vector<CaseRecord>& out) {
 }
 
 void add_amax_overrides(std::vector<CaseRecord>& out) {
-  const fuzz::Recipe rec = recipe(fuzz::Distribution::kRandn, 66, 16, 32, io::DType::BF16);
+  const Recipe rec = recipe(Distribution::kRandn, 66, 16, 32, io::DType::BF16);
   const std::pair<std::uint32_t, const char*> kOverrides[] = {
       {0x00000000, "0"}, {0x7F800000, "+inf"}, {0x7FC00000, "NaN"}, {0x00000001, "2^-149"}, {0x7F7FFFFF, "FLT_MAX"}};
   for (const char* p : {"te", "te-pyref"})
@@ -316,12 +316,12 @@ void add_amax_overrides(std::vector<CaseRecord>& out) {
 void add_shapes(std::vector<CaseRecord>& out) {
   {
     Quant q;
-    out.push_back(quantize_recipe_case(q, recipe(fuzz::Distribution::kRandn, 615, 112, 96, io::DType::BF16),
+    out.push_back(quantize_recipe_case(q, recipe(Distribution::kRandn, 615, 112, 96, io::DType::BF16),
                                        "NUMERICS.md §6.15 storage shapes: x[112, 96] both directions: data [112, 48] and "
                                        "[96, 56], scales [128, 8] with padding r >= 112 / j >= 6 and c >= 96 / i >= 7"));
     q.profile = "mslk";
     q.block = BlockShape::k2D;
-    out.push_back(quantize_recipe_case(q, recipe(fuzz::Distribution::kUniform, 616, 112, 96, io::DType::BF16),
+    out.push_back(quantize_recipe_case(q, recipe(Distribution::kUniform, 616, 112, 96, io::DType::BF16),
                                        "NUMERICS.md §6.15 storage shapes, 2D tiles (mslk): x[112, 96] both directions"));
   }
   struct S {
@@ -337,7 +337,7 @@ void add_shapes(std::vector<CaseRecord>& out) {
     q.block = s.two_d ? BlockShape::k2D : BlockShape::k1D;
     q.row_scaled = !s.two_d;
     out.push_back(quantize_recipe_case(
-        q, recipe(fuzz::Distribution::kRandn, s.seed, s.M, s.K, io::DType::BF16),
+        q, recipe(Distribution::kRandn, s.seed, s.M, s.K, io::DType::BF16),
         fmt::format("NUMERICS.md §2.4.1 / §3.11 / §3.12: shape {}x{} (not a multiple of 32/64/128: scale padding), {}, "
                     "both directions, profile {}",
                     s.M, s.K, s.two_d ? "2D 16x16 tiles" : "row-scaled", s.profile)));
@@ -345,12 +345,12 @@ void add_shapes(std::vector<CaseRecord>& out) {
   {
     Quant q;
     q.layout = ScaleLayout::kSwizzled;
-    out.push_back(quantize_recipe_case(q, recipe(fuzz::Distribution::kRandn, 2421, 48, 80, io::DType::BF16),
+    out.push_back(quantize_recipe_case(q, recipe(Distribution::kRandn, 2421, 48, 80, io::DType::BF16),
                                        "NUMERICS.md §2.4.2: GEMM-swizzled scale layout, 48x80 (K/16=5, C'=8), both directions"));
     q.profile = "miles";
     q.block = BlockShape::k2D;
     q.direction = Direction::kRowwise;
-    out.push_back(quantize_recipe_case(q, recipe(fuzz::Distribution::kRandn, 2422, 64, 48, io::DType::F16),
+    out.push_back(quantize_recipe_case(q, recipe(Distribution::kRandn, 2422, 64, 48, io::DType::F16),
                                        "NUMERICS.md §2.4.2: GEMM-swizzled scale layout, 2D tiles, F16 input 64x48 (miles)"));
   }
 }
@@ -362,50 +362,50 @@ void add_dequantize(std::vector<CaseRecord>& out) {
   std::uint64_t seed = 1300;
   int i = 0;
   for (const NamedProfile& p : all_profiles()) {
-    const FloatMatrix x = fuzz::generate_values(recipe(fuzz::Distribution::kRandn, seed++, 32, 64, io::DType::F32));
+    const FloatMatrix x = generate_values(recipe(Distribution::kRandn, seed++, 32, 64, io::DType::F32));
     QuantizeOptions o;
     o.profile = p.knobs;
     const Quantization q = quantize(x, o);
-    CaseRecord r = op_case(Operation::kDequantize, std::string(p.name),
+    CaseRecord r = op_case("dequantize", std::string(p.name),
                            {{"data", io::from_byte_matrix(q.rowwise->data)},
                             {"scale", io::from_byte_matrix(q.rowwise->scale)},
                             {"amax", io::from_float_vector(q.rowwise->amax)}},
                            fmt::format("NUMERICS.md §3.13 / §6.13 / §5.6: dequantize a 32x64 tensor quantized by the "
                                        "reference under {} (DQ chain of the profile), output {}",
                                        p.name, io::dtype_name(kTypes[i % 3])));
-    r.c.params.output_dtype = kTypes[i++ % 3];
+    r.c.params.set("output_dtype", std::string(io::dtype_name(kTypes[i++ % 3])));
     out.push_back(std::move(r));
   }
 }
 
 void add_layout_ops(std::vector<CaseRecord>& out) {
-  out.push_back(op_case(Operation::kTransposePacked, "te", {{"data", random_bytes(2, 8, 1402)}},
+  out.push_back(op_case("transpose_packed", "te", {{"data", random_bytes(2, 8, 1402)}},
                         "NUMERICS.md §3.14 nibble transpose with M=2: data [2, 8] -> [16, 1]"));
-  out.push_back(op_case(Operation::kTransposePacked, "te", {{"data", random_bytes(6, 5, 1403)}},
+  out.push_back(op_case("transpose_packed", "te", {{"data", random_bytes(6, 5, 1403)}},
                         "NUMERICS.md §3.14 nibble transpose of a 6x10 tensor: data [6, 5] -> [10, 3]"));
-  out.push_back(op_case(Operation::kTransposePacked, "te", {{"data", random_bytes(3, 4, 1404)}},
+  out.push_back(op_case("transpose_packed", "te", {{"data", random_bytes(3, 4, 1404)}},
                         "NUMERICS.md §3.14 / §3.22: nibble transpose with odd M=3: every backend must reject it (E_EVEN)"));
-  out.push_back(op_case(Operation::kSwizzle, "te", {{"scale", random_bytes(256, 36, 2436)}},
+  out.push_back(op_case("swizzle", "te", {{"scale", random_bytes(256, 36, 2436)}},
                         "NUMERICS.md §2.4.2 / §3.21: swizzle of 256x36 random bytes (two 128-row bands, 9 column groups)"));
-  out.push_back(op_case(Operation::kUnswizzle, "te", {{"scale", random_bytes(256, 36, 2437)}},
+  out.push_back(op_case("unswizzle", "te", {{"scale", random_bytes(256, 36, 2437)}},
                         "NUMERICS.md §2.4.2 / §3.21: unswizzle of 256x36 random bytes"));
   {
-    const FloatMatrix x = fuzz::generate_values(recipe(fuzz::Distribution::kRandn, 1414, 48, 80, io::DType::F32));
+    const FloatMatrix x = generate_values(recipe(Distribution::kRandn, 1414, 48, 80, io::DType::F32));
     QuantizeOptions o;
     o.profile = find_profile("te")->knobs;
     o.block = BlockShape::k2D;
     const Quantization q = quantize(x, o);
-    CaseRecord r = op_case(Operation::kTransposeScales2D, "te", {{"scale", io::from_byte_matrix(q.rowwise->scale)}},
+    CaseRecord r = op_case("transpose_scales_2d", "te", {{"scale", io::from_byte_matrix(q.rowwise->scale)}},
                            "NUMERICS.md §3.14: 2D scale transpose of a 48x80 tensor's rowwise scales [128, 8] -> [128, 4]");
-    r.c.params.M = 48;
-    r.c.params.K = 80;
+    r.c.params.set("M", std::int64_t(48));
+    r.c.params.set("K", std::int64_t(80));
     out.push_back(std::move(r));
   }
 }
 
 void add_amax_ops(std::vector<CaseRecord>& out) {
   Grid g(32, 48);
-  fuzz::SplitMix64 rng(301);
+  SplitMix64 rng(301);
   fill_all(g, rng, 0x41000000);
   g.at(0, 0) = 0x7FC00000;    // NaN in block (0,0) / tile (0,0)
   g.at(5, 17) = 0xFFC00000;   // negative NaN
@@ -413,19 +413,19 @@ void add_amax_ops(std::vector<CaseRecord>& out) {
   g.at(31, 2) = 0xFF800000;   // -inf: |-inf| is the amax of its row, column, block and tile
   g.at(9, 30) = 0x80000000u;  // -0.0
   const io::Tensor x = bf16_tensor(g);
-  static const Operation kOps[] = {Operation::kAmaxGlobal,     Operation::kAmaxRows,        Operation::kAmaxCols,
-                                   Operation::kAmaxBlocks1x16, Operation::kAmaxBlocks16x1, Operation::kAmaxTiles16x16};
+  static const char* kOps[] = {"amax_global",      "amax_rows",        "amax_cols",
+                               "amax_blocks_1x16", "amax_blocks_16x1", "amax_tiles_16x16"};
   for (const char* p : {"te", "te-pyref"})
-    for (Operation op : kOps)
+    for (const char* op : kOps)
       out.push_back(op_case(op, p, {{"x", x}},
                             fmt::format("NUMERICS.md §3.1-§3.3: {} of a 32x48 BF16 tensor with NaNs of both signs, -inf "
                                         "and -0.0, NaN rule {} ({})",
-                                        operation_name(op), std::string_view(p) == "te" ? "IGNORE" : "PROPAGATE", p)));
+                                        op, std::string_view(p) == "te" ? "IGNORE" : "PROPAGATE", p)));
 }
 
 void add_recipes(std::vector<CaseRecord>& out) {
-  static const fuzz::Distribution kDists[] = {fuzz::Distribution::kTies, fuzz::Distribution::kBlockLogUniform,
-                                              fuzz::Distribution::kSpecials};
+  static const Distribution kDists[] = {Distribution::kTies, Distribution::kBlockLogUniform,
+                                              Distribution::kSpecials};
   static const io::DType kTypes[] = {io::DType::F32, io::DType::BF16, io::DType::F16};
   static const char* kSections[] = {"§2.1.2 / §6.2 E2M1 ties and §2.2 E4M3 ties", "§5.9 / §5.10 / §6.12 scale underflow and saturation",
                                     "§6.3 special values (zeros, -0.0, subnormals, FLT_MAX, inf, NaN)"};
@@ -437,10 +437,10 @@ void add_recipes(std::vector<CaseRecord>& out) {
       q.profile = std::string(profiles[(3 * d + t) % profiles.size()].name);
       q.block = (k % 3 == 2) ? BlockShape::k2D : BlockShape::k1D;
       q.direction = (k % 2) ? Direction::kBoth : Direction::kRowwise;
-      const fuzz::Recipe rec = recipe(kDists[d], 9000 + k, 32, 64, kTypes[t]);
+      const Recipe rec = recipe(kDists[d], 9000 + k, 32, 64, kTypes[t]);
       out.push_back(quantize_recipe_case(q, rec,
                                          fmt::format("NUMERICS.md {}: recipe {} {} 32x64, profile {}, {}", kSections[d],
-                                                     fuzz::distribution_name(kDists[d]), io::dtype_name(kTypes[t]), q.profile,
+                                                     distribution_name(kDists[d]), io::dtype_name(kTypes[t]), q.profile,
                                                      q.block == BlockShape::k2D ? "2D" : "1D")));
     }
 }
@@ -455,9 +455,15 @@ io::Tensor code_ramp(std::int64_t M, std::int64_t K) {
   return io::from_float_matrix(w, io::FloatType::F32);
 }
 
+void set_shard(Case& c, std::int64_t M, std::int64_t K, std::int64_t start) {
+  c.params.set("M", M);
+  c.params.set("K", K);
+  c.params.set("shard_start", start);
+}
+
 CaseRecord master_weights_case(std::map<std::string, io::Tensor> weights, std::vector<std::int64_t> cuts, std::string note) {
-  CaseRecord r = op_case(Operation::kCastMasterWeights, "te", std::move(weights), std::move(note));
-  r.c.params.cuts = std::move(cuts);
+  CaseRecord r = op_case("cast_master_weights", "te", std::move(weights), std::move(note));
+  r.c.params.set("cuts", std::move(cuts));
   return r;
 }
 
@@ -475,7 +481,7 @@ void add_distributed(std::vector<CaseRecord>& out) {
                                       "NUMERICS.md §6.17: width 32 (K/16 = 2, compact pitch 4; FUSED_SCALE_PITCH_TC)"));
   }
   {
-    fuzz::SplitMix64 rng(3170);
+    SplitMix64 rng(3170);
     Grid a(48, 80), b(16, 1040), c(32, 16);
     for (Grid* g : {&a, &b, &c}) fill_all(*g, rng, 0x40C00000);
     // Cuts at a weight boundary, one off it, mid-byte, mid-row, and an empty rank.
@@ -485,22 +491,22 @@ void add_distributed(std::vector<CaseRecord>& out) {
                                       "8 ranks cut at, and one off, weight boundaries"));
   }
   {
-    CaseRecord r = op_case(Operation::kAmaxPartial, "te", {}, "NUMERICS.md §3.4: a one-element shard at an odd start");
-    r.c.params.M = 32, r.c.params.K = 48, r.c.params.shard_start = 1001;
+    CaseRecord r = op_case("amax_partial", "te", {}, "NUMERICS.md §3.4: a one-element shard at an odd start");
+    set_shard(r.c, 32, 48, 1001);
     r.c.inputs["xs"] = io::from_bf16_values(FloatVector({-3.5f}));
     out.push_back(r);
   }
   for (const std::uint32_t g : {0x40C00000u, 0x7F800000u}) {  // g = 6 (§6.17), g = +inf (§5.5)
-    CaseRecord r = op_case(Operation::kFusedScale, "te", {}, fmt::format("NUMERICS.md §6.17: T = [[6, 3], [1.5, 0.75]], g = 0x{:08X}", g));
+    CaseRecord r = op_case("fused_scale_2d", "te", {}, fmt::format("NUMERICS.md §6.17: T = [[6, 3], [1.5, 0.75]], g = 0x{:08X}", g));
     r.c.inputs["tile_amax"] = io::from_float_matrix(FloatMatrix({{6.0f, 3.0f}, {1.5f, 0.75f}}), io::FloatType::F32);
     r.c.inputs["amax"] = io::from_float_vector(FloatVector({float_of(g)}));
     out.push_back(r);
   }
   for (const auto& [start, length, whole] : {std::tuple{129, 127, false}, std::tuple{3, 1, true}, std::tuple{77, 0, false}}) {
-    CaseRecord r = op_case(Operation::kPartialCast, "te", {},
+    CaseRecord r = op_case("partial_cast_2d", "te", {},
                            fmt::format("NUMERICS.md §3.16: shard [{}, {}) into {}, the other nibbles of its boundary "
                                        "bytes kept", start, start + length, whole ? "the whole tensor" : "its local buffer"));
-    r.c.params.M = 16, r.c.params.K = 16, r.c.params.shard_start = start;
+    set_shard(r.c, 16, 16, start);
     FloatVector xs = xt::empty<float>({std::size_t(length)});
     for (int i = 0; i < length; ++i) xs(i) = e2m1_decode(std::uint8_t((start + i) % 16));
     r.c.inputs["xs"] = io::from_bf16_values(xs);

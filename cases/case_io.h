@@ -8,16 +8,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fuzz/case.h"
-#include "fuzz/recipe.h"
+#include "cases/case.h"
+#include "cases/recipe.h"
 
 namespace nvfp4 {
 
-constexpr int kCaseFormatVersion = 1;
+// Format 2 stores exactly the operation's parameters; format 1 (read, never written) stored every
+// operation's fields side by side, and its foreign fields are ignored when read.
+constexpr int kCaseFormatVersion = 2;
 
 struct CaseRecord {
   Case c;
-  std::map<std::string, fuzz::Recipe> recipes;  // inputs that a recipe generates (tensor stored too)
+  std::map<std::string, Recipe> recipes;  // inputs that a recipe generates (tensor stored too)
   std::string origin;  // who made it: "seed corpus", "fuzz campaign seed=.. shard=..", "regression #.."
   std::string note;    // free text: what the case exercises, the upstream bug it reproduces
 };

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "fuzz/case_io.h"
+#include "cases/case_io.h"
 
 namespace nvfp4 {
 

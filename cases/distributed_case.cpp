@@ -1,4 +1,4 @@
-#include "fuzz/distributed_case.h"
+#include "cases/distributed_case.h"
 
 #include "io/tensor_convert.h"
 #include "reference/error.h"
@@ -7,14 +7,14 @@ namespace nvfp4 {
 namespace {
 
 float single_float(const Case& c, const char* name) {
-  const std::string_view op = operation_name(c.op);
+  const std::string_view op = c.op;
   const FloatVector v = io::to_float_vector(case_input(c, name), op, name);
   if (v.size() != 1) fail(op, ErrorCode::E_AMAX_SHAPE, "tensor '{}' has {} elements; expected 1", name, v.size());
   return v(0);
 }
 
 FloatMatrix tile_matrix(const Case& c, const char* name, std::int64_t M, std::int64_t K) {
-  const std::string_view op = operation_name(c.op);
+  const std::string_view op = c.op;
   const io::Tensor& t = case_input(c, name);
   io::require_dtype(t, io::DType::F32, op, name);
   FloatMatrix m = io::to_float_matrix(t, op, name);
@@ -28,11 +28,11 @@ FloatMatrix tile_matrix(const Case& c, const char* name, std::int64_t M, std::in
 
 ShardInput shard_input(const Case& c) {
   ShardInput in;
-  in.M = c.params.M;
-  in.K = c.params.K;
-  in.xs = io::to_bf16_values(case_input(c, "xs"), operation_name(c.op), "xs");
-  in.shard = Shard{c.params.shard_start, std::int64_t(in.xs.size())};
-  validate_shard(operation_name(c.op), in.M, in.K, in.shard);
+  in.M = c.params.integer("M");
+  in.K = c.params.integer("K");
+  in.xs = io::to_bf16_values(case_input(c, "xs"), c.op, "xs");
+  in.shard = Shard{c.params.integer("shard_start"), std::int64_t(in.xs.size())};
+  validate_shard(c.op, in.M, in.K, in.shard);
   return in;
 }
 
@@ -41,7 +41,7 @@ FusedScaleInput fused_scale_input(const Case& c) {
 }
 
 PartialCastInput partial_cast_input(const Case& c) {
-  const std::string_view op = operation_name(c.op);
+  const std::string_view op = c.op;
   PartialCastInput in;
   in.shard = shard_input(c);
   in.tile_scale = tile_matrix(c, "tile_scale", in.shard.M, in.shard.K);
@@ -73,7 +73,7 @@ io::Tensor partial_cast_output(const PartialCastInput& in, std::vector<std::uint
 }
 
 MasterWeightsInput master_weights_input(const Case& c) {
-  const std::string_view op = operation_name(c.op);
+  const std::string_view op = c.op;
   MasterWeightsInput in;
   std::int64_t total = 0;
   for (const auto& [name, t] : c.inputs) {  // std::map: name order
@@ -85,7 +85,7 @@ MasterWeightsInput master_weights_input(const Case& c) {
     total += t.numel();
   }
   if (in.weights.empty()) fail(op, ErrorCode::E_UNSUPPORTED, "the case has no weights");
-  in.ranks = rank_ranges(total, int(c.params.cuts.size()) + 1, c.params.cuts);
+  in.ranks = rank_ranges(total, int(c.params.integers("cuts").size()) + 1, c.params.integers("cuts"));
   return in;
 }
 

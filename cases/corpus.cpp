@@ -1,4 +1,4 @@
-#include "fuzz/corpus.h"
+#include "cases/corpus.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "fuzz/case_io.h"
+#include "cases/case_io.h"
 
 namespace nvfp4 {
 

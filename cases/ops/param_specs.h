@@ -1,0 +1,18 @@
+// Parameter declarations shared by several operation families.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "cases/params.h"
+
+namespace nvfp4 {
+
+// The numerics profile (every named profile allowed; default "te").
+ParamSpec profile_param();
+
+ParamSpec enum_param(std::string_view name, std::initializer_list<std::string> allowed, std::string_view doc);  // default: first
+ParamSpec int_param(std::string_view name, std::string_view doc);  // default 0
+
+}  // namespace nvfp4

@@ -1,0 +1,139 @@
+// Quantization and dequantization (docs/NUMERICS.md §3.5-§3.13).
+#include "cases/ops/families.h"
+#include "cases/ops/param_specs.h"
+#include "cases/quantize_case.h"
+#include "cases/reference_backend.h"
+#include "cases/tensor_edit.h"
+#include "io/tensor_convert.h"
+#include "reference/dequantize.h"
+#include "reference/error.h"
+#include "reference/layout.h"
+
+namespace nvfp4 {
+namespace {
+
+TensorMap run_quantize(const Case& c) {
+  const Quantization q = quantize(io::to_float_matrix(case_input(c, "x"), c.op, "x"), quantize_options(c));
+  TensorMap out;
+  if (q.rowwise) {
+    out["data"] = io::from_byte_matrix(q.rowwise->data);
+    out["scale"] = io::from_byte_matrix(q.rowwise->scale);
+    out["amax"] = io::from_float_vector(q.rowwise->amax);
+  }
+  if (q.columnwise) {
+    out["data_t"] = io::from_byte_matrix(q.columnwise->data);
+    out["scale_t"] = io::from_byte_matrix(q.columnwise->scale);
+    out["amax_t"] = io::from_float_vector(q.columnwise->amax);
+  }
+  if (q.global_scale) out["global_scale"] = io::from_float_vector(FloatVector({*q.global_scale}));
+  return out;
+}
+
+io::FloatType float_type(io::DType t, std::string_view op) {
+  switch (t) {
+    case io::DType::F32: return io::FloatType::F32;
+    case io::DType::BF16: return io::FloatType::BF16;
+    case io::DType::F16: return io::FloatType::F16;
+    default: fail(op, ErrorCode::E_DTYPE, "output dtype {} is not F32, BF16 or F16", io::dtype_name(t));
+  }
+}
+
+TensorMap run_dequantize(const Case& c) {
+  TensorMap out;
+  out["x"] = io::from_float_matrix(dequantize(io::to_byte_matrix(case_input(c, "data"), c.op, "data"),
+                                              io::to_byte_matrix(case_input(c, "scale"), c.op, "scale"),
+                                              io::to_float_vector(case_input(c, "amax"), c.op, "amax"), case_profile(c)),
+                                   float_type(dequantize_output_dtype(c), c.op));
+  return out;
+}
+
+// The rowwise copy of quantize(x) is the columnwise copy of quantize(x^T), and vice versa.
+TensorMap quantize_via_transpose(const Case& c) {
+  Case t = with_input(c, "x", transposed(c.inputs.at("x")));
+  const std::string& d = c.params.text("direction");
+  if (d == "rowwise") t.params.set("direction", std::string("columnwise"));
+  if (d == "columnwise") t.params.set("direction", std::string("rowwise"));
+  TensorMap q = ReferenceBackend().run(t), out;
+  for (auto& [name, tensor] : q) {
+    if (name == "global_scale") out[name] = std::move(tensor);
+    else if (name.size() > 2 && name.substr(name.size() - 2) == "_t") out[name.substr(0, name.size() - 2)] = std::move(tensor);
+    else out[name + "_t"] = std::move(tensor);
+  }
+  return out;
+}
+
+// Dequantization is row-local: 16-row slices dequantized separately, then concatenated.
+TensorMap dequantize_by_row_slices(const Case& c) {
+  const io::Tensor &data = c.inputs.at("data"), &scale = c.inputs.at("scale"), &amax = c.inputs.at("amax");
+  const std::int64_t M = data.shape.at(0), K = 2 * data.shape.at(1);
+  if (M % 16 || scale.shape.at(0) != scale_rows(M) || (amax.shape.at(0) != 1 && amax.shape.at(0) != M))
+    return ReferenceBackend().run(c);  // the relation needs whole 16-row slices; errors come from the reference
+  std::vector<io::Tensor> parts;
+  for (std::int64_t r0 = 0; r0 < M; r0 += 16) {
+    Case s = c;
+    s.inputs["data"] = row_slice(data, r0, 16);
+    io::Tensor sc = row_slice(scale, r0, 16);
+    sc.shape[0] = 128;  // pad the slice's scale matrix to 128 rows with 0x00
+    sc.bytes.resize(128 * scale.shape.at(1), 0);
+    s.inputs["scale"] = sc;
+    if (amax.shape.at(0) == M) {  // row-scaled: the slice's 16 amaxes
+      io::Tensor a = row_slice(io::Tensor{amax.dtype, {M, 1}, amax.bytes}, r0, 16);
+      a.shape = {16};
+      s.inputs["amax"] = a;
+    }
+    parts.push_back(ReferenceBackend().run(s).at("x"));
+  }
+  TensorMap out;
+  out["x"] = concat_rows(parts, K, dequantize_output_dtype(c));
+  return out;
+}
+
+}  // namespace
+
+std::vector<OperationSpec> quantize_operations() {
+  const std::vector<io::DType> floats = {io::DType::F32, io::DType::BF16, io::DType::F16};
+  OperationSpec q;
+  q.name = "quantize";
+  q.family = "quantize";
+  q.summary = "NVFP4 quantization: 1D (1x16 / 16x1) or 2D (16x16) blocks, rowwise, columnwise or both, optionally row-scaled";
+  q.section = "§3.5-§3.12";
+  q.params = {
+      profile_param(),
+      enum_param("block", {"1d", "2d"}, "1d: 1x16 blocks (16x1 columnwise); 2d: 16x16 tiles"),
+      enum_param("direction", {"rowwise", "columnwise", "both"}, "which copies: x, x^T or both"),
+      {"row_scaled", ParamType::kBool, {}, false, "one global amax per row of x (and per column for x^T); 1d only"},
+      {"amax", ParamType::kF32Bits, {}, F32Bits{}, "global amax override (both directions); null: computed"},
+      enum_param("scale_layout", {"compact", "swizzled"}, "scale storage: compact or GEMM-swizzled (128x4)"),
+  };
+  q.inputs = {{"x", floats, "[M, K]"}};
+  const std::string_view rowwise = "direction != columnwise", columnwise = "direction != rowwise";
+  q.outputs = {
+      {"data", {io::DType::U8}, "[M, K/2]", true, rowwise},
+      {"scale", {io::DType::U8}, "[roundup(M, 128), roundup(K/16, 4)]", true, rowwise},
+      {"amax", {io::DType::F32}, "[1], or [M] when row_scaled", true, rowwise},
+      {"data_t", {io::DType::U8}, "[K, M/2]", true, columnwise},
+      {"scale_t", {io::DType::U8}, "[roundup(K, 128), roundup(M/16, 4)]", true, columnwise},
+      {"amax_t", {io::DType::F32}, "[1], or [K] when row_scaled", true, columnwise},
+      {"global_scale", {io::DType::F32}, "[1]", true, "the profile exports a second-level scale and not row_scaled"},
+  };
+  q.reference = run_quantize;
+  q.metamorphic = quantize_via_transpose;
+  q.relation = "the rowwise copy of quantize(x) is the columnwise copy of quantize(x^T), and vice versa";
+
+  OperationSpec d;
+  d.name = "dequantize";
+  d.family = "quantize";
+  d.summary = "NVFP4 rowwise data, compact scales and amax back to floating point under the profile's DQ chain";
+  d.section = "§3.13";
+  d.params = {profile_param(), enum_param("output_dtype", {"F32", "BF16", "F16"}, "dtype of the output x")};
+  d.inputs = {{"data", {io::DType::U8}, "[M, K/2]"},
+              {"scale", {io::DType::U8}, "[roundup(M, 128), roundup(K/16, 4)] (compact)"},
+              {"amax", {io::DType::F32}, "[1] or [M] (row-scaled)"}};
+  d.outputs = {{"x", floats, "[M, K] of dtype output_dtype"}};
+  d.reference = run_dequantize;
+  d.metamorphic = dequantize_by_row_slices;
+  d.relation = "dequantization is row-local: 16-row slices dequantized separately and concatenated";
+  return {q, d};
+}
+
+}  // namespace nvfp4

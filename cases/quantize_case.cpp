@@ -1,0 +1,35 @@
+#include "cases/quantize_case.h"
+
+namespace nvfp4 {
+
+std::string_view block_name(BlockShape b) { return b == BlockShape::k1D ? "1d" : "2d"; }
+
+std::string_view direction_name(Direction d) {
+  return d == Direction::kRowwise ? "rowwise" : d == Direction::kColumnwise ? "columnwise" : "both";
+}
+
+std::string_view scale_layout_name(ScaleLayout l) { return l == ScaleLayout::kCompact ? "compact" : "swizzled"; }
+
+QuantizeOptions quantize_options(const Case& c) {
+  const Params& p = c.params;
+  QuantizeOptions o;
+  o.profile = case_profile(c);
+  o.block = p.text("block") == "2d" ? BlockShape::k2D : BlockShape::k1D;
+  const std::string& d = p.text("direction");
+  o.direction = d == "both" ? Direction::kBoth : d == "columnwise" ? Direction::kColumnwise : Direction::kRowwise;
+  o.row_scaled = p.flag("row_scaled");
+  o.amax = p.f32("amax");
+  o.scale_layout = p.text("scale_layout") == "swizzled" ? ScaleLayout::kSwizzled : ScaleLayout::kCompact;
+  return o;
+}
+
+void set_quantize_params(Case& c, BlockShape block, Direction direction, bool row_scaled, ScaleLayout layout) {
+  c.params.set("block", std::string(block_name(block)));
+  c.params.set("direction", std::string(direction_name(direction)));
+  c.params.set("row_scaled", row_scaled);
+  c.params.set("scale_layout", std::string(scale_layout_name(layout)));
+}
+
+io::DType dequantize_output_dtype(const Case& c) { return *io::dtype_from_name(c.params.text("output_dtype")); }
+
+}  // namespace nvfp4

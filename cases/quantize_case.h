@@ -1,0 +1,26 @@
+// The typed options of a quantize or dequantize case, read from its registry parameters once
+// here for every backend and the CLI.
+#pragma once
+
+#include <string_view>
+
+#include "cases/case.h"
+#include "reference/quantize.h"
+
+namespace nvfp4 {
+
+// From the parameters profile, block, direction, row_scaled, amax, scale_layout (and c.knobs).
+QuantizeOptions quantize_options(const Case& c);
+
+// The parameter values of the quantize options (the inverse of quantize_options).
+void set_quantize_params(Case& c, BlockShape block, Direction direction, bool row_scaled = false,
+                         ScaleLayout layout = ScaleLayout::kCompact);
+
+std::string_view block_name(BlockShape b);        // "1d", "2d"
+std::string_view direction_name(Direction d);     // "rowwise", "columnwise", "both"
+std::string_view scale_layout_name(ScaleLayout l);  // "compact", "swizzled"
+
+// dequantize: the output dtype (F32, BF16 or F16) of parameter output_dtype.
+io::DType dequantize_output_dtype(const Case& c);
+
+}  // namespace nvfp4

@@ -1,0 +1,264 @@
+#include "fuzz/op_generators.h"
+
+#include "cases/quantize_case.h"
+#include "cases/reference_backend.h"
+#include "cases/registry.h"
+#include "fuzz/generators.h"
+#include "io/tensor_convert.h"
+#include "reference/amax.h"
+#include "reference/fused_scale.h"
+#include "reference/layout.h"
+#include "reference/partition.h"
+
+namespace nvfp4::fuzz {
+namespace {
+
+// Global amax overrides the harness must cover (§3.5 special cases), then arbitrary bit patterns.
+rc::Gen<std::optional<float>> amax_override() {
+  static const std::vector<std::uint32_t> kSpecial = {0x00000000, 0x7F800000, 0x7FC00000, 0x00000001, 0x006CE3EE,
+                                                      0x05280000, 0x05280001, 0x7F7FFFFF, 0x46A80000, 0x40C00000};
+  return rc::gen::weightedOneOf<std::optional<float>>({
+      {6, rc::gen::just(std::optional<float>())},
+      {2, rc::gen::map(rc::gen::elementOf(kSpecial), [](std::uint32_t b) { return std::optional<float>(float_of(b)); })},
+      {1, rc::gen::map(float_bits(), [](std::uint32_t b) { return std::optional<float>(float_of(b & 0x7FFFFFFFu)); })},
+  });
+}
+
+// The quantized tensor a dequantize or transpose case starts from: the reference's output for
+// the recipe's data under the case's profile.
+TensorMap quantized(const CaseRecord& base, std::string_view profile, BlockShape block, bool row_scaled) {
+  Case q = make_case("quantize");
+  q.params.set("profile", std::string(profile));
+  set_quantize_params(q, block, Direction::kRowwise, row_scaled);
+  q.inputs["x"] = base.c.inputs.at("x");
+  return ReferenceBackend().run(q);
+}
+
+// Where a cut point falls, drawn independently of the weights' shapes so that RapidCheck can
+// shrink the shapes while the cut keeps its kind and relative position.
+struct CutSpec {
+  enum Kind { kUniform, kOdd, kByte, kTile, kRow, kWeight } kind = kUniform;
+  std::uint32_t weight = 0, position = 0;  // which weight; position in units of 2^-16 of its range
+  int delta = 0;                           // -1, 0 or +1 element off a boundary
+};
+
+rc::Gen<CutSpec> cut_spec() {
+  return rc::gen::exec([] {
+    CutSpec c;
+    c.kind = *rc::gen::weightedElement<CutSpec::Kind>({{2, CutSpec::kUniform}, {3, CutSpec::kOdd}, {1, CutSpec::kByte},
+                                                       {1, CutSpec::kTile}, {1, CutSpec::kRow}, {1, CutSpec::kWeight}});
+    c.weight = *rc::gen::inRange<std::uint32_t>(0, 4);
+    c.position = *rc::gen::inRange<std::uint32_t>(0, 1u << 16);
+    c.delta = *rc::gen::element(0, -1, 1);
+    return c;
+  });
+}
+
+// A flat cut point in [0, total] of the concatenation of weights with these shapes: uniform, odd,
+// or at a byte, tile (16-column segment), row or weight boundary, or one element off one of those.
+std::int64_t place_cut(const CutSpec& c, const std::vector<Shape>& shapes) {
+  std::vector<std::int64_t> elements;
+  for (const Shape& s : shapes) elements.push_back(std::int64_t(s.M * s.K));
+  const std::vector<std::int64_t> offsets = weight_offsets(elements);
+  const std::int64_t total = offsets.back();
+  const auto scaled = [&](std::int64_t range) { return range * std::int64_t(c.position) >> 16; };  // in [0, range)
+  const Shape& w = shapes[c.weight % shapes.size()];
+  const std::int64_t start = offsets[c.weight % shapes.size()];
+  std::int64_t cut = 0;
+  switch (c.kind) {
+    case CutSpec::kUniform: return scaled(total + 1);
+    case CutSpec::kOdd: return std::min(total, 2 * scaled(total / 2) + 1);
+    case CutSpec::kByte: cut = 2 * scaled(total / 2 + 1); break;
+    case CutSpec::kTile: cut = start + scaled(std::int64_t(w.M * w.K / 16)) * 16; break;
+    case CutSpec::kRow: cut = start + scaled(std::int64_t(w.M)) * std::int64_t(w.K); break;
+    case CutSpec::kWeight: cut = start; break;
+  }
+  return std::clamp<std::int64_t>(cut + c.delta, 0, total);
+}
+
+// The BF16 values of a weight generated from a recipe (the flow rounds FP32 to BF16 first).
+FloatMatrix bf16_weight(const Recipe& r) {
+  return io::to_float_matrix(io::from_float_matrix(generate_values(r), io::FloatType::BF16), "generator", "w");
+}
+
+// Flat elements [s.start, s.end()) of w.
+FloatVector shard_values(const FloatMatrix& w, const Shard& s) {
+  FloatVector xs = xt::empty<float>({std::size_t(s.length)});
+  std::copy_n(w.data() + s.start, s.length, xs.begin());
+  return xs;
+}
+
+// A shard of one weight: two cut points of it, in order.
+Shard shard_of(Shape s) {
+  std::int64_t a = place_cut(*cut_spec(), {s}), b = place_cut(*cut_spec(), {s});
+  if (a > b) std::swap(a, b);
+  return Shard{a, b - a};
+}
+
+Shape shape_of_recipe(const Recipe& x) { return Shape{std::size_t(x.M), std::size_t(x.K)}; }
+Shape shape_of(const CaseRecord& r) { return shape_of_recipe(r.recipes.at("x")); }
+
+// ---- quantize family -------------------------------------------------------------------------
+
+void quantize_case(CaseRecord& r, std::string_view) {
+  const BlockShape block = *rc::gen::element(BlockShape::k1D, BlockShape::k2D);
+  const Direction direction = *rc::gen::element(Direction::kBoth, Direction::kRowwise, Direction::kColumnwise);
+  const bool row_scaled = block == BlockShape::k1D && *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
+  if (!row_scaled) {
+    const std::optional<float> amax = *amax_override();
+    if (amax) r.c.params.set("amax", F32Bits{bits_of(*amax)});
+  }
+  const ScaleLayout layout = *rc::gen::weightedElement<ScaleLayout>({{4, ScaleLayout::kCompact}, {1, ScaleLayout::kSwizzled}});
+  set_quantize_params(r.c, block, direction, row_scaled, layout);
+}
+
+void dequantize_case(CaseRecord& r, std::string_view profile) {
+  const Shape s = shape_of(r);
+  const bool row_scaled = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
+  TensorMap q = quantized(r, profile, BlockShape::k1D, row_scaled);
+  r.recipes.clear();
+  r.c.inputs = {{"data", q.at("data")}, {"scale", q.at("scale")}, {"amax", q.at("amax")}};
+  if (*rc::gen::weightedElement<bool>({{3, false}, {1, true}})) {  // raw bytes: every code, NaN scales
+    const std::uint32_t sd = *seed();
+    r.c.inputs["data"] = io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd));
+    r.c.inputs["scale"] = io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd + 1));
+  }
+  r.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
+}
+
+// The amax operations read the drawn x as it is.
+void amax_case(CaseRecord&, std::string_view) {}
+
+// ---- layouts -----------------------------------------------------------------------------------
+
+void scale_bytes_case(CaseRecord& r, std::string_view) {
+  const Shape s = shape_of(r);
+  r.recipes.clear();
+  r.c.inputs = {{"scale", io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), *seed()))}};
+}
+
+void transpose_packed_case(CaseRecord& r, std::string_view) {
+  const Shape s = shape_of(r);
+  r.recipes.clear();
+  r.c.inputs = {{"data", io::from_byte_matrix(fill_bytes(s.M, s.K / 2, *seed()))}};
+}
+
+void transpose_scales_2d_case(CaseRecord& r, std::string_view profile) {
+  const Shape s = shape_of(r);
+  const TensorMap q = quantized(r, profile, BlockShape::k2D, false);
+  r.recipes.clear();
+  r.c.inputs = {{"scale", q.at("scale")}};
+  r.c.params.set("M", std::int64_t(s.M));
+  r.c.params.set("K", std::int64_t(s.K));
+}
+
+// ---- the distributed weight cast (TE's path: profile te, docs/NUMERICS.md §3.15-§3.17) --------
+
+// Starts a distributed case: the weight's shape and recipe, no inputs yet.
+std::pair<Shape, Recipe> begin_distributed(CaseRecord& r) {
+  const Recipe recipe = r.recipes.at("x");
+  r.recipes.clear();
+  r.c.inputs.clear();
+  return {shape_of_recipe(recipe), recipe};
+}
+
+void set_weight_dims(CaseRecord& r, Shape s) {
+  r.c.params.set("M", std::int64_t(s.M));
+  r.c.params.set("K", std::int64_t(s.K));
+}
+
+void amax_partial_case(CaseRecord& r, std::string_view) {
+  const auto [s, recipe] = begin_distributed(r);
+  set_weight_dims(r, s);
+  const Shard shard = shard_of(s);
+  r.c.params.set("shard_start", shard.start);
+  r.c.inputs["xs"] = io::from_bf16_values(shard_values(bf16_weight(recipe), shard));
+}
+
+void fused_scale_case(CaseRecord& r, std::string_view) {
+  const auto [s, recipe] = begin_distributed(r);
+  r.c.params.set("profile", std::string("te"));
+  const FloatMatrix w = bf16_weight(recipe);
+  const std::optional<float> g = *amax_override();
+  r.c.inputs["tile_amax"] = io::from_float_matrix(amax_tiles_16x16(w, AmaxRule::IGNORE), io::FloatType::F32);
+  r.c.inputs["amax"] = io::from_float_vector(FloatVector({g ? *g : amax_global(w, AmaxRule::IGNORE)}));
+}
+
+void partial_cast_case(CaseRecord& r, std::string_view) {
+  const auto [s, recipe] = begin_distributed(r);
+  r.c.params.set("profile", std::string("te"));
+  set_weight_dims(r, s);
+  const FloatMatrix w = bf16_weight(recipe);
+  const Shard shard = shard_of(s);
+  const std::optional<float> g = *amax_override();
+  const FusedScale f = fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE),
+                                      GlobalScaleRule::TE);
+  r.c.params.set("shard_start", shard.start);
+  r.c.inputs["xs"] = io::from_bf16_values(shard_values(w, shard));
+  r.c.inputs["tile_scale"] = io::from_float_matrix(f.tile_scale, io::FloatType::F32);
+  r.c.inputs["global_scale"] = io::from_float_vector(FloatVector({f.S}));
+  const ByteMatrix prior = fill_bytes(s.M, s.K / 2, *seed());  // the nibbles the shard must keep
+  if (*rc::gen::element(true, false)) {
+    r.c.inputs["data"] = io::from_byte_matrix(prior);
+  } else {
+    const auto first = prior.begin() + shard.first_byte();
+    r.c.inputs["data"] = io::from_byte_vector(std::vector<std::uint8_t>(first, first + shard.local_bytes()));
+  }
+}
+
+void cast_master_weights_case(CaseRecord& r, std::string_view) {
+  const auto [s, recipe] = begin_distributed(r);
+  r.c.params.set("profile", std::string("te"));
+  // One to four weights (the first of shape s); sparse data shrinks to one or two tiles.
+  std::vector<Shape> shapes = {s};
+  const int extra = *rc::gen::inRange(0, 4);
+  for (int i = 0; i < extra; ++i) shapes.push_back(*shape16(64));
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    Recipe w = recipe;
+    w.M = std::int64_t(shapes[i].M);
+    w.K = std::int64_t(shapes[i].K);
+    w.dtype = io::DType::F32;
+    w.seed = recipe.seed + i;
+    const std::string name = "w" + std::to_string(i);
+    r.recipes[name] = w;
+    r.c.inputs[name] = generate_tensor(w);
+  }
+  // Mostly up to 4 ranks, some up to 16 and 64; shrinks towards one rank.
+  const int cap = *rc::gen::weightedElement<int>({{6, 4}, {2, 16}, {1, kMaxRanks}});
+  const int ranks = 1 + int(*rc::gen::inRange<std::uint32_t>(0, kMaxRanks) % std::uint32_t(cap));
+  std::vector<std::int64_t> cuts;
+  for (int i = 1; i < ranks; ++i) cuts.push_back(place_cut(*cut_spec(), shapes));
+  std::sort(cuts.begin(), cuts.end());
+  r.c.params.set("cuts", std::move(cuts));
+}
+
+constexpr GeneratorRow kGenerators[] = {
+    {"quantize", quantize_case},
+    {"dequantize", dequantize_case},
+    {"amax_global", amax_case},
+    {"amax_rows", amax_case},
+    {"amax_cols", amax_case},
+    {"amax_blocks_1x16", amax_case},
+    {"amax_blocks_16x1", amax_case},
+    {"amax_tiles_16x16", amax_case},
+    {"swizzle", scale_bytes_case},
+    {"unswizzle", scale_bytes_case},
+    {"transpose_packed", transpose_packed_case},
+    {"transpose_scales_2d", transpose_scales_2d_case},
+    {"amax_partial", amax_partial_case},
+    {"fused_scale_2d", fused_scale_case},
+    {"partial_cast_2d", partial_cast_case},
+    {"cast_master_weights", cast_master_weights_case},
+};
+
+}  // namespace
+
+std::span<const GeneratorRow> op_generators() { return kGenerators; }
+
+OpGenerator find_generator(std::string_view op) {
+  for (const GeneratorRow& g : kGenerators)
+    if (g.op == op) return g.generate;
+  return nullptr;
+}
+
+}  // namespace nvfp4::fuzz
