@@ -1,4 +1,4 @@
-// `nvfp4-verify seed-corpus --output DIR`: writes the seed corpus (fuzz/seed_corpus.cpp) into DIR,
+// `nvfp4-verify seed-corpus --output DIR`: writes the seed corpus (cases/seed_corpus.cpp) into DIR,
 // one content-named case file per case. Files already there are kept (same content, same name);
 // nothing is overwritten or deleted.
 #include <filesystem>

@@ -14,7 +14,9 @@
 #include "compare/diff.h"
 #include "device/device_backend.h"
 #include "fuzz/generators.h"
+#include "cases/quantize_case.h"
 #include "cases/reference_backend.h"
+#include "cases/registry.h"
 #include "io/tensor_convert.h"
 #include "reference/layout.h"
 #include "reference/profiles.h"
@@ -50,22 +52,18 @@ void expect_device_equals_reference(const Case& c, const std::string& what) {
   EXPECT_TRUE(d.empty()) << what << "\n" << describe(d);
 }
 
-Case make_case(Operation op, TensorMap inputs) {
-  Case c;
-  c.op = op;
+Case op_case(std::string_view op, TensorMap inputs) {
+  Case c = make_case(op);
   c.inputs = std::move(inputs);
   return c;
 }
 
 Case quantize_case(const FloatMatrix& x, io::DType dtype, const std::string& profile, BlockShape block, Direction dir,
                    bool row_scaled, ScaleLayout layout = ScaleLayout::kCompact, std::optional<float> amax = {}) {
-  Case c = make_case(Operation::kQuantize, {{"x", float_tensor(x, dtype)}});
-  c.params.profile = profile;
-  c.params.block = block;
-  c.params.direction = dir;
-  c.params.row_scaled = row_scaled;
-  c.params.scale_layout = layout;
-  c.params.amax = amax;
+  Case c = op_case("quantize", {{"x", float_tensor(x, dtype)}});
+  c.params.set("profile", profile);
+  set_quantize_params(c, block, dir, row_scaled, layout);
+  if (amax) c.params.set("amax", F32Bits{bits_of(*amax)});
   return c;
 }
 
@@ -146,17 +144,16 @@ TEST(DeviceQuantize, EqualsReferenceForAllZeroAndAllNanTensors) {
 
 TEST(DeviceAmax, EveryAmaxOperationEqualsReference) {
   REQUIRE_GPU();
-  const Operation ops[] = {Operation::kAmaxGlobal, Operation::kAmaxRows, Operation::kAmaxCols,
-                           Operation::kAmaxBlocks1x16, Operation::kAmaxBlocks16x1, Operation::kAmaxTiles16x16};
+  const char* ops[] = {"amax_global", "amax_rows", "amax_cols", "amax_blocks_1x16", "amax_blocks_16x1", "amax_tiles_16x16"};
   for (const Shape s : {Shape{16, 16}, Shape{48, 80}, Shape{304, 304}, Shape{1024, 2064}})
-    for (const Operation op : ops)
+    for (const char* op : ops)
       for (const io::DType dtype : kDtypes)
         for (const char* profile : {"te", "torchao"})  // AMAX = IGNORE and PROPAGATE
           for (const Dist dist : {Dist::kSpecials, Dist::kBlockLogUniform}) {
             const std::uint32_t seed = fresh_seed();
-            Case c = make_case(op, {{"x", float_tensor(fuzz::fill_data(s, dist, seed), dtype)}});
-            c.params.profile = profile;
-            expect_device_equals_reference(c, fmt::format("{} {}x{} {} {} seed=0x{:x}", operation_name(op), s.M, s.K,
+            Case c = op_case(op, {{"x", float_tensor(fuzz::fill_data(s, dist, seed), dtype)}});
+            c.params.set("profile", std::string(profile));
+            expect_device_equals_reference(c, fmt::format("{} {}x{} {} {} seed=0x{:x}", op, s.M, s.K,
                                                           io::dtype_name(dtype), profile, seed));
           }
 }
@@ -173,13 +170,13 @@ TEST(DeviceDequantize, EqualsReferenceForEveryProfileAndOutputDtype) {
           TensorMap q = ReferenceBackend().run(
               quantize_case(x, io::DType::F32, std::string(p.name), BlockShape::k1D, Direction::kRowwise, row_scaled));
           for (const bool random_bytes : {false, true}) {
-            Case c = make_case(Operation::kDequantize, {{"data", q["data"]}, {"scale", q["scale"]}, {"amax", q["amax"]}});
+            Case c = op_case("dequantize", {{"data", q["data"]}, {"scale", q["scale"]}, {"amax", q["amax"]}});
             if (random_bytes) {
               c.inputs["data"] = io::from_byte_matrix(fuzz::fill_bytes(s.M, s.K / 2, seed + 1));
               c.inputs["scale"] = io::from_byte_matrix(fuzz::fill_bytes(scale_rows(s.M), scale_cols(s.K), seed + 2));
             }
-            c.params.profile = p.name;
-            c.params.output_dtype = out;
+            c.params.set("profile", std::string(p.name));
+            c.params.set("output_dtype", std::string(io::dtype_name(out)));
             expect_device_equals_reference(c, fmt::format("dequantize {}x{} {} -> {} row_scaled={} random={} seed=0x{:x}",
                                                           s.M, s.K, p.name, io::dtype_name(out), row_scaled, random_bytes, seed));
           }
@@ -190,21 +187,21 @@ TEST(DeviceLayout, SwizzleUnswizzleAndTransposesEqualReference) {
   REQUIRE_GPU();
   for (const auto& [rows, cols] : {std::pair{128, 4}, {128, 8}, {256, 36}, {384, 68}, {1024, 260}}) {
     const std::uint32_t seed = fresh_seed();
-    for (const Operation op : {Operation::kSwizzle, Operation::kUnswizzle}) {
-      Case c = make_case(op, {{"scale", io::from_byte_matrix(fuzz::fill_bytes(rows, cols, seed))}});
-      expect_device_equals_reference(c, fmt::format("{} [{}, {}] seed=0x{:x}", operation_name(op), rows, cols, seed));
+    for (const char* op : {"swizzle", "unswizzle"}) {
+      Case c = op_case(op, {{"scale", io::from_byte_matrix(fuzz::fill_bytes(rows, cols, seed))}});
+      expect_device_equals_reference(c, fmt::format("{} [{}, {}] seed=0x{:x}", op, rows, cols, seed));
     }
   }
   for (const auto& [M, K] : {std::pair{16, 16}, {2, 2}, {6, 10}, {48, 80}, {130, 258}, {304, 304}, {1024, 2048}}) {
     const std::uint32_t seed = fresh_seed();
-    Case c = make_case(Operation::kTransposePacked, {{"data", io::from_byte_matrix(fuzz::fill_bytes(M, K / 2, seed))}});
+    Case c = op_case("transpose_packed", {{"data", io::from_byte_matrix(fuzz::fill_bytes(M, K / 2, seed))}});
     expect_device_equals_reference(c, fmt::format("transpose_packed {}x{} seed=0x{:x}", M, K, seed));
   }
   for (const auto& [M, K] : {std::pair{16, 16}, {48, 80}, {304, 304}, {1024, 2048}}) {
     const std::uint32_t seed = fresh_seed();
-    Case c = make_case(Operation::kTransposeScales2D, {{"scale", io::from_byte_matrix(fuzz::fill_bytes(scale_rows(M), scale_cols(K), seed))}});
-    c.params.M = M;
-    c.params.K = K;
+    Case c = op_case("transpose_scales_2d", {{"scale", io::from_byte_matrix(fuzz::fill_bytes(scale_rows(M), scale_cols(K), seed))}});
+    c.params.set("M", std::int64_t(M));
+    c.params.set("K", std::int64_t(K));
     expect_device_equals_reference(c, fmt::format("transpose_scales_2d {}x{} seed=0x{:x}", M, K, seed));
   }
 }
@@ -220,10 +217,22 @@ TEST(DeviceProperty, QuantizeEqualsReferenceOnGeneratedCases) {
     const auto mode = *rc::gen::elementOf(std::vector<Mode>(std::begin(kModes), std::end(kModes)));
     Case c = quantize_case(data.x, dtype, std::string(profile.name()), mode.block, mode.dir, mode.row_scaled, mode.layout);
     if (!mode.row_scaled && *rc::gen::weightedElement<bool>({{4, false}, {1, true}}))
-      c.params.amax = float_of(*fuzz::float_bits());
+      c.params.set("amax", F32Bits{*fuzz::float_bits()});
     RC_ASSERT(describe(diff_outputs(ReferenceBackend().run(c), gpu()->run(c))) == "");
   });
   EXPECT_TRUE(ok) << "RapidCheck found a case where the device differs (counterexample above)";
+}
+
+// Runs without a GPU: the device layer's runner table matches the registry.
+TEST(DeviceRegistry, EveryOperationHasAKernelRowOrAStatedReason) {
+  for (const OperationSpec& op : operations()) {
+    const auto rows = device::device_runners();
+    const bool has_row = std::any_of(rows.begin(), rows.end(), [&](const device::DeviceRow& r) { return r.op == op.name; });
+    EXPECT_NE(has_row, !op.no_device_reason.empty())
+        << op.name << ": needs a row in device/device_backend.cpp or a no_device_reason in its descriptor, not both";
+  }
+  for (const device::DeviceRow& r : device::device_runners())
+    EXPECT_NE(find_operation(r.op), nullptr) << "device row for an operation the registry lacks: " << r.op;
 }
 
 }  // namespace

@@ -42,19 +42,19 @@ class MutantBackend : public Backend {
   TensorMap run(const Case& c) override {
     if (m_ == Mutation::kScaleOrder) {
       Case d = c;
-      Profile p = case_profile(c.params);
+      Profile p = case_profile(c);
       p.bs = BlockScaleRule::A_DIV6_MUL_S;
-      d.params.knobs = p;
+      d.knobs = p;
       return ReferenceBackend().run(d);
     }
     TensorMap out = ReferenceBackend().run(c);
-    if (c.op != Operation::kQuantize || !out.count("data")) return out;
+    if (c.op != "quantize" || !out.count("data")) return out;
     ByteMatrix data = io::to_byte_matrix(out.at("data"), "mutant", "data");
     if (m_ == Mutation::kNibbleSwap && data.shape(1) > 1)
       for (std::size_t r = 0; r < data.shape(0); ++r) data(r, 1) = std::uint8_t((data(r, 1) << 4) | (data(r, 1) >> 4));
     if (m_ == Mutation::kNegativeZero)
       for (std::uint8_t& b : data) b = pack_nibbles(nibble_at(b, 0) == 0x8 ? 0 : nibble_at(b, 0), nibble_at(b, 1) == 0x8 ? 0 : nibble_at(b, 1));
-    if (m_ == Mutation::kTiesAwayFromZero && c.params.block == BlockShape::k1D && !c.params.row_scaled) data = ties_away(c);
+    if (m_ == Mutation::kTiesAwayFromZero && c.params.text("block") == "1d" && !c.params.flag("row_scaled")) data = ties_away(c);
     out["data"] = io::from_byte_matrix(data);
     return out;
   }
@@ -62,9 +62,9 @@ class MutantBackend : public Backend {
  private:
   // The rowwise 1D data with the reference's scales and encode factors but ties away from zero.
   static ByteMatrix ties_away(const Case& c) {
-    const Profile& p = case_profile(c.params);
+    const Profile& p = case_profile(c);
     const FloatMatrix x = io::to_float_matrix(c.inputs.at("x"), "mutant", "x");
-    const float g = c.params.amax ? *c.params.amax : amax_global(x, p.amax);
+    const float g = c.params.f32("amax").value_or(amax_global(x, p.amax));
     const GlobalScale gs = global_scale(p.gs, g);
     const FloatMatrix A = amax_blocks_1x16(x, p.amax);
     ByteMatrix data = xt::empty<std::uint8_t>({x.shape(0), x.shape(1) / 2});
@@ -106,7 +106,7 @@ TEST_P(HarnessDetection, FindsShrinksSavesAndClassifiesTheBug) {
   const auto dir = std::filesystem::temp_directory_path() / ("nvfp4_detect_" + std::to_string(::getpid()) + "_" + e.name);
   std::filesystem::remove_all(dir);
   fuzz::CampaignOptions o;
-  o.space.ops = {Operation::kQuantize};
+  o.space.ops = {"quantize"};
   o.space.profiles = {"te"};
   o.space.max_dim = 64;
   o.cases = 3 * e.max_cases;
@@ -168,7 +168,7 @@ std::int64_t tiles(const Case& c) {
 bool has_odd_rank_start(const Case& c) {
   std::int64_t total = 0;
   for (const auto& [name, t] : c.inputs) total += t.numel();
-  for (std::int64_t cut : c.params.cuts)
+  for (std::int64_t cut : c.params.integers("cuts"))
     if (cut % 2 && cut < total) return true;
   return false;
 }
@@ -181,7 +181,7 @@ TEST_P(UpstreamBugDetection, FindsShrinksSavesReportsAndNamesTheBug) {
   const auto dir = std::filesystem::temp_directory_path() / ("nvfp4_upstream_" + std::to_string(::getpid()) + "_" + e.name);
   std::filesystem::remove_all(dir);
   fuzz::CampaignOptions o;
-  o.space.ops = {Operation::kCastMasterWeights};
+  o.space.ops = {"cast_master_weights"};
   o.space.profiles = {"te"};
   o.space.max_dim = 64;
   o.cases = 3 * e.max_cases;
@@ -195,10 +195,10 @@ TEST_P(UpstreamBugDetection, FindsShrinksSavesReportsAndNamesTheBug) {
   const fuzz::CampaignFailure& f = r.failures[0];
   const Case& c = f.shrunk.c;
   std::string cuts;
-  for (std::int64_t cut : c.params.cuts) cuts += " " + std::to_string(cut);
+  for (std::int64_t cut : c.params.integers("cuts")) cuts += " " + std::to_string(cut);
   std::printf("%s: detected after %zu cases (seed %llu); shrunk to %zu weight(s), %lld tile(s), %zu rank(s), cuts:%s\n", e.name,
               f.cases_to_detection, static_cast<unsigned long long>(seed), c.inputs.size(), static_cast<long long>(tiles(c)),
-              c.params.cuts.size() + 1, cuts.c_str());
+              c.params.integers("cuts").size() + 1, cuts.c_str());
   EXPECT_LE(f.cases_to_detection, e.max_cases) << "seed " << seed;
   // The offset bugs need a rank that starts at an odd element; the bound for the index
   // bug is at most 2 tiles; the others shrink as far.

@@ -4,6 +4,8 @@
 // <build>/test-artifacts). Skipped, saying why, where Chromium is not installed.
 #include <gtest/gtest.h>
 
+#include "cases/registry.h"
+
 #include "tests/support/cli_runner.h"
 #include "tests/support/html_text.h"
 
@@ -78,8 +80,8 @@ FailureReport sample_failure() {
   r.case_description =
       "{\n  \"operation\": \"quantize\",\n  \"profile\": \"te\",\n  \"block\": \"1d\",\n  \"direction\": \"both\",\n"
       "  \"input\": {\"recipe\": \"normal\", \"seed\": 7, \"shape\": [256, 512], \"dtype\": \"bf16\"}\n}";
-  r.c.op = Operation::kQuantize;
-  r.c.params.direction = Direction::kBoth;
+  r.c = make_case("quantize");
+  r.c.params.set("direction", std::string("both"));
   io::Tensor x;
   x.dtype = io::DType::BF16;
   x.shape = {256, 512};

@@ -3,6 +3,8 @@
 // atomic page writer.
 #include <gtest/gtest.h>
 
+#include "cases/registry.h"
+
 #include "tests/support/html_text.h"
 
 #include <unistd.h>
@@ -42,7 +44,7 @@ FailureReport sample_failure(std::size_t listed = 70, std::size_t total = 123) {
   r.case_description = "{\n  \"operation\": \"quantize\",\n  \"profile\": \"te\"\n}";
   r.replay_command = "nvfp4-verify replay corpora/case-0001.safetensors";
   r.backends = "reference vs device";
-  r.c.op = Operation::kQuantize;
+  r.c = make_case("quantize");
   io::Tensor x;
   x.dtype = io::DType::BF16;
   x.shape = {48, 80};
@@ -276,7 +278,7 @@ TEST(ReportFailure, EscapesAllText) {
   r.diffs[0].tensor = evil;
   r.diffs[1].problem = evil;
   r.diffs[1].first_expected = evil;
-  r.c.params.profile = evil;
+  r.c.params.set("profile", evil);
   r.c.inputs[evil] = r.c.inputs["x"];
   const std::string html = render_failure(r);
   EXPECT_EQ(html.find("<script"), std::string::npos);

@@ -299,7 +299,7 @@ std::string message(std::exception_ptr e) {
 }  // namespace
 
 NcclFlowResult run_nccl_flow(const NcclFlowOptions& options) {
-  setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast stays off (GPU.md), unless the caller set it
+  setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast stays off (docs/gpu.md), unless the caller set it
   int devices = 0;
   if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess)
     throw std::runtime_error(fmt::format("no CUDA device: cudaGetDeviceCount: {} ({})", cudaGetErrorName(e),

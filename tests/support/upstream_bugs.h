@@ -77,9 +77,9 @@ class UpstreamBugBackend : public Backend {
 };
 
 inline TensorMap UpstreamBugBackend::run(const Case& c) {
-  if (c.op != Operation::kCastMasterWeights) return ReferenceBackend().run(c);
+  if (c.op != "cast_master_weights") return ReferenceBackend().run(c);
   const MasterWeightsInput in = master_weights_input(c);
-  const std::vector<CastWeight> w = cast_master_weights(in.weights, in.ranks, case_profile(c.params), steps_with(bug_));
+  const std::vector<CastWeight> w = cast_master_weights(in.weights, in.ranks, case_profile(c), steps_with(bug_));
   TensorMap out;
   for (std::size_t i = 0; i < w.size(); ++i) add_cast_weight_outputs(out, in.names[i], w[i]);
   return out;
