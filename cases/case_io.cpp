@@ -1,7 +1,5 @@
 #include "cases/case_io.h"
 
-#include <bit>
-#include <charconv>
 #include <cstdint>
 #include <set>
 #include <stdexcept>

@@ -7,6 +7,24 @@
 #include "io/safetensors.h"
 #include "reference/error.h"
 
+#if !NVFP4_WITH_FUZZ
+namespace {
+
+// A command of a build without fuzz/ (no RapidCheck): listed, and says so when run.
+void register_missing_campaign_command(CLI::App& app, const char* name) {
+  CLI::App* cmd = app.add_subcommand(name, "(not built: needs RapidCheck)");
+  cmd->allow_extras();
+  cmd->callback([name] {
+    throw nvfp4::cli::UsageError(fmt::format(
+        "{}: this nvfp4-verify was built without RapidCheck, which case generation needs; install it "
+        "(Debian: librapidcheck-dev) and rebuild",
+        name));
+  });
+}
+
+}  // namespace
+#endif
+
 int main(int argc, char** argv) {
   CLI::App app{"nvfp4-verify: bit-exact NVFP4 reference emulator and correctness gate"};
   app.set_version_flag("--version", "nvfp4-verify " NVFP4_VERSION);
@@ -18,8 +36,13 @@ int main(int argc, char** argv) {
   nvfp4::cli::register_ops(app);
   nvfp4::cli::register_selfcheck(app, exit_code);
   nvfp4::cli::register_bench(app, exit_code);
+#if NVFP4_WITH_FUZZ
   nvfp4::cli::register_fuzz(app, exit_code);
   nvfp4::cli::register_gate(app, exit_code);
+#else
+  register_missing_campaign_command(app, "fuzz");
+  register_missing_campaign_command(app, "gate");
+#endif
   nvfp4::cli::register_replay(app, exit_code);
   nvfp4::cli::register_seed_corpus(app);
   nvfp4::cli::register_cast_master_weights(app);
