@@ -22,6 +22,7 @@
 #include "reference/layout.h"
 #include "reference/partition.h"
 #include "reference/profiles.h"
+#include "reference/hadamard.h"
 #include "reference/quantize.h"
 
 namespace nvfp4::bench {
@@ -127,6 +128,29 @@ class Bench {
     time("quantize both", dtype, M, K, two_dir, quantize(p, both_out));
     time("quantize 2d both", dtype, M, K, two_dir, quantize(p2d, both_out));
     time("quantize row-scaled both", dtype, M, K, two_dir + 4.0 * (M + K), quantize(prs, both_out));
+    // Stochastic rounding (§3.18): the same launches with one Philox draw per block.
+    device::QuantizeParams psr = p;
+    psr.stochastic = true;
+    psr.seed = 0x0123456789ABCDEFull;
+    psr.offset = 7;
+    time("quantize rowwise SR", dtype, M, K, one_dir, quantize(psr, row_out));
+    time("quantize both SR", dtype, M, K, two_dir, quantize(psr, both_out));
+    if (type == device::InputType::BF16) {
+      // TransformerEngine's wgrad columnwise copy (§3.19): y = rht(x), its amax, y's rows quantized.
+      DeviceBuffer y(M * K * 2), amax_y(sizeof(float));
+      const auto* xb = in.get<std::uint16_t>();
+      time("rht", dtype, M, K, 2 * in_bytes, [&] { device::rht(xb, M, K, kRhtDefaultMask, y.get<std::uint16_t>(), s_); });
+      device::QuantizeParams py = p;
+      py.amax = py.amax_t = amax_y.get<float>();
+      py.data_dir = SrDirection::kColumnwise;
+      const device::QuantizeOutputs y_out{data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>(), nullptr, nullptr};
+      // Bytes of the result only (x read once, the columnwise copy written): the unfused steps move more.
+      time("rht + columnwise quantize", dtype, M, K, one_dir, [&] {
+        device::rht(xb, M, K, kRhtDefaultMask, y.get<std::uint16_t>(), s_);
+        device::amax_global(y.get(), device::InputType::BF16, K, M, te.amax, amax_y.get<float>(), s_);
+        device::quantize(y.get(), device::InputType::BF16, K, M, py, y_out, s_);
+      });
+    }
     const device::OutputType ot = type == device::InputType::F32 ? device::OutputType::F32 : device::OutputType::BF16;
     time("dequantize", dtype, M, K, data_bytes + scale_bytes + in_bytes, [&] {
       device::dequantize(data.get<std::uint8_t>(), scale.get<std::uint8_t>(), amax.get<float>(), 1, M, K, te, ot, out.get(), s_);

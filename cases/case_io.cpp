@@ -135,7 +135,12 @@ CaseRecord parse_description(const json& d, const io::File& f) {
 
 nlohmann::json describe_case(const CaseRecord& r) {
   json params = json::object();
-  for (const auto& [name, value] : r.c.params.values()) params[name] = param_to_json(value);
+  const OperationSpec* op = find_operation(r.c.op);
+  for (const auto& [name, value] : r.c.params.values()) {
+    const ParamSpec* spec = op ? op->param(name) : nullptr;
+    if (spec && spec->omit_default && value == spec->default_value) continue;
+    params[name] = param_to_json(value);
+  }
   json inputs = json::object();
   std::set<std::string> names;
   for (const auto& [name, t] : r.c.inputs) names.insert(name);

@@ -66,6 +66,9 @@ struct ParamSpec {
   std::vector<std::string> allowed;  // kEnum: every allowed value, in a fixed order
   ParamValue default_value;
   std::string_view doc;
+  // Written to case files only when it differs from its default: parameters added after case
+  // files existed, so that those files (and their content hashes) stay as they were.
+  bool omit_default = false;
 };
 
 }  // namespace nvfp4

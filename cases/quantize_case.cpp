@@ -1,6 +1,14 @@
 #include "cases/quantize_case.h"
 
+#include "reference/error.h"
+
 namespace nvfp4 {
+
+std::uint16_t rht_mask_param(const Case& c) {
+  const std::uint64_t mask = c.params.unsigned_integer("rht_mask");
+  if (mask > 0xFFFF) fail(c.op, ErrorCode::E_UNSUPPORTED, "rht_mask={:#x} has more than 16 bits", mask);
+  return std::uint16_t(mask);
+}
 
 std::string_view block_name(BlockShape b) { return b == BlockShape::k1D ? "1d" : "2d"; }
 
@@ -20,6 +28,11 @@ QuantizeOptions quantize_options(const Case& c) {
   o.row_scaled = p.flag("row_scaled");
   o.amax = p.f32("amax");
   o.scale_layout = p.text("scale_layout") == "swizzled" ? ScaleLayout::kSwizzled : ScaleLayout::kCompact;
+  if (const auto x = c.inputs.find("x"); x != c.inputs.end())
+    o.input = x->second.dtype == io::DType::BF16 ? InputFormat::kBF16
+              : x->second.dtype == io::DType::F16 ? InputFormat::kF16 : InputFormat::kF32;
+  if (p.text("rounding") == "stochastic") o.stochastic = StochasticRounding{p.unsigned_integer("seed"), p.unsigned_integer("offset")};
+  if (p.flag("rht")) o.rht_mask = rht_mask_param(c);
   return o;
 }
 

@@ -9,8 +9,12 @@
 
 namespace nvfp4 {
 
-// From the parameters profile, block, direction, row_scaled, amax, scale_layout (and c.knobs).
+// From the parameters profile, block, direction, row_scaled, amax, scale_layout, rounding, seed,
+// offset, rht, rht_mask, and the dtype of input x.
 QuantizeOptions quantize_options(const Case& c);
+
+// Parameter rht_mask (quantize, rht): E_UNSUPPORTED when it has more than 16 bits.
+std::uint16_t rht_mask_param(const Case& c);
 
 // The parameter values of the quantize options (the inverse of quantize_options).
 void set_quantize_params(Case& c, BlockShape block, Direction direction, bool row_scaled = false,

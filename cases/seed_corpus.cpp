@@ -13,6 +13,7 @@
 #include "io/tensor_convert.h"
 #include "reference/arith.h"
 #include "reference/e2m1.h"
+#include "reference/hadamard.h"
 #include "reference/shard.h"
 #include "reference/profiles.h"
 #include "reference/quantize.h"
@@ -295,6 +296,102 @@ void add_te_pyref(std::vector<CaseRecord>& out) {
   }
 }
 
+// ---- §3.18-§3.19, §6.18-§6.19: stochastic rounding and the Hadamard transform ----------------
+
+CaseRecord with_sr(CaseRecord r, std::uint64_t seed, std::uint64_t offset) {
+  r.c.params.set("rounding", std::string("stochastic"));
+  r.c.params.set("seed", seed);
+  r.c.params.set("offset", offset);
+  return r;
+}
+
+CaseRecord with_rht(CaseRecord r, std::uint64_t mask) {
+  r.c.params.set("rht", true);
+  r.c.params.set("rht_mask", mask);
+  return r;
+}
+
+void add_gradient_path(std::vector<CaseRecord>& out) {
+  // §6.18's block as row 0 of a 16x16 F32 tensor; g = 2688 and A = 6 make S = sf = 1, so y = x.
+  const std::uint32_t block[16] = {0x3E99999A, 0x3F99999A, 0x402CCCCD, 0x40B00000, 0xBE99999A, 0xBF99999A,
+                                   0xC02CCCCD, 0xC0B00000, 0x00000000, 0x80000000, 0x3F800000, 0x40C00000,
+                                   0x3F3D70A4, 0x4079999A, 0x40833333, 0x40BCCCCD};
+  Grid g(16, 16);
+  for (int i = 0; i < 16; ++i) g.at(0, i) = block[i];
+  Quant q;
+  q.direction = Direction::kRowwise;
+  q.amax_bits = 0x45280000;  // 2688
+  out.push_back(with_sr(quantize_case(q, f32_tensor(g), "NUMERICS.md §6.18: SR of one block, seed 42, offset 0: "
+                                                        "packed bytes 30 75 A8 FD 80 72 62 76"),
+                        42, 0));
+  q.direction = Direction::kBoth;
+  out.push_back(with_sr(quantize_case(q, f32_tensor(g), "NUMERICS.md §3.18.3: SR at the u64 edges: seed 2^64-1, offset 2^32-1 "
+                                                        "(the counter's low word carries into the next)"),
+                        0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFull));
+  const Recipe randn = recipe(Distribution::kRandn, 1818, 48, 80, io::DType::BF16);
+  for (const char* p : {"te", "torchao", "modelopt", "te-2.13"}) {
+    Quant sq;
+    sq.profile = p;
+    out.push_back(with_sr(quantize_recipe_case(sq, randn, fmt::format("NUMERICS.md §3.18 ({}): SR quantize, both directions", p)),
+                          0x0123456789ABCDEFull, 7));
+  }
+  Quant rs;
+  rs.row_scaled = true;
+  out.push_back(with_sr(quantize_recipe_case(rs, randn, "NUMERICS.md §3.18: SR with row scaling"), 5, 0x100000000ull));
+  Quant twod;
+  twod.block = BlockShape::k2D;
+  out.push_back(with_sr(quantize_recipe_case(twod, randn, "NUMERICS.md §3.18: SR with 16x16 tiles"), 9, 3));
+
+  // §6.19's four vectors as columns 0-3 of a 16x16 BF16 tensor (the transform runs down columns).
+  Grid h(16, 16);
+  h.at(0, 0) = 0x3F800000;                                         // e_0
+  h.at(3, 1) = 0x3F800000;                                         // e_3
+  for (int k = 0; k < 16; ++k) h.at(k, 2) = bits_of(float(k + 1));  // k + 1
+  h.at(0, 3) = 0x3F800000;                                         // 1, 2^-8, 2^-38: the double rounding
+  h.at(1, 3) = 0x3B800000;
+  h.at(2, 3) = 0x2C800000;
+  h.at(4, 5) = 0x7FC00000;  // a NaN: column 5 all NaN
+  h.at(2, 6) = 0x7F800000;  // +inf and -inf in one column
+  h.at(9, 6) = 0xFF800000;
+  h.at(0, 7) = 0x7F7F0000;  // the largest BF16 values: the sum overflows binary32
+  h.at(1, 7) = 0x7F7F0000;
+  h.at(5, 8) = 0x00010000;  // subnormal next to 2^100: a span past binary64's exact window
+  h.at(6, 8) = 0x71800000;
+  for (const std::uint64_t mask : {std::uint64_t(kRhtDefaultMask), std::uint64_t(0)}) {
+    CaseRecord r = op_case("rht", "te", {{"x", bf16_tensor(h)}},
+                           fmt::format("NUMERICS.md §6.19 and §3.19 specials, mask 0x{:04X}: one-hot, ramp, the double "
+                                       "rounding, NaN, +-inf, overflow, a 2^-133..2^100 span",
+                                       mask));
+    r.c.params.set("rht_mask", mask);
+    out.push_back(std::move(r));
+  }
+  const Recipe wide = recipe(Distribution::kBlockLogUniform, 1919, 64, 48, io::DType::BF16);
+  CaseRecord r = op_case("rht", "te", {{"x", generate_tensor(wide)}}, "NUMERICS.md §3.19: inputs spanning many binades");
+  r.recipes["x"] = wide;
+  out.push_back(std::move(r));
+
+  // TransformerEngine's wgrad recipe: the columnwise copy of rht(x).
+  Quant both;
+  out.push_back(with_rht(quantize_recipe_case(both, randn, "NUMERICS.md §3.19: quantize with rht (columnwise copy of rht(x))"),
+                         kRhtDefaultMask));
+  out.push_back(with_sr(with_rht(quantize_recipe_case(both, randn, "NUMERICS.md §3.18-§3.19: rht and SR together"), 0x1234), 77, 1));
+  out.push_back(with_rht(quantize_recipe_case(rs, randn, "NUMERICS.md §3.19: rht with row scaling"), kRhtDefaultMask));
+
+  // te-pyref computes the amax of a BF16 input in BF16: a NaN amax is stored as 0x7FFF0000.
+  Grid n(16, 32);
+  SplitMix64 rng(1920);
+  fill_all(n, rng, 0x40400000);
+  n.at(3, 5) = 0x7FC00000;
+  for (const bool row_scaled : {false, true}) {
+    Quant p;
+    p.profile = "te-pyref";
+    p.row_scaled = row_scaled;
+    out.push_back(quantize_case(p, bf16_tensor(n),
+                                fmt::format("NUMERICS.md §4.2.7 (te-pyref): BF16 input with a NaN{}: the amax is stored as 0x7FFF0000",
+                                            row_scaled ? ", row-scaled (row 3 and column 5)" : "")));
+  }
+}
+
 void add_amax_overrides(std::vector<CaseRecord>& out) {
   const Recipe rec = recipe(Distribution::kRandn, 66, 16, 32, io::DType::BF16);
   const std::pair<std::uint32_t, const char*> kOverrides[] = {
@@ -534,6 +631,7 @@ std::vector<CaseRecord> seed_corpus() {
   add_amax_ops(out);
   add_recipes(out);
   add_distributed(out);
+  add_gradient_path(out);
   return out;
 }
 

@@ -3,6 +3,7 @@
 // stderr and exit code 2.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ class UsageError : public std::runtime_error {
 // The profile names, for CLI11's IsMember check.
 std::vector<std::string> profile_choices();
 
+// --rht-mask: 0x-prefixed hex or decimal, at most 16 bits; UsageError otherwise.
+std::uint64_t parse_rht_mask(const std::string& text);
+
 void register_quantize(CLI::App& app);
 void register_dequantize(CLI::App& app);
 void register_profiles(CLI::App& app);
@@ -30,5 +34,6 @@ void register_gate(CLI::App& app, int& exit_code);
 void register_replay(CLI::App& app, int& exit_code);
 void register_seed_corpus(CLI::App& app);
 void register_cast_master_weights(CLI::App& app);
+void register_rht(CLI::App& app);
 
 }  // namespace nvfp4::cli

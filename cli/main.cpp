@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   nvfp4::cli::register_replay(app, exit_code);
   nvfp4::cli::register_seed_corpus(app);
   nvfp4::cli::register_cast_master_weights(app);
+  nvfp4::cli::register_rht(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -6,19 +6,20 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cases/quantize_case.h"
+#include "cases/registry.h"
 #include "cli/commands.h"
 #include "io/tensor_convert.h"
 #include "reference/arith.h"
-#include "reference/profiles.h"
-#include "reference/quantize.h"
 
 namespace nvfp4::cli {
 namespace {
 
 struct QuantizeArgs {
   std::string input, tensor, output, profile = "te", block = "1d", direction = "rowwise", amax,
-                                     scale_layout = "compact";
-  bool row_scaled = false;
+                                     scale_layout = "compact", rounding = "nearest", rht_mask = "0xD7E8";
+  bool row_scaled = false, rht = false;
+  std::uint64_t seed = 0, offset = 0;
 };
 
 // --amax takes a decimal float (inf and nan included) or a bit pattern written 0xXXXXXXXX.
@@ -56,31 +57,27 @@ void run(const QuantizeArgs& a) {
   const io::File in = io::read_file(a.input);
   std::string name;
   const io::Tensor& t = pick_tensor(in, a, name);
-  const FloatMatrix x = io::to_float_matrix(t, "quantize", name);
+  io::require_rank(t, 2, "quantize", name);
 
-  QuantizeOptions o;
-  o.profile = find_profile(a.profile)->knobs;
-  o.block = a.block == "2d" ? BlockShape::k2D : BlockShape::k1D;
-  o.direction = a.direction == "both" ? Direction::kBoth
-                : a.direction == "columnwise" ? Direction::kColumnwise
-                                              : Direction::kRowwise;
-  o.row_scaled = a.row_scaled;
-  if (!a.amax.empty()) o.amax = parse_amax(a.amax);
-  o.scale_layout = a.scale_layout == "swizzled" ? ScaleLayout::kSwizzled : ScaleLayout::kCompact;
-  const Quantization q = quantize(x, o);
+  // The case the registry's quantize runs: the same options as every backend reads.
+  Case c = make_case("quantize");
+  c.params.set("profile", a.profile);
+  c.params.set("block", a.block);
+  c.params.set("direction", a.direction);
+  c.params.set("row_scaled", a.row_scaled);
+  if (!a.amax.empty()) c.params.set("amax", F32Bits{bits_of(parse_amax(a.amax))});
+  c.params.set("scale_layout", a.scale_layout);
+  c.params.set("rounding", a.rounding);
+  c.params.set("seed", a.seed);
+  c.params.set("offset", a.offset);
+  c.params.set("rht", a.rht);
+  c.params.set("rht_mask", parse_rht_mask(a.rht_mask));
+  c.inputs["x"] = t;
+  validate_case(c);
+  const QuantizeOptions o = quantize_options(c);
 
   io::File out;
-  if (q.rowwise) {
-    out.tensors["data"] = io::from_byte_matrix(q.rowwise->data);
-    out.tensors["scale"] = io::from_byte_matrix(q.rowwise->scale);
-    out.tensors["amax"] = io::from_float_vector(q.rowwise->amax);
-  }
-  if (q.columnwise) {
-    out.tensors["data_t"] = io::from_byte_matrix(q.columnwise->data);
-    out.tensors["scale_t"] = io::from_byte_matrix(q.columnwise->scale);
-    out.tensors["amax_t"] = io::from_float_vector(q.columnwise->amax);
-  }
-  if (q.global_scale) out.tensors["global_scale"] = io::from_float_vector(FloatVector({*q.global_scale}));
+  out.tensors = operation("quantize").reference(c);
   out.metadata = {
       {"format", "nvfp4"},
       {"profile", a.profile},
@@ -89,6 +86,10 @@ void run(const QuantizeArgs& a) {
       {"row_scaled", a.row_scaled ? "true" : "false"},
       {"amax_override", o.amax ? fmt::format("0x{:08X}", bits_of(*o.amax)) : "none"},
       {"scale_layout", a.scale_layout},
+      {"rounding", a.rounding},
+      {"seed", std::to_string(a.seed)},
+      {"offset", std::to_string(a.offset)},
+      {"rht", o.rht_mask ? fmt::format("0x{:04X}", *o.rht_mask) : "none"},
       {"input_tensor", name},
       {"input_dtype", std::string(io::dtype_name(t.dtype))},
       {"input_shape", fmt::format("[{}]", fmt::join(t.shape, ", "))},
@@ -117,6 +118,13 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--scale-layout", a->scale_layout, "compact or swizzled (cuBLASLt 128x4)")
       ->check(CLI::IsMember({"compact", "swizzled"}))
       ->capture_default_str();
+  cmd->add_option("--rounding", a->rounding, "E2M1 rounding: nearest, or stochastic (canonical Philox bits)")
+      ->check(CLI::IsMember({"nearest", "stochastic"}))
+      ->capture_default_str();
+  cmd->add_option("--seed", a->seed, "stochastic rounding: Philox key (u64)")->capture_default_str();
+  cmd->add_option("--offset", a->offset, "stochastic rounding: Philox counter offset (u64)")->capture_default_str();
+  cmd->add_flag("--rht", a->rht, "columnwise copy of the 16-point random Hadamard transform of x (BF16 input, 1d)");
+  cmd->add_option("--rht-mask", a->rht_mask, "rht sign mask (16 bits; 0 = plain Hadamard)")->capture_default_str();
   cmd->callback([a] { run(*a); });
 }
 

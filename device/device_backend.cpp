@@ -75,6 +75,14 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
   validate_quantize(std::size_t(M), std::size_t(K), o);
   const DeviceBuffer x = upload(xt, s);
 
+  const bool rowwise = o.direction != Direction::kColumnwise, columnwise = o.direction != Direction::kRowwise;
+  // With rht the columnwise copy is the rowwise quantization of y = rht(x) [K, M] (§3.19).
+  DeviceBuffer y;
+  if (o.rht_mask && columnwise) {
+    y = poisoned(M * K * 2, s);
+    rht(x.get<std::uint16_t>(), M, K, *o.rht_mask, y.get<std::uint16_t>(), s);
+  }
+
   // Global amax: the override, per row and column, or one for the tensor.
   DeviceBuffer amax(sizeof(float) * (o.row_scaled ? std::max<std::int64_t>(M, 1) : 1)), amax_t;
   if (o.amax) {
@@ -82,11 +90,15 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
   } else if (o.row_scaled) {
     amax_t = DeviceBuffer(sizeof(float) * std::max<std::int64_t>(K, 1));
     amax_rows(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
-    amax_cols(x.get(), type, M, K, profile.amax, amax_t.get<float>(), s);
+    if (y) amax_rows(y.get(), InputType::BF16, K, M, profile.amax, amax_t.get<float>(), s);
+    else amax_cols(x.get(), type, M, K, profile.amax, amax_t.get<float>(), s);
   } else {
     amax_global(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
+    if (y) {
+      amax_t = DeviceBuffer(sizeof(float));
+      amax_global(y.get(), InputType::BF16, K, M, profile.amax, amax_t.get<float>(), s);
+    }
   }
-  const bool rowwise = o.direction != Direction::kColumnwise, columnwise = o.direction != Direction::kRowwise;
   const std::int64_t sr = scale_rows(M), sc = scale_cols(K), sr_t = scale_rows(K), sc_t = scale_cols(M);
   DeviceBuffer data, scale, data_t, scale_t;
   QuantizeOutputs outs;
@@ -107,8 +119,22 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
   params.tiles_2d = o.block == BlockShape::k2D;
   params.row_scaled = o.row_scaled;
   params.amax = amax.get<float>();
-  params.amax_t = o.row_scaled ? amax_t.get<float>() : amax.get<float>();
-  quantize(x.get(), type, M, K, params, outs, s);
+  params.amax_t = amax_t ? amax_t.get<float>() : amax.get<float>();
+  if (o.stochastic) {
+    params.stochastic = true;
+    params.seed = o.stochastic->seed;
+    params.offset = o.stochastic->offset;
+  }
+  if (y) {  // x gives the rowwise copy; y's rows, quantized with the columnwise bits, the columnwise one
+    QuantizeOutputs row_outs{outs.data, outs.scale, nullptr, nullptr};
+    if (rowwise) quantize(x.get(), type, M, K, params, row_outs, s);
+    QuantizeParams col = params;
+    col.amax = params.amax_t;
+    col.data_dir = SrDirection::kColumnwise;
+    quantize(y.get(), InputType::BF16, K, M, col, QuantizeOutputs{outs.data_t, outs.scale_t, nullptr, nullptr}, s);
+  } else {
+    quantize(x.get(), type, M, K, params, outs, s);
+  }
 
   auto scale_tensor = [&](DeviceBuffer& compact, std::int64_t rows, std::int64_t cols) {
     if (o.scale_layout == ScaleLayout::kCompact) return download(compact, io::DType::U8, {rows, cols}, s);
@@ -117,15 +143,26 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
     return download(swizzled, io::DType::U8, {rows, cols}, s);
   };
   const std::int64_t n_amax = o.row_scaled ? M : 1, n_amax_t = o.row_scaled ? K : 1;
+  // The amax outputs as the profile stores them (a NaN's bits: stored_amax).
+  auto amax_tensor = [&](const DeviceBuffer& b, std::int64_t n) {
+    io::Tensor t = download(b, io::DType::F32, {n}, s);
+    for (std::int64_t i = 0; i < n; ++i) {
+      float v;
+      std::memcpy(&v, t.bytes.data() + 4 * i, 4);
+      v = stored_amax(profile.amax, o.input, v);
+      std::memcpy(t.bytes.data() + 4 * i, &v, 4);
+    }
+    return t;
+  };
   if (rowwise) {
     out["data"] = download(data, io::DType::U8, {M, K / 2}, s);
     out["scale"] = scale_tensor(scale, sr, sc);
-    out["amax"] = download(amax, io::DType::F32, {n_amax}, s);
+    out["amax"] = amax_tensor(amax, n_amax);
   }
   if (columnwise) {
     out["data_t"] = download(data_t, io::DType::U8, {K, M / 2}, s);
     out["scale_t"] = scale_tensor(scale_t, sr_t, sc_t);
-    out["amax_t"] = download(o.row_scaled ? amax_t : amax, io::DType::F32, {n_amax_t}, s);
+    out["amax_t"] = amax_tensor(amax_t ? amax_t : amax, n_amax_t);
   }
   if (!o.row_scaled && profile.exported != ExportedGlobal::NONE) {
     // The stored second-level scale is one host formula of the global amax the device found.
@@ -216,6 +253,23 @@ TensorMap transpose_scales_2d_case(const Case& c, cudaStream_t s) {
   return out;
 }
 
+TensorMap rht_case(const Case& c, cudaStream_t s) {
+  const std::string_view op = c.op;
+  const io::Tensor& xt = case_input(c, "x");
+  io::require_rank(xt, 2, op, "x");
+  io::require_dtype(xt, io::DType::BF16, op, "x");
+  const std::int64_t M = xt.shape[0], N = xt.shape[1];
+  if (M % 16) fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
+  if (N % 16) fail(op, ErrorCode::E_DIM16_K, "N={} is not a multiple of 16", N);
+  const std::uint16_t mask = rht_mask_param(c);
+  const DeviceBuffer x = upload(xt, s);
+  DeviceBuffer y = poisoned(M * N * 2, s);
+  rht(x.get<std::uint16_t>(), M, N, mask, y.get<std::uint16_t>(), s);
+  TensorMap out;
+  out["x_t"] = download(y, io::DType::BF16, {N, M}, s);
+  return out;
+}
+
 // Every operation the kernels run (the registry's operations without a no_device_reason).
 constexpr DeviceRow kRunners[] = {
     {"quantize", quantize_case},
@@ -234,6 +288,7 @@ constexpr DeviceRow kRunners[] = {
     {"fused_scale_2d", fused_scale_case},
     {"partial_cast_2d", partial_cast_case},
     {"cast_master_weights", master_weights_case},
+    {"rht", rht_case},
 };
 
 }  // namespace

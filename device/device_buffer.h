@@ -31,6 +31,7 @@ class DeviceBuffer {
   template <class T = void>
   T* get() const { return static_cast<T*>(ptr_); }
   std::size_t size() const { return bytes_; }
+  explicit operator bool() const { return ptr_ != nullptr; }  // false for a default-constructed buffer
 
   void upload(const void* host, cudaStream_t stream) {
     NVFP4_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, bytes_, cudaMemcpyHostToDevice, stream));

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "reference/profile.h"
+#include "reference/stochastic_rounding.h"
 
 namespace nvfp4::device {
 
@@ -45,11 +46,27 @@ struct QuantizeParams {
   const float* amax = nullptr;
   const float* amax_t = nullptr;  // columnwise; equal to `amax` when not row-scaled
   bool row_scaled = false;
+  // Stochastic rounding (§3.18) with the canonical bits of (seed, offset); nearest when false.
+  bool stochastic = false;
+  std::uint64_t seed = 0, offset = 0;
+  // The random-bit stream of the `data` output: kColumnwise when this call quantizes a
+  // transformed columnwise copy (rht) as its rows. `data_t` always uses kColumnwise.
+  SrDirection data_dir = SrDirection::kRowwise;
 };
 
 // One pass over x writes whichever directions `out` asks for, padding included (0x00).
 void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, const QuantizeParams& params,
               const QuantizeOutputs& out, cudaStream_t stream);
+
+// ---- Philox4x32-10 (§3.18.2), CUDA's generator: out[i] = philox(counters[i], keys[i]) ---------
+void philox4x32_10(const PhiloxCounter* counters, const PhiloxKey* keys, std::int64_t n, PhiloxCounter* out,
+                   cudaStream_t stream);
+
+// ---- random Hadamard transform (§3.19) -----------------------------------------------------
+// x: BF16 [M, N] (M, N multiples of 16) -> out: BF16 [N, M], out[c][16b+n] = rht16(x[16b..16b+15][c])[n],
+// the canonical exact sum rounded to binary32, then to BF16.
+void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
+         cudaStream_t stream);
 
 // ---- dequantization (§3.13) -----------------------------------------------------------------
 // data [M, K/2], compact scale, amax [1] or [M] (amax_count); out [M, K] in `type`.

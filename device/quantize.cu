@@ -2,6 +2,8 @@
 // binary32, then each thread quantizes one 1x16 rowwise block and/or one 16x1 columnwise block
 // with the reference's per-block formulas (reference/formulas.h). Only the parallel structure
 // is the kernel's own; every value comes from the shared formulas.
+#include <curand_philox4x32_x.h>
+
 #include "device/check.h"
 #include "device/element_io.cuh"
 #include "device/kernels.h"
@@ -40,6 +42,24 @@ __device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder
       lo |= std::uint32_t(encode_element(p, e, value(i))) << (4 * i);
       hi |= std::uint32_t(encode_element(p, e, value(i + 8))) << (4 * i);
     }
+  }
+  return make_uint2(lo, hi);
+}
+
+// The same block under stochastic rounding: one Philox draw (CUDA's own generator) for the
+// block's stored index, as §3.18.3 assigns it.
+template <class Value>
+__device__ __forceinline__ uint2 encode16_sr(const Profile& p, const ElementEncoder& e, Value value,
+                                             const QuantizeParams& q, SrDirection dir, std::uint64_t block) {
+  const PhiloxCounter c = sr_counter(q.offset, dir, block);
+  const PhiloxKey k = sr_key(q.seed);
+  const uint4 o = curand_Philox4x32_10(make_uint4(c.x, c.y, c.z, c.w), make_uint2(k.x, k.y));
+  const PhiloxCounter draw{o.x, o.y, o.z, o.w};
+  std::uint32_t lo = 0, hi = 0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    lo |= std::uint32_t(encode_element_sr(p, e, value(i), sr_byte(draw, i))) << (4 * i);
+    hi |= std::uint32_t(encode_element_sr(p, e, value(i + 8), sr_byte(draw, i + 8))) << (4 * i);
   }
   return make_uint2(lo, hi);
 }
@@ -96,7 +116,10 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(const T* __restrict_
     const float g = a.params.row_scaled ? a.params.amax[R] : a.params.amax[0];
     const BlockEncoding enc = encode_block(p, a.params.row_scaled ? global_scale(p.gs, g) : tensor_scale[0], g, A);
     a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
-    __stcs(reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j), encode16(p, enc.encoder, row_value));
+    const uint2 codes = a.params.stochastic
+                            ? encode16_sr(p, enc.encoder, row_value, a.params, a.params.data_dir, R * (a.K / 16) + j)
+                            : encode16(p, enc.encoder, row_value);
+    __stcs(reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j), codes);
   }
 
   // Columnwise block of this thread: column c, row block ib; adjacent threads share a column,
@@ -112,7 +135,10 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(const T* __restrict_
     const float g = a.params.row_scaled ? a.params.amax_t[C] : a.params.amax_t[0];
     const BlockEncoding enc = encode_block(p, a.params.row_scaled ? global_scale(p.gs, g) : tensor_scale[1], g, A);
     a.out.scale_t[C * scale_cols(a.M) + i] = enc.scale_byte;
-    __stcs(reinterpret_cast<uint2*>(a.out.data_t + C * (a.M / 2) + 8 * i), encode16(p, enc.encoder, col_value));
+    const uint2 codes = a.params.stochastic
+                            ? encode16_sr(p, enc.encoder, col_value, a.params, SrDirection::kColumnwise, C * (a.M / 16) + i)
+                            : encode16(p, enc.encoder, col_value);
+    __stcs(reinterpret_cast<uint2*>(a.out.data_t + C * (a.M / 2) + 8 * i), codes);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/fused_scale.h"
+#include "reference/hadamard.h"
 #include "reference/layout.h"
 #include "reference/partition.h"
 
@@ -22,6 +23,30 @@ rc::Gen<std::optional<float>> amax_override() {
       {2, rc::gen::map(rc::gen::elementOf(kSpecial), [](std::uint32_t b) { return std::optional<float>(float_of(b)); })},
       {1, rc::gen::map(float_bits(), [](std::uint32_t b) { return std::optional<float>(float_of(b & 0x7FFFFFFFu)); })},
   });
+}
+
+// A u64 Philox seed or offset: arbitrary, or at the 2^32 and 2^64 boundaries where the counter's
+// and key's words carry.
+rc::Gen<std::uint64_t> counter_word() {
+  static const std::vector<std::uint64_t> kEdges = {0, 1, 0xFFFFFFFFull, 0x100000000ull, 0x100000001ull,
+                                                    0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFEull, 0x8000000000000000ull};
+  return rc::gen::weightedOneOf<std::uint64_t>({{1, rc::gen::elementOf(kEdges)}, {2, rc::gen::arbitrary<std::uint64_t>()}});
+}
+
+// The transform's sign mask: TransformerEngine's, the plain Hadamard transform, or any 16 bits.
+rc::Gen<std::uint64_t> rht_mask() {
+  return rc::gen::weightedOneOf<std::uint64_t>({{2, rc::gen::just<std::uint64_t>(kRhtDefaultMask)},
+                                                {1, rc::gen::just<std::uint64_t>(0)},
+                                                {2, rc::gen::map(rc::gen::arbitrary<std::uint16_t>(), [](std::uint16_t m) {
+                                                   return std::uint64_t(m);
+                                                 })}});
+}
+
+// The transform takes BF16: the case's x regenerated from its recipe as BF16.
+void as_bf16_input(CaseRecord& r) {
+  Recipe& x = r.recipes.at("x");
+  x.dtype = io::DType::BF16;
+  r.c.inputs["x"] = generate_tensor(x);
 }
 
 // The quantized tensor a dequantize or transpose case starts from: the reference's output for
@@ -110,6 +135,18 @@ void quantize_case(CaseRecord& r, std::string_view) {
   }
   const ScaleLayout layout = *rc::gen::weightedElement<ScaleLayout>({{4, ScaleLayout::kCompact}, {1, ScaleLayout::kSwizzled}});
   set_quantize_params(r.c, block, direction, row_scaled, layout);
+  if (*rc::gen::weightedElement<bool>({{3, false}, {1, true}})) {  // stochastic rounding (§3.18)
+    r.c.params.set("rounding", std::string("stochastic"));
+    r.c.params.set("seed", *counter_word());
+    r.c.params.set("offset", *counter_word());
+  }
+  // TransformerEngine's wgrad recipe: the columnwise copy of rht(x); BF16 input, 1D, no override.
+  if (block == BlockShape::k1D && direction != Direction::kRowwise && !r.c.params.f32("amax") &&
+      *rc::gen::weightedElement<bool>({{3, false}, {1, true}})) {
+    as_bf16_input(r);
+    r.c.params.set("rht", true);
+    r.c.params.set("rht_mask", *rht_mask());
+  }
 }
 
 void dequantize_case(CaseRecord& r, std::string_view profile) {
@@ -128,6 +165,13 @@ void dequantize_case(CaseRecord& r, std::string_view profile) {
 
 // The amax operations read the drawn x as it is.
 void amax_case(CaseRecord&, std::string_view) {}
+
+// ---- the random Hadamard transform (§3.19) ----------------------------------------------------
+
+void rht_case(CaseRecord& r, std::string_view) {
+  as_bf16_input(r);
+  r.c.params.set("rht_mask", *rht_mask());
+}
 
 // ---- layouts -----------------------------------------------------------------------------------
 
@@ -249,6 +293,7 @@ constexpr GeneratorRow kGenerators[] = {
     {"fused_scale_2d", fused_scale_case},
     {"partial_cast_2d", partial_cast_case},
     {"cast_master_weights", cast_master_weights_case},
+    {"rht", rht_case},
 };
 
 }  // namespace

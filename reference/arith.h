@@ -5,6 +5,7 @@
 // (no FMA contraction, no fast-math reciprocal).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -68,6 +69,23 @@ NVFP4_HD float add_rn(float a, float b) {
   return __fadd_rn(a, b);
 #else
   return canonicalize_nan(a + b);
+#endif
+}
+
+// fma32(a, b, c): a*b+c with one rounding (std::fmaf is correctly rounded in glibc).
+NVFP4_HD float fma_rn(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return canonicalize_nan(std::fmaf(a, b, c));
+#endif
+}
+
+NVFP4_HD float floor_f(float v) {
+#if defined(__CUDA_ARCH__)
+  return floorf(v);
+#else
+  return std::floor(v);
 #endif
 }
 

@@ -8,18 +8,20 @@
 #include "reference/e4m3.h"
 #include "reference/half_float.h"
 #include "reference/profile.h"
+#include "reference/stochastic_rounding.h"
 
 namespace nvfp4 {
 
 // ---- amax (§3.1, §3.2) -------------------------------------------------------------------
 
-// One step of an amax reduction started at +0. IGNORE is fmaxf(|x|, acc); PROPAGATE keeps NaN.
+// One step of an amax reduction started at +0. IGNORE is fmaxf(|x|, acc); PROPAGATE (and
+// PROPAGATE_BF16, which differs only in how a NaN amax is stored) keeps NaN.
 NVFP4_HD float amax_step(AmaxRule rule, float acc, float x) {
 #if defined(__CUDA_ARCH__)
   if (rule == AmaxRule::IGNORE) return fmaxf(acc, fabsf(x));  // max.f32 has fmaxf's NaN rule: one instruction
 #endif
   const float a = abs_f(x);
-  if (rule == AmaxRule::PROPAGATE && (is_nan(acc) || is_nan(a))) return canonical_nan();
+  if (rule != AmaxRule::IGNORE && (is_nan(acc) || is_nan(a))) return canonical_nan();
   return fmax_c99(acc, a);
 }
 
@@ -191,6 +193,13 @@ NVFP4_HD float scale_element(const Profile& p, const ElementEncoder& e, float x)
 NVFP4_HD std::uint8_t encode_element(const Profile& p, const ElementEncoder& e, float x) {
   if (e.op == ElementEncoder::Op::ALL_ZERO) return 0x0;
   return e2m1_encode(p.e2m1, scale_element(p, e, x));
+}
+
+// Under stochastic rounding (§3.18) only the final E2M1 rounding changes: y is the RN path's,
+// and the profile's E2M1 encoder is replaced by TE's SR element function.
+NVFP4_HD std::uint8_t encode_element_sr(const Profile& p, const ElementEncoder& e, float x, std::uint8_t r8) {
+  if (e.op == ElementEncoder::Op::ALL_ZERO) return 0x0;
+  return sr_e2m1(scale_element(p, e, x), r8);
 }
 
 // ---- one block: from (g, A) to its scale byte and element encoder (§4.1) ---------------------

@@ -12,6 +12,7 @@ namespace nvfp4 {
 enum class AmaxRule : std::uint8_t {  // [knob AMAX] §3.1
   IGNORE,     // NaN elements do not contribute (fmaxf semantics)
   PROPAGATE,  // any NaN makes the amax NaN (torch.amax)
+  PROPAGATE_BF16,  // PROPAGATE, reduced in BF16 for a BF16 input: a NaN amax is stored as 0x7FFF0000
 };
 
 enum class GlobalScaleRule : std::uint8_t {  // [knob GS] §4.2.1

@@ -32,7 +32,7 @@ constexpr NamedProfile kProfiles[] = {
   {"te-2.13-1d", {A::IGNORE,    GS::TE,           BS::A_MUL_R6_MUL_S,    Z::NONE, LO::NONE,            CAP::NONE,                 E4::SAT,   ENC::S_DIV_SF,           EC::NONE,  YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE},
    "TransformerEngine <= 2.13 non-transpose kernel (quantization_SF, __fdiv_rn(S_enc, sf)); scale order of FlashInfer's fast path with G = S; no TE release emits these bits (scale-order coverage)",
    ""},
-  {"te-pyref",   {A::PROPAGATE, GS::TE_PYREF,     BS::A_MUL_SR6,         Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::TE,             ZG::NONE,  EX::NONE},
+  {"te-pyref",   {A::PROPAGATE_BF16, GS::TE_PYREF,     BS::A_MUL_SR6,         Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::TE,             ZG::NONE,  EX::NONE},
    "TransformerEngine NVFP4QuantizerRef (PyTorch reference, current)",
    "dequantization chain TE"},
   {"torchao",    {A::PROPAGATE, GS::PTS,          BS::A_MUL_R6_DIV_PTS,  Z::NONE, LO::TWO_POW_MINUS_6, CAP::CLAMP,                E4::TORCH, ENC::RECIP_PTS_DIV_SF,   EC::NONE,  YC::TCLAMP6,  E2::TORCHAO_INT,   DQ::PTS,            ZG::NONE,  EX::PTS},
@@ -73,7 +73,7 @@ struct Knob {
 
 const std::vector<Knob>& knobs() {
   static const std::vector<Knob> k = {
-      NVFP4_KNOB("AMAX", amax, "IGNORE", "PROPAGATE"),
+      NVFP4_KNOB("AMAX", amax, "IGNORE", "PROPAGATE", "PROPAGATE_BF16"),
       NVFP4_KNOB("GS", gs, "TE", "TE_PYREF", "TE_HELPER", "TE_RHT_FUSED", "PTS", "PTS_CPU", "GS_RECIP_PTS", "G_CALLER", "NONE"),
       NVFP4_KNOB("BS", bs, "A_MUL_SR6", "A_DIV6_MUL_S", "A_MUL_R6_MUL_S", "A_MUL_R6_DIV_PTS", "A_MUL_R6", "A_DIV6_MUL_GS",
                  "A_DIV_6W2", "G_MUL_A_MUL_R6"),

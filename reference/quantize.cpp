@@ -6,6 +6,7 @@
 #include "reference/error.h"
 #include "reference/formulas.h"
 #include "reference/layout.h"
+#include "reference/philox.h"
 #include "reference/scale_layout.h"
 
 namespace nvfp4 {
@@ -27,6 +28,18 @@ void validate_quantize(std::size_t M, std::size_t K, const QuantizeOptions& o) {
     fail(op, ErrorCode::E_UNSUPPORTED, "row scaling is not defined for 2D (16x16) blocks");
   if (o.row_scaled && o.amax)
     fail(op, ErrorCode::E_UNSUPPORTED, "an amax override is not defined for row-scaled quantization");
+  if (o.rht_mask) {
+    if (o.input != InputFormat::kBF16) fail(op, ErrorCode::E_DTYPE, "the Hadamard transform (rht) takes a BF16 input");
+    if (o.block == BlockShape::k2D) fail(op, ErrorCode::E_UNSUPPORTED, "rht is defined for 1D blocks only");
+    if (o.direction == Direction::kRowwise)
+      fail(op, ErrorCode::E_UNSUPPORTED, "rht transforms the columnwise copy: direction must be columnwise or both");
+    if (o.amax) fail(op, ErrorCode::E_UNSUPPORTED, "an amax override is not defined with rht (the columnwise amax is rht(x)'s)");
+  }
+}
+
+float stored_amax(AmaxRule rule, InputFormat input, float g) {
+  if (rule == AmaxRule::PROPAGATE_BF16 && input == InputFormat::kBF16 && is_nan(g)) return float_of(0x7FFF0000u);
+  return g;
 }
 
 namespace {
@@ -43,15 +56,16 @@ FloatMatrix rowwise_block_amax(const FloatMatrix& x, BlockShape block, AmaxRule 
 }
 
 // One direction: the rowwise quantization of `x` (x itself, or x^T for the columnwise copy).
-QuantizedTensor quantize_direction(const FloatMatrix& x, const QuantizeOptions& o, float g) {
+QuantizedTensor quantize_direction(const FloatMatrix& x, const QuantizeOptions& o, float g, SrDirection dir) {
   const AmaxRule rule = o.profile.amax;
   FloatVector row_g = xt::empty<float>({x.shape(0)});
   if (o.row_scaled)
     row_g = amax_rows(x, rule);
   else
     row_g.fill(g);
-  QuantizedTensor q = quantize_rows(x, rowwise_block_amax(x, o.block, rule), row_g, o.profile);
+  QuantizedTensor q = quantize_rows(x, rowwise_block_amax(x, o.block, rule), row_g, o.profile, o.stochastic, dir);
   if (!o.row_scaled) q.amax = FloatVector({g});
+  for (float& a : q.amax) a = stored_amax(rule, o.input, a);
   if (o.scale_layout == ScaleLayout::kSwizzled) q.scale = swizzle_scales(q.scale);
   return q;
 }
@@ -59,7 +73,8 @@ QuantizedTensor quantize_direction(const FloatMatrix& x, const QuantizeOptions& 
 }  // namespace
 
 QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_amax, const FloatVector& row_global_amax,
-                              const Profile& profile) {
+                              const Profile& profile, const std::optional<StochasticRounding>& stochastic,
+                              SrDirection dir) {
   const std::size_t M = x.shape(0), K = x.shape(1), blocks = K / 16;
   QuantizedTensor q;
   q.data = xt::empty<std::uint8_t>({M, K / 2});
@@ -73,6 +88,14 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
     for (std::size_t j = 0; j < blocks; ++j) {
       const BlockEncoding b = encode_block(profile, gs, g, block_amax(r, j));
       q.scale(r, j) = b.scale_byte;
+      if (stochastic) {
+        // The block's stored index is (r*K + 16j) / 16: one Philox draw per block (§3.18.3).
+        const PhiloxCounter draw = sr_draw(stochastic->seed, stochastic->offset, dir, r * blocks + j);
+        for (unsigned i = 0; i < 16; i += 2)
+          out[8 * j + i / 2] = pack_nibbles(encode_element_sr(profile, b.encoder, xr[16 * j + i], sr_byte(draw, i)),
+                                            encode_element_sr(profile, b.encoder, xr[16 * j + i + 1], sr_byte(draw, i + 1)));
+        continue;
+      }
       for (std::size_t i = 0; i < 16; i += 2)
         out[8 * j + i / 2] = pack_nibbles(encode_element(profile, b.encoder, xr[16 * j + i]),
                                           encode_element(profile, b.encoder, xr[16 * j + i + 1]));
@@ -85,10 +108,15 @@ Quantization quantize(const FloatMatrix& x, const QuantizeOptions& o) {
   validate_quantize(x.shape(0), x.shape(1), o);
   Quantization out;
   const float g = o.amax ? *o.amax : amax_global(x, o.profile.amax);
-  if (o.direction != Direction::kColumnwise) out.rowwise = quantize_direction(x, o, g);
+  if (o.direction != Direction::kColumnwise) out.rowwise = quantize_direction(x, o, g, SrDirection::kRowwise);
   if (o.direction != Direction::kRowwise) {
-    const FloatMatrix x_t = xt::transpose(x);  // columnwise = the rowwise algorithm on x^T (§3.10)
-    out.columnwise = quantize_direction(x_t, o, g);
+    if (o.rht_mask) {  // §3.19: the columnwise copy is rht(x) (already [K, M]) with its own amax
+      const FloatMatrix y = rht(x, *o.rht_mask);
+      out.columnwise = quantize_direction(y, o, amax_global(y, o.profile.amax), SrDirection::kColumnwise);
+    } else {
+      const FloatMatrix x_t = xt::transpose(x);  // columnwise = the rowwise algorithm on x^T (§3.10)
+      out.columnwise = quantize_direction(x_t, o, g, SrDirection::kColumnwise);
+    }
   }
   if (!o.row_scaled && o.profile.exported != ExportedGlobal::NONE)
     out.global_scale = exported_global(o.profile, global_scale(o.profile.gs, g), g);

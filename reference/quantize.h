@@ -4,7 +4,9 @@
 
 #include <optional>
 
+#include "reference/hadamard.h"
 #include "reference/profile.h"
+#include "reference/stochastic_rounding.h"
 #include "reference/tensor.h"
 
 namespace nvfp4 {
@@ -12,6 +14,13 @@ namespace nvfp4 {
 enum class BlockShape { k1D, k2D };  // 1x16 (16x1 columnwise) blocks, or 16x16 tiles
 enum class Direction { kRowwise, kColumnwise, kBoth };
 enum class ScaleLayout { kCompact, kSwizzled };
+enum class InputFormat { kF32, kBF16, kF16 };  // the dtype x was widened from
+
+// Stochastic rounding of the E2M1 codes (§3.18) with the canonical random bits of (seed, offset).
+struct StochasticRounding {
+  std::uint64_t seed = 0;
+  std::uint64_t offset = 0;
+};
 
 struct QuantizeOptions {
   Profile profile;
@@ -20,6 +29,11 @@ struct QuantizeOptions {
   bool row_scaled = false;           // per-row (per-column for the transpose) global amax
   std::optional<float> amax;         // overrides the computed global amax (both directions)
   ScaleLayout scale_layout = ScaleLayout::kCompact;
+  InputFormat input = InputFormat::kF32;
+  std::optional<StochasticRounding> stochastic;  // nearest when empty
+  // TransformerEngine's wgrad recipe (§3.19): the columnwise copy quantizes rht(x) (BF16 input,
+  // 1D blocks), with its own amax; the rowwise copy is unchanged.
+  std::optional<std::uint16_t> rht_mask;
 };
 
 // One direction's output. Columnwise outputs describe x^T: data [K, M/2], scale
@@ -46,8 +60,14 @@ Quantization quantize(const FloatMatrix& x, const QuantizeOptions& options);
 
 // The rowwise quantization of x with given block amaxes ([M, K/16]; a 2D tile's amax repeated
 // on its 16 rows) and per-row global amaxes ([M]). Compact scales. The common core of every
-// quantize variant, exposed so that tests can drive it with chosen amaxes.
+// quantize variant, exposed so that tests can drive it with chosen amaxes. With `stochastic`, the
+// codes are rounded stochastically with the random bits of copy `dir` (x is that stored copy).
 QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_amax, const FloatVector& row_global_amax,
-                              const Profile& profile);
+                              const Profile& profile, const std::optional<StochasticRounding>& stochastic = {},
+                              SrDirection dir = SrDirection::kRowwise);
+
+// The amax as stored in the `amax` outputs: g itself, except that AMAX = PROPAGATE_BF16 stores a
+// NaN amax of a BF16 input as the widened BF16 NaN 0x7FFF0000 (the amax was reduced in BF16).
+float stored_amax(AmaxRule rule, InputFormat input, float g);
 
 }  // namespace nvfp4

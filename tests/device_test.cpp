@@ -7,6 +7,7 @@
 #include <rapidcheck.h>
 
 #include <memory>
+#include <cstring>
 #include <random>
 
 #include <fmt/format.h>
@@ -18,7 +19,11 @@
 #include "cases/reference_backend.h"
 #include "cases/registry.h"
 #include "io/tensor_convert.h"
+#include "reference/hadamard.h"
 #include "reference/layout.h"
+#include "reference/philox.h"
+#include "device/device_buffer.h"
+#include "device/kernels.h"
 #include "reference/profiles.h"
 #include "tests/support/gpu.h"
 
@@ -36,6 +41,7 @@ device::DeviceBackend* gpu() {
 }
 
 std::uint32_t fresh_seed() { return std::random_device{}(); }
+std::uint64_t fresh_u64() { return (std::uint64_t(fresh_seed()) << 32) | fresh_seed(); }
 
 io::Tensor float_tensor(const FloatMatrix& x, io::DType dtype) {
   const io::FloatType t = dtype == io::DType::BF16 ? io::FloatType::BF16
@@ -204,6 +210,100 @@ TEST(DeviceLayout, SwizzleUnswizzleAndTransposesEqualReference) {
     c.params.set("K", std::int64_t(K));
     expect_device_equals_reference(c, fmt::format("transpose_scales_2d {}x{} seed=0x{:x}", M, K, seed));
   }
+}
+
+// ---- stochastic rounding and the Hadamard transform (§3.18, §3.19) ----------------------------
+
+Case with_sr(Case c, std::uint64_t seed, std::uint64_t offset) {
+  c.params.set("rounding", std::string("stochastic"));
+  c.params.set("seed", seed);
+  c.params.set("offset", offset);
+  return c;
+}
+
+
+// CUDA's Philox (the kernels') and Random123's (the reference's) agree on random counters and keys.
+TEST(DevicePhilox, CudaGeneratorEqualsRandom123OnRandomCountersAndKeys) {
+  REQUIRE_GPU();
+  constexpr std::int64_t n = 1 << 16;
+  std::mt19937_64 rng(fresh_u64());
+  std::vector<PhiloxCounter> counters(n);
+  std::vector<PhiloxKey> keys(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    counters[i] = {std::uint32_t(rng()), std::uint32_t(rng()), std::uint32_t(rng()), std::uint32_t(rng())};
+    keys[i] = {std::uint32_t(rng()), std::uint32_t(rng())};
+  }
+  counters[0] = {};  // the all-zero and all-ones known answers among them
+  keys[0] = {};
+  counters[1] = {~0u, ~0u, ~0u, ~0u};
+  keys[1] = {~0u, ~0u};
+  device::DeviceBuffer dc(n * sizeof(PhiloxCounter)), dk(n * sizeof(PhiloxKey)), dout(n * sizeof(PhiloxCounter));
+  dc.upload(counters.data(), nullptr);
+  dk.upload(keys.data(), nullptr);
+  dout.poison(nullptr);
+  device::philox4x32_10(dc.get<PhiloxCounter>(), dk.get<PhiloxKey>(), n, dout.get<PhiloxCounter>(), nullptr);
+  const std::vector<std::uint8_t> bytes = dout.download(nullptr);
+  int mismatches = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    PhiloxCounter got;
+    std::memcpy(&got, bytes.data() + i * sizeof got, sizeof got);
+    if (!(got == philox4x32_10(counters[i], keys[i])) && ++mismatches <= 5)
+      ADD_FAILURE() << "counter " << i << ": CUDA and Random123 differ";
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+// Every profile, dtype and quantize mode under SR, over shapes that are not multiples of 64, with
+// seeds and offsets at the 2^32 and 2^64 edges and fresh ones.
+TEST(DeviceStochasticRounding, EqualsReferenceForEveryProfileDtypeModeAndSeed) {
+  REQUIRE_GPU();
+  const Shape shapes[] = {{16, 16}, {48, 80}, {144, 208}, {16, 1040}};
+  const std::uint64_t edges[] = {0, 0xFFFFFFFFull, 0xFFFFFFFFFFFFFFFFull, fresh_u64()};
+  int cases = 0;
+  for (const Shape s : shapes)
+    for (const NamedProfile& p : all_profiles())
+      for (const io::DType dtype : kDtypes)
+        for (const Mode& m : kModes) {
+          const std::uint32_t seed = fresh_seed();
+          const std::uint64_t key = edges[cases % 4], offset = edges[(cases / 4) % 4];
+          const FloatMatrix x = fuzz::fill_data(s, kDists[cases % std::size(kDists)], seed);
+          expect_device_equals_reference(
+              with_sr(quantize_case(x, dtype, std::string(p.name), m.block, m.dir, m.row_scaled, m.layout), key, offset),
+              fmt::format("SR quantize {}x{} {} {} {} data seed=0x{:x} key=0x{:x} offset=0x{:x}", s.M, s.K, p.name,
+                          io::dtype_name(dtype), m.name, seed, key, offset));
+          ++cases;
+        }
+  RecordProperty("cases", cases);
+}
+
+// The transform alone and inside quantize (the columnwise copy of rht(x)), BF16, every data
+// distribution (BlockLogUniform spans far more than the 41 binades of the kernel's binary64 path,
+// Specials holds NaN and infinities), masks 0xD7E8, 0 and fresh ones, shapes not multiples of 64.
+TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
+  REQUIRE_GPU();
+  const Shape shapes[] = {{16, 16}, {48, 80}, {144, 208}, {1040, 16}, {16, 1040}, {4096, 272}};
+  int cases = 0;
+  for (const Shape s : shapes)
+    for (const Dist dist : kDists) {
+      const std::uint32_t seed = fresh_seed();
+      const std::uint64_t mask = cases % 3 == 0 ? kRhtDefaultMask : cases % 3 == 1 ? 0 : fresh_seed() & 0xFFFF;
+      const FloatMatrix x = fuzz::fill_data(s, dist, seed);
+      Case t = op_case("rht", {{"x", float_tensor(x, io::DType::BF16)}});
+      t.params.set("rht_mask", mask);
+      const std::string what = fmt::format("{}x{} dist={} seed=0x{:x} mask=0x{:04x}", s.M, s.K, int(dist), seed, mask);
+      expect_device_equals_reference(t, "rht " + what);
+      for (const NamedProfile& p : all_profiles())
+        for (const bool row_scaled : {false, true}) {
+          Case q = quantize_case(x, io::DType::BF16, std::string(p.name), BlockShape::k1D, Direction::kBoth, row_scaled);
+          q.params.set("rht", true);
+          q.params.set("rht_mask", mask);
+          expect_device_equals_reference(q, fmt::format("rht quantize {} {} {}", p.name, row_scaled ? "row-scaled" : "", what));
+          expect_device_equals_reference(with_sr(q, fresh_u64(), fresh_u64()),
+                                         fmt::format("rht SR quantize {} {} {}", p.name, row_scaled ? "row-scaled" : "", what));
+        }
+      ++cases;
+    }
+  RecordProperty("cases", cases);
 }
 
 // Random shapes, data, profiles and options; RapidCheck shrinks a failure to a small case.

@@ -54,7 +54,9 @@ class MutantBackend : public Backend {
       for (std::size_t r = 0; r < data.shape(0); ++r) data(r, 1) = std::uint8_t((data(r, 1) << 4) | (data(r, 1) >> 4));
     if (m_ == Mutation::kNegativeZero)
       for (std::uint8_t& b : data) b = pack_nibbles(nibble_at(b, 0) == 0x8 ? 0 : nibble_at(b, 0), nibble_at(b, 1) == 0x8 ? 0 : nibble_at(b, 1));
-    if (m_ == Mutation::kTiesAwayFromZero && c.params.text("block") == "1d" && !c.params.flag("row_scaled")) data = ties_away(c);
+    if (m_ == Mutation::kTiesAwayFromZero && c.params.text("block") == "1d" && !c.params.flag("row_scaled") &&
+        c.params.text("rounding") == "nearest")  // an RN bug
+      data = ties_away(c);
     out["data"] = io::from_byte_matrix(data);
     return out;
   }

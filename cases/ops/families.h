@@ -11,5 +11,6 @@ std::vector<OperationSpec> amax_operations();         // cases/ops/amax_ops.cpp
 std::vector<OperationSpec> quantize_operations();     // cases/ops/quantize_ops.cpp
 std::vector<OperationSpec> layout_operations();       // cases/ops/layout_ops.cpp
 std::vector<OperationSpec> distributed_operations();  // cases/ops/distributed_ops.cpp
+std::vector<OperationSpec> hadamard_operations();     // cases/ops/hadamard_ops.cpp
 
 }  // namespace nvfp4

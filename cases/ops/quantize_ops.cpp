@@ -3,6 +3,7 @@
 #include "cases/ops/param_specs.h"
 #include "cases/quantize_case.h"
 #include "cases/reference_backend.h"
+#include "cases/registry.h"
 #include "cases/tensor_edit.h"
 #include "io/tensor_convert.h"
 #include "reference/dequantize.h"
@@ -62,6 +63,43 @@ TensorMap quantize_via_transpose(const Case& c) {
   return out;
 }
 
+// Under stochastic rounding or rht the copies are not transposes of each other (their random
+// bits and inputs differ), but each copy is computed on its own: the rowwise copy is
+// quantize(x, rowwise), the columnwise one quantize(x, columnwise), and with rht and nearest
+// rounding the rowwise quantization of the rht operation's output.
+TensorMap quantize_copy_by_copy(const Case& c) {
+  const io::Tensor& x = c.inputs.at("x");
+  if (x.shape.size() != 2) return ReferenceBackend().run(c);
+  validate_quantize(std::size_t(x.shape[0]), std::size_t(x.shape[1]), quantize_options(c));  // the reference's errors
+  const std::string& d = c.params.text("direction");
+  Case row = c;
+  row.params.set("direction", std::string("rowwise"));
+  row.params.set("rht", false);
+  TensorMap out = ReferenceBackend().run(row);  // global_scale comes from x in every case
+  if (d == "columnwise") out.erase("data"), out.erase("scale"), out.erase("amax");
+  if (d == "rowwise") return out;
+  TensorMap col;
+  if (c.params.flag("rht") && c.params.text("rounding") == "nearest") {
+    Case t = make_case("rht");
+    t.params.set("rht_mask", c.params.unsigned_integer("rht_mask"));
+    t.inputs["x"] = x;
+    Case q = with_input(row, "x", ReferenceBackend().run(t).at("x_t"));
+    for (auto& [name, tensor] : ReferenceBackend().run(q))
+      if (name != "global_scale") col[name + "_t"] = std::move(tensor);
+  } else {
+    Case cw = c;
+    cw.params.set("direction", std::string("columnwise"));
+    col = ReferenceBackend().run(cw);
+  }
+  for (const char* name : {"data_t", "scale_t", "amax_t"}) out[name] = col.at(name);
+  return out;
+}
+
+TensorMap quantize_metamorphic(const Case& c) {
+  const bool plain = c.params.text("rounding") == "nearest" && !c.params.flag("rht");
+  return plain ? quantize_via_transpose(c) : quantize_copy_by_copy(c);
+}
+
 // Dequantization is row-local: 16-row slices dequantized separately, then concatenated.
 TensorMap dequantize_by_row_slices(const Case& c) {
   const io::Tensor &data = c.inputs.at("data"), &scale = c.inputs.at("scale"), &amax = c.inputs.at("amax");
@@ -104,8 +142,16 @@ std::vector<OperationSpec> quantize_operations() {
       {"row_scaled", ParamType::kBool, {}, false, "one global amax per row of x (and per column for x^T); 1d only"},
       {"amax", ParamType::kF32Bits, {}, F32Bits{}, "global amax override (both directions); null: computed"},
       enum_param("scale_layout", {"compact", "swizzled"}, "scale storage: compact or GEMM-swizzled (128x4)"),
+      {"rounding", ParamType::kEnum, {"nearest", "stochastic"}, std::string("nearest"),
+       "E2M1 rounding: to nearest, or stochastic with the canonical Philox bits of seed and offset (§3.18)", true},
+      {"seed", ParamType::kUInt, {}, std::uint64_t(0), "stochastic rounding: the Philox key (u64)", true},
+      {"offset", ParamType::kUInt, {}, std::uint64_t(0), "stochastic rounding: the Philox counter offset (u64)", true},
+      {"rht", ParamType::kBool, {}, false,
+       "the columnwise copy quantizes rht(x) with its own amax (§3.19; BF16 x, 1d blocks, a columnwise copy)", true},
+      {"rht_mask", ParamType::kUInt, {}, std::uint64_t(kRhtDefaultMask),
+       "rht sign mask, 16 bits: bit k set makes s_k = -1 (0: the plain Hadamard transform)", true},
   };
-  q.inputs = {{"x", floats, "[M, K]"}};
+  q.inputs = {{"x", floats, "[M, K] (BF16 when rht)"}};
   const std::string_view rowwise = "direction != columnwise", columnwise = "direction != rowwise";
   q.outputs = {
       {"data", {io::DType::U8}, "[M, K/2]", true, rowwise},
@@ -117,8 +163,11 @@ std::vector<OperationSpec> quantize_operations() {
       {"global_scale", {io::DType::F32}, "[1]", true, "the profile exports a second-level scale and not row_scaled"},
   };
   q.reference = run_quantize;
-  q.metamorphic = quantize_via_transpose;
-  q.relation = "the rowwise copy of quantize(x) is the columnwise copy of quantize(x^T), and vice versa";
+  q.metamorphic = quantize_metamorphic;
+  q.relation =
+      "the rowwise copy of quantize(x) is the columnwise copy of quantize(x^T), and vice versa; under stochastic "
+      "rounding or rht, each copy equals that copy quantized alone (with rht and nearest rounding: the rowwise "
+      "quantization of the rht operation's output)";
 
   OperationSpec d;
   d.name = "dequantize";

@@ -1,0 +1,184 @@
+// The 16-point random Hadamard transform (docs/NUMERICS.md §3.19) as its canonical definition:
+// the exact sum of 16 products, one rounding to binary32, then RNE to BF16. No tensor cores, whose
+// accumulation rounding is unspecified. One thread transforms one 16-row chunk of one column.
+//
+// Exactness. Every product s_k * H[k][n] * 0.25 * x[k] of a finite BF16 x[k] = m * 2^q (|m| < 2^8)
+// is an integer multiple of 2^(q-2). When the nonzero inputs' exponents span at most 41 binades,
+// every partial sum of up to 16 products is a multiple of 2^(qmin-2) below 2^(qmax+10) in
+// magnitude: at most 41 + 12 = 53 significant bits, so the butterfly in binary64 is exact, and
+// one conversion to binary32 is the single rounding of the exact sum. A wider span (or an
+// infinity) takes the fixed-point path: the sum in units of 2^-135 in 9 32-bit limbs (it needs
+// 265 bits), rounded to binary32 by hand.
+#include "device/check.h"
+#include "device/element_io.cuh"
+#include "device/kernels.h"
+#include "reference/half_float.h"
+
+namespace nvfp4::device {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr std::uint16_t kBf16Nan = 0x7FFF;  // RNbf16 of the canonical NaN
+constexpr int kSpanForBinary64 = 41;        // the exactness bound above
+constexpr int kLimbs = 9;                   // 288 bits >= 265
+constexpr int kFixedLsbExponent = -135;     // the fixed-point unit: 2^-133 (BF16 subnormal step) * 0.25
+
+// The BF16 exponent field with subnormals counted as 1: values of one field share a 2^q grid.
+__device__ __forceinline__ int grid_exponent(std::uint16_t b) { return max(int((b >> 7) & 0xFF), 1); }
+
+__device__ __forceinline__ bool coefficient_negative(int k, int n, std::uint16_t mask) {
+  return ((__popc(k & n) & 1) != 0) != (((mask >> k) & 1) != 0);
+}
+
+// RN to binary32 of the 288-bit two's-complement fixed-point number `limb` (units of 2^-135).
+__device__ float round_limbs(std::uint32_t (&limb)[kLimbs], bool negative) {
+  if (negative) {  // negate: invert and add one
+    std::uint64_t carry = 1;
+    for (int l = 0; l < kLimbs; ++l) {
+      const std::uint64_t v = std::uint64_t(~limb[l]) + carry;
+      limb[l] = std::uint32_t(v);
+      carry = v >> 32;
+    }
+  }
+  int top = kLimbs - 1;
+  while (top >= 0 && limb[top] == 0) --top;
+  if (top < 0) return 0.0f;
+  const int p = 32 * top + 31 - __clz(limb[top]);  // the most significant set bit
+  // w: the 64 bits whose top bit is bit p; sticky: whether any bit below them is set.
+  const int shift = p - 63;
+  std::uint64_t w = 0;
+  bool sticky = false;
+  auto bit_range = [&](int lo) {  // bits [lo, lo + 64) for lo >= 0
+    std::uint64_t r = 0;
+    for (int b = 0; b < 3; ++b) {
+      const int l = lo / 32 + b;
+      if (l >= kLimbs) break;
+      const int at = 32 * l - lo;  // where limb l's bit 0 lands in r
+      if (at >= 64) break;
+      r |= at >= 0 ? std::uint64_t(limb[l]) << at : std::uint64_t(limb[l]) >> -at;
+    }
+    return r;
+  };
+  if (shift >= 0) {
+    w = bit_range(shift);
+    for (int l = 0; l < shift / 32; ++l) sticky |= limb[l] != 0;
+    sticky |= (limb[shift / 32] & ((1u << (shift % 32)) - 1u)) != 0;
+  } else {
+    w = bit_range(0) << -shift;
+  }
+  std::uint32_t mant = std::uint32_t(w >> 40);  // 24 bits with the leading one at bit 23
+  const std::uint64_t rest = w & ((std::uint64_t(1) << 40) - 1), half = std::uint64_t(1) << 39;
+  int exponent = p - 23 + kFixedLsbExponent;
+  if (rest > half || (rest == half && (sticky || (mant & 1u)))) {
+    if (++mant == (1u << 24)) {
+      mant >>= 1;
+      ++exponent;
+    }
+  }
+  const float v = scalbnf(float(mant), exponent);  // exact, or +inf past FLT_MAX
+  return negative ? -v : v;
+}
+
+// Output n of the chunk by the fixed-point path (any span, infinities).
+__device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t mask) {
+  std::int64_t acc[kLimbs] = {};
+  bool plus_inf = false, minus_inf = false, all_negative_zero = true;
+  for (int k = 0; k < 16; ++k) {
+    const std::uint16_t b = x[k];
+    const bool negative = coefficient_negative(k, n, mask) != ((b >> 15) != 0);
+    const int e = (b >> 7) & 0xFF;
+    const std::uint32_t f = b & 0x7F;
+    all_negative_zero = all_negative_zero && (b & 0x7FFF) == 0 && negative;
+    if (e == 0xFF) {  // infinity (NaN was handled by the caller)
+      (negative ? minus_inf : plus_inf) = true;
+      continue;
+    }
+    if ((b & 0x7FFF) == 0) continue;
+    const std::uint64_t m = e == 0 ? f : (f | 0x80u);
+    const int sh = e == 0 ? 0 : e - 1;  // |product| = m * 2^sh units
+    const std::uint64_t v = m << (sh % 32);
+    const int l = sh / 32;
+    const std::int64_t lo = std::int64_t(v & 0xFFFFFFFFu), hi = std::int64_t(v >> 32);
+    acc[l] += negative ? -lo : lo;
+    if (hi) acc[l + 1] += negative ? -hi : hi;
+  }
+  if (plus_inf && minus_inf) return canonical_nan();
+  if (plus_inf || minus_inf) return plus_inf ? INFINITY : -INFINITY;
+  std::uint32_t limb[kLimbs];
+  std::int64_t carry = 0;
+  bool zero = true;
+  for (int l = 0; l < kLimbs; ++l) {
+    const std::int64_t v = acc[l] + carry;
+    limb[l] = std::uint32_t(v);
+    carry = v >> 32;  // arithmetic: -1 carries a borrow
+    zero = zero && limb[l] == 0;
+  }
+  if (zero && carry == 0) return all_negative_zero ? -0.0f : 0.0f;
+  return round_limbs(limb, carry < 0);
+}
+
+__global__ void __launch_bounds__(kThreads) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
+                                                       std::int64_t N, std::uint16_t mask, std::uint16_t* __restrict__ out) {
+  const std::int64_t tasks = N * (M / 16);
+  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < tasks;
+       t += std::int64_t(gridDim.x) * kThreads) {
+    const std::int64_t c = t % N, chunk = t / N;  // adjacent threads: adjacent columns (coalesced reads)
+    std::uint16_t v[16];
+    bool nan = false, inf = false;
+    int lo = 0xFF, hi = 0;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      v[k] = x[(16 * chunk + k) * N + c];
+      const bool special = ((v[k] >> 7) & 0xFF) == 0xFF;
+      nan |= special && (v[k] & 0x7F) != 0;
+      inf |= special && (v[k] & 0x7F) == 0;
+      if ((v[k] & 0x7FFF) != 0) {
+        lo = min(lo, grid_exponent(v[k]));
+        hi = max(hi, grid_exponent(v[k]));
+      }
+    }
+    alignas(16) std::uint16_t y[16];
+    if (nan) {
+#pragma unroll
+      for (int n = 0; n < 16; ++n) y[n] = kBf16Nan;
+    } else if (!inf && hi - lo <= kSpanForBinary64) {
+      double d[16];
+#pragma unroll
+      for (int k = 0; k < 16; ++k) {
+        const double xk = double(bf16_to_float(v[k])) * 0.25;
+        d[k] = ((mask >> k) & 1) ? -xk : xk;
+      }
+      // Fast Walsh-Hadamard butterfly in Sylvester order: d[n] = sum_k (-1)^popcount(k&n) d[k].
+#pragma unroll
+      for (int h = 1; h < 16; h *= 2)
+#pragma unroll
+        for (int i = 0; i < 16; ++i)
+          if ((i & h) == 0) {
+            const double a = d[i], b = d[i + h];
+            d[i] = __dadd_rn(a, b);
+            d[i + h] = __dsub_rn(a, b);
+          }
+#pragma unroll
+      for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(__double2float_rn(d[n]));
+    } else {
+#pragma unroll 1
+      for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(exact_output(v, n, mask));
+    }
+    uint4* dst = reinterpret_cast<uint4*>(out + c * M + 16 * chunk);
+    dst[0] = *reinterpret_cast<const uint4*>(&y[0]);
+    dst[1] = *reinterpret_cast<const uint4*>(&y[8]);
+  }
+}
+
+}  // namespace
+
+void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
+         cudaStream_t stream) {
+  const std::int64_t tasks = N * (M / 16);
+  if (tasks == 0) return;
+  const unsigned grid = std::min<unsigned>(grid_for(tasks, kThreads), 65535u * 8u);
+  rht_kernel<<<grid, kThreads, 0, stream>>>(x, M, N, mask, out);
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace nvfp4::device

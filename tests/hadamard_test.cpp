@@ -1,0 +1,129 @@
+// The 16-point random Hadamard transform (docs/NUMERICS.md §3.19): the worked example §6.19,
+// special values, the double rounding, and the transform applied twice.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <bit>
+#include <cmath>
+
+#include "reference/arith.h"
+#include "reference/error.h"
+#include "reference/hadamard.h"
+#include "reference/half_float.h"
+
+namespace nvfp4 {
+namespace {
+
+std::array<float, 16> one_hot(int k) {
+  std::array<float, 16> x{};
+  x[k] = 1.0f;
+  return x;
+}
+
+std::array<std::uint16_t, 16> bf16_bits(const std::array<float, 16>& y) {
+  std::array<std::uint16_t, 16> b;
+  for (int n = 0; n < 16; ++n) b[n] = std::uint16_t(bits_of(y[n]) >> 16);
+  return b;
+}
+
+using Bits = std::array<std::uint16_t, 16>;
+
+TEST(Rht16, WorkedExample619) {
+  Bits quarter;
+  quarter.fill(0x3E80);
+  EXPECT_EQ(bf16_bits(rht16(one_hot(0), kRhtDefaultMask)), quarter);
+  EXPECT_EQ(bf16_bits(rht16(one_hot(3), kRhtDefaultMask)), (Bits{0xBE80, 0x3E80, 0x3E80, 0xBE80, 0xBE80, 0x3E80, 0x3E80,
+                                                                0xBE80, 0xBE80, 0x3E80, 0x3E80, 0xBE80, 0xBE80, 0x3E80,
+                                                                0x3E80, 0xBE80}));
+  std::array<float, 16> ramp;
+  for (int k = 0; k < 16; ++k) ramp[k] = float(k + 1);
+  EXPECT_EQ(bf16_bits(rht16(ramp, kRhtDefaultMask)), (Bits{0xC178, 0xC0F0, 0x40F0, 0xBF00, 0x40F0, 0xBF00, 0xC178,
+                                                          0x4108, 0x4108, 0x4184, 0x3FC0, 0x3FC0, 0x3FC0, 0xC020,
+                                                          0x4128, 0xC18C}));
+  // The double rounding: 0.25 + 2^-10 + 2^-40 rounds to binary32 0x3E808000, then ties to 0x3E80.
+  std::array<float, 16> wide{};
+  wide[0] = 1.0f;
+  wide[1] = std::ldexp(1.0f, -8);
+  wide[2] = std::ldexp(1.0f, -38);
+  EXPECT_EQ(bf16_bits(rht16(wide, kRhtDefaultMask)), (Bits{0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80,
+                                                          0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F,
+                                                          0x3E80, 0x3E7F}));
+}
+
+// Mask 0 and a one-hot input: the row of H16 times 0.25, +-0.25 (0x3E80 / 0xBE80).
+TEST(Rht16, PlainHadamardOfOneHotInputsIsPlusMinusAQuarter) {
+  for (int k = 0; k < 16; ++k) {
+    const std::array<float, 16> y = rht16(one_hot(k), 0);
+    for (int n = 0; n < 16; ++n)
+      EXPECT_EQ(bits_of(y[n]), (std::popcount(unsigned(k & n)) & 1) ? 0xBE800000u : 0x3E800000u) << k << "," << n;
+  }
+}
+
+TEST(Rht16, NanAndInfinities) {
+  std::array<float, 16> x{};
+  x[5] = std::nanf("");
+  for (float v : rht16(x, kRhtDefaultMask)) EXPECT_TRUE(std::isnan(v));
+  x[5] = INFINITY;  // one infinity: +-inf in every output, sign from the coefficient
+  const std::array<float, 16> y = rht16(x, 0);
+  for (int n = 0; n < 16; ++n) EXPECT_EQ(y[n], (std::popcount(unsigned(5 & n)) & 1) ? -INFINITY : INFINITY);
+  x[6] = INFINITY;  // +inf and -inf meet in outputs where H[5][n] != H[6][n]
+  const std::array<float, 16> z = rht16(x, 0);
+  for (int n = 0; n < 16; ++n) {
+    const bool differ = (std::popcount(unsigned(5 & n)) & 1) != (std::popcount(unsigned(6 & n)) & 1);
+    if (differ) EXPECT_TRUE(std::isnan(z[n])) << n;
+    else EXPECT_TRUE(std::isinf(z[n])) << n;
+  }
+}
+
+TEST(Rht16, ExactZeroIsNegativeOnlyWhenEveryProductIsNegativeZero) {
+  std::array<float, 16> x;
+  x.fill(-0.0f);
+  const std::array<float, 16> y = rht16(x, 0);  // output 0: every coefficient +1, every product -0
+  EXPECT_EQ(bits_of(y[0]), 0x80000000u);
+  EXPECT_EQ(bits_of(y[1]), 0x00000000u);  // half the products are +0
+  std::array<float, 16> cancel{};
+  cancel[0] = 1.0f;
+  cancel[1] = 1.0f;
+  EXPECT_EQ(bits_of(rht16(cancel, 0)[1]), 0x00000000u);  // 0.25 - 0.25: an exact +0
+}
+
+TEST(Rht, ShapesAndErrors) {
+  FloatMatrix x = xt::zeros<float>({32, 48});
+  x(17, 3) = 2.0f;
+  const FloatMatrix y = rht(x, 0);
+  ASSERT_EQ(y.shape(0), 48u);
+  ASSERT_EQ(y.shape(1), 32u);
+  for (int n = 0; n < 16; ++n) EXPECT_EQ(y(3, 16 + n), (std::popcount(unsigned(1 & n)) & 1) ? -0.5f : 0.5f);
+  EXPECT_EQ(y(3, 0), 0.0f);
+  try {
+    rht(xt::zeros<float>({24, 16}), 0);
+    FAIL() << "M = 24 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::E_DIM16_M);
+  }
+}
+
+// H16 * H16 = 16 I and the signs cancel, so the transform with mask m followed by the plain one
+// (with the signs of m applied to its output) gives x back up to the roundings. Bound: each output
+// of the first pass has |y| <= 16 * 0.25 * amax = 4 amax and is off by at most 2^-8 |y| (RN to
+// BF16's 8 significant bits; the binary32 step adds under 2^-24 |y|); the second pass sums 16 of
+// those errors times 0.25: at most 16 * 0.25 * 2^-8 * 4 amax = 2^-4 amax, and its own rounding to
+// BF16 adds at most 2^-8 * (1 + 2^-4) amax. Tested: |x2 - x| <= (2^-4 + 2^-7) * amax.
+RC_GTEST_PROP(RhtProperties, TwiceGivesTheInputBackWithinTheRoundings, ()) {
+  std::array<float, 16> x;
+  float amax = 0.0f;
+  for (float& v : x) {
+    v = bf16_to_float(float_to_bf16(float(*rc::gen::inRange(-1000, 1001)) / 37.0f));
+    amax = std::max(amax, std::fabs(v));
+  }
+  const std::uint16_t mask = *rc::gen::arbitrary<std::uint16_t>();
+  const std::array<float, 16> y = rht16(x, mask);
+  std::array<float, 16> back = rht16(y, 0);
+  for (int k = 0; k < 16; ++k) {
+    const float v = ((mask >> k) & 1) ? -back[k] : back[k];
+    RC_ASSERT(std::fabs(v - x[k]) <= std::ldexp(amax, -4) + std::ldexp(amax, -7));
+  }
+}
+
+}  // namespace
+}  // namespace nvfp4
