@@ -58,13 +58,16 @@ std::array<float, 16> rht16(const std::array<float, 16>& x, std::uint16_t mask) 
       y.fill(bf16_to_float(float_to_bf16(canonical_nan())));
       return y;
     }
+  std::array<Fixed, 16> magnitude;  // each |x[k]| in units of 2^-135, once for the 16 outputs
+  for (unsigned k = 0; k < 16; ++k)
+    if (!std::isinf(x[k])) magnitude[k] = fixed_magnitude(x[k]);
   for (unsigned n = 0; n < 16; ++n) {
     Fixed sum = 0;
     bool plus_inf = false, minus_inf = false, all_negative_zero = true;
     for (unsigned k = 0; k < 16; ++k) {
       const bool negative = negative_coefficient(k, n, mask) != sign_bit(x[k]);  // the product's sign
       if (std::isinf(x[k])) (negative ? minus_inf : plus_inf) = true;
-      else if (x[k] != 0.0f) sum += negative ? Fixed(-fixed_magnitude(x[k])) : fixed_magnitude(x[k]);
+      else if (x[k] != 0.0f) negative ? sum -= magnitude[k] : sum += magnitude[k];
       all_negative_zero = all_negative_zero && x[k] == 0.0f && negative;
     }
     float s;
