@@ -1,6 +1,8 @@
 #include "cases/recipe.h"
 
 #include <array>
+#include <cmath>
+#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -10,12 +12,13 @@
 namespace nvfp4 {
 namespace {
 
-constexpr std::array<std::pair<Distribution, std::string_view>, 5> kNames = {{
+constexpr std::array<std::pair<Distribution, std::string_view>, 6> kNames = {{
     {Distribution::kRandn, "randn"},
     {Distribution::kUniform, "uniform"},
     {Distribution::kBlockLogUniform, "block-log-uniform"},
     {Distribution::kTies, "ties"},
     {Distribution::kSpecials, "specials"},
+    {Distribution::kSrThresholds, "sr-thresholds"},
 }};
 
 float pow2(int e) {  // 2^e for e in [-149, 127], exact
@@ -82,6 +85,29 @@ void fill_ties(FloatMatrix& x, SplitMix64& rng) {
   x(0, 0) = g;  // the tensor amax is g
 }
 
+// Stochastic rounding's thresholds (§3.18.1): elements (lower + step * k/256) * 2^e for a grid
+// point `lower`, its step to the upper neighbour and k = 1..255 (exact in binary32), a quarter of
+// them moved one ulp down and a quarter one ulp up, so that the fma's rounding decides. Each block
+// holds its amax 6 * 2^e, as in fill_ties, so that encode factors are often exact powers of two.
+void fill_sr_thresholds(FloatMatrix& x, SplitMix64& rng) {
+  static constexpr float kLower[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f};
+  const int top = int(rng.below(41)) - 20;
+  for (std::size_t r = 0; r < x.shape(0); ++r)
+    for (std::size_t c0 = 0; c0 < x.shape(1); c0 += 16) {
+      const int e = top - int(rng.below(12));
+      for (std::size_t c = c0; c < c0 + 16; ++c) {
+        const float lower = kLower[rng.below(std::size(kLower))];
+        const float step = lower >= 4.0f ? 2.0f : (lower >= 2.0f ? 1.0f : 0.5f);
+        float v = (lower + step * float(1 + rng.below(255)) / 256.0f) * pow2(e);
+        const std::uint64_t nudge = rng.below(4);
+        if (nudge < 2) v = std::nextafter(v, nudge == 0 ? 0.0f : INFINITY);
+        x(r, c) = with_random_sign(rng, v);
+      }
+      x(r, c0 + rng.below(16)) = with_random_sign(rng, 6.0f * pow2(e));
+    }
+  x(0, 0) = 6.0f * pow2(top);  // the tensor amax
+}
+
 void fill_specials(FloatMatrix& x, SplitMix64& rng) {
   static constexpr std::uint32_t kSpecial[] = {0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x00800000,
                                                0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
@@ -125,6 +151,7 @@ FloatMatrix generate_values(const Recipe& r) {
     case Distribution::kBlockLogUniform: fill_block_log_uniform(x, rng); break;
     case Distribution::kTies: if (x.size()) fill_ties(x, rng); break;
     case Distribution::kSpecials: fill_specials(x, rng); break;
+    case Distribution::kSrThresholds: if (x.size()) fill_sr_thresholds(x, rng); break;
   }
   if (r.active_blocks >= 0)
     for (std::size_t i = std::size_t(r.active_blocks) * 16; i < x.size(); ++i) x.data()[i] = 0.0f;

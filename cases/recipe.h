@@ -40,6 +40,7 @@ enum class Distribution {
   kBlockLogUniform,  // per-block magnitudes 2^-149 .. 2^127: scales underflow to 0 and saturate at 448
   kTies,             // E2M1 rounding ties after scaling (block amax 6 * 2^e), block amaxes on E4M3 ties
   kSpecials,         // zero blocks, -0.0, subnormals, FLT_MAX, +-inf, NaN, constant blocks, mixed in randn
+  kSrThresholds,     // scaled values on stochastic rounding's 1/256 thresholds, and one ulp either side
 };
 std::string_view distribution_name(Distribution d);
 std::optional<Distribution> distribution_from_name(std::string_view name);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -12,21 +13,38 @@
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/formulas.h"
+#include "reference/hadamard.h"
+#include "reference/half_float.h"
 #include "reference/layout.h"
+#include "reference/philox.h"
 #include "reference/profiles.h"
 #include "reference/scale_layout.h"
 
 namespace nvfp4 {
 namespace {
 
-constexpr std::size_t kMaxListed = 4096, kMaxTraces = 4;
+constexpr std::size_t kMaxListed = 4096, kMaxTraces = 4, kMaxRhtTraces = 16;
 constexpr std::int64_t kMaxVariantElements = 1 << 20;  // formula-variant search only on small cases
 
 // One stored direction of a quantize output: its tensors and the matrix it quantizes.
 struct Direction {
   std::string suffix;  // "" or "_t"
-  FloatMatrix x;       // x or x^T
+  FloatMatrix x;       // x, or x^T (rht(x) with the Hadamard transform)
+  SrDirection sr_dir;  // the `dir` of its stochastic-rounding draws
 };
+
+// The smallest random byte that rounds x's scaled value up to its upper grid neighbour, 256 when
+// none does. sr_e2m1 rounds up monotonically in r8, so a binary search finds it.
+int sr_threshold(const Profile& p, const ElementEncoder& e, float x) {
+  const std::uint8_t down = encode_element_sr(p, e, x, 0);
+  if (encode_element_sr(p, e, x, 255) == down) return 256;
+  int lo = 0, hi = 255;  // down at lo, up at hi
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    (encode_element_sr(p, e, x, std::uint8_t(mid)) == down ? lo : hi) = mid;
+  }
+  return hi;
+}
 
 bool is_tie(float y) {
   static constexpr float kTies[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
@@ -56,8 +74,11 @@ class Explainer {
         add({name, 0, 0, 0, 0, 0, MismatchKind::kAmax});
     if (elements && c_.inputs.count("x")) {
       const FloatMatrix x = io::to_float_matrix(c_.inputs.at("x"), "explain", "x");
-      if (expected_.count("data")) direction({"", x});
-      if (expected_.count("data_t")) direction({"_t", FloatMatrix(xt::transpose(x))});
+      if (expected_.count("data")) direction({"", x, SrDirection::kRowwise});
+      if (expected_.count("data_t")) {
+        const std::optional<std::uint16_t> mask = quantize_options(c_).rht_mask;
+        direction({"_t", mask ? rht(x, *mask) : FloatMatrix(xt::transpose(x)), SrDirection::kColumnwise});
+      }
       verdict();
     } else {
       for (const TensorDiff& d : diff_outputs(expected_, actual_)) {
@@ -103,31 +124,37 @@ class Explainer {
     bool all_swapped = true;  // a byte-order bug shows in every differing byte at once
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t b = 0; b < blocks * 8; ++b) all_swapped &= ed(r, b) == ad(r, b) || ad(r, b) == swap_nibbles(ed(r, b));
-    for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      std::optional<BlockTrace> block;  // the reference's trace of the current block, once per block
       for (std::int64_t b = 0; b < blocks * 8; ++b) {
         if (ed(r, b) == ad(r, b)) continue;
         map.mismatching[r * blocks + b / 8] = 1;
+        if (!block || block->block != b / 8) block = reference_block(d, r, b / 8);
         for (int half = 0; half < 2; ++half) {
           const std::uint8_t e = nibble_at(ed(r, b), half), a = nibble_at(ad(r, b), half);
           if (e == a) continue;
           const std::int64_t col = 2 * b + half;
-          add({data_name, r, col, bits_of(d.x(r, col)), e, a, element_kind(d, ed, ad, r, b, col, e, a, all_swapped)});
+          ElementMismatch m{data_name, r, col, bits_of(d.x(r, col)), e, a, element_kind(d, *block, ed, ad, r, b, col, e, a, all_swapped)};
+          if (!block->sr.empty()) m.sr = block->sr[col % 16];
+          add(std::move(m));
         }
       }
+    }
     for (std::int64_t r = 0; r < rows && out_.traces.size() < kMaxTraces; ++r)
       for (std::int64_t j = 0; j < blocks && out_.traces.size() < kMaxTraces; ++j)
         if (map.mismatching[r * blocks + j]) out_.traces.push_back(trace(d, ad, r, j));
     out_.maps.push_back(std::move(map));
   }
 
-  MismatchKind element_kind(const Direction& d, const ByteMatrix& ed, const ByteMatrix& ad, std::int64_t r, std::int64_t b,
-                            std::int64_t col, std::uint8_t e, std::uint8_t a, bool all_swapped) const {
+  MismatchKind element_kind(const Direction& d, const BlockTrace& block, const ByteMatrix& ed, const ByteMatrix& ad,
+                            std::int64_t r, std::int64_t b, std::int64_t col, std::uint8_t e, std::uint8_t a,
+                            bool all_swapped) const {
     if (all_swapped) return MismatchKind::kNibbleOrder;  // every differing byte is its expected byte, swapped
     if (is_nan(d.x(r, col))) return MismatchKind::kNanEncoding;
     if ((e | a) == 0x8 && (e & a) == 0) return MismatchKind::kZeroSign;
     if (neighbours(e, a)) {
-      const BlockTrace t = reference_block(d, r, col / 16);
-      return is_tie(t.scaled[col % 16]) ? MismatchKind::kTieFlipped : MismatchKind::kRoundingOther;
+      if (!block.sr.empty()) return MismatchKind::kSrOtherNeighbour;
+      return is_tie(block.scaled[col % 16]) ? MismatchKind::kTieFlipped : MismatchKind::kRoundingOther;
     }
     for (std::int64_t o = -8; o <= 8; ++o)  // a non-zero expected byte from nearby in the row
       if (o != 0 && b + o >= 0 && b + o < std::int64_t(ed.shape(1)) && ad(r, b) == ed(r, b + o) && ed(r, b + o) != 0)
@@ -159,10 +186,20 @@ class Explainer {
     t.precast = enc.precast;
     t.scale_byte = enc.scale_byte;
     t.encode_factor = enc.encoder.factor;
+    const std::optional<StochasticRounding>& sr = quantize_options(c_).stochastic;
+    PhiloxCounter draw;  // §3.18.3: the block's one draw, at its stored index
+    if (sr) draw = sr_draw(sr->seed, sr->offset, d.sr_dir, std::uint64_t(r) * std::uint64_t(d.x.shape(1) / 16) + std::uint64_t(j));
     for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) {
-      t.inputs.push_back(d.x(r, k));
-      t.scaled.push_back(scale_element(profile, enc.encoder, d.x(r, k)));
-      t.expected_codes.push_back(encode_element(profile, enc.encoder, d.x(r, k)));
+      const float x = d.x(r, k);
+      t.inputs.push_back(x);
+      t.scaled.push_back(scale_element(profile, enc.encoder, x));
+      if (!sr) {
+        t.expected_codes.push_back(encode_element(profile, enc.encoder, x));
+        continue;
+      }
+      const std::uint8_t r8 = sr_byte(draw, unsigned(k % 16));
+      t.expected_codes.push_back(encode_element_sr(profile, enc.encoder, x, r8));
+      t.sr.push_back({r8, sr_threshold(profile, enc.encoder, x)});
     }
     return t;
   }
@@ -250,6 +287,9 @@ std::string_view mismatch_kind_name(MismatchKind k) {
     case MismatchKind::kShardByteShift: return "partial-cast byte index off by one (odd shard start)";
     case MismatchKind::kSharedByteNibble: return "shared byte lost a rank's nibble";
     case MismatchKind::kScaleRowPitch: return "scale rows at pitch K/16";
+    case MismatchKind::kSrOtherNeighbour: return "stochastic rounding to the other neighbour";
+    case MismatchKind::kRhtSingleRounding: return "rounded once to BF16 (binary32 step skipped)";
+    case MismatchKind::kRhtOneUlp: return "one BF16 ulp off";
     case MismatchKind::kOther: return "other";
   }
   return "other";
@@ -265,6 +305,54 @@ Explanation explain_bytes(const Case& c, const TensorMap& expected, const Tensor
 
 namespace {
 
+std::uint16_t bf16_bits(float v) { return std::uint16_t(bits_of(v) >> 16); }
+
+// Two finite BF16 values of the same sign one code apart.
+bool one_bf16_ulp(float a, float b) {
+  const std::uint16_t x = bf16_bits(a), y = bf16_bits(b);
+  return std::isfinite(a) && std::isfinite(b) && (x & 0x8000) == (y & 0x8000) && std::abs(int(x) - int(y)) == 1;
+}
+
+}  // namespace
+
+Explanation explain_rht(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+  const io::Tensor& e_t = expected.at("x_t");
+  if (!actual.count("x_t") || actual.at("x_t").dtype != e_t.dtype || actual.at("x_t").shape != e_t.shape)
+    return explain_bytes(c, expected, actual);
+  const FloatMatrix x = io::to_float_matrix(c.inputs.at("x"), "explain", "x");
+  const FloatMatrix e = io::to_float_matrix(e_t, "explain", "x_t"), a = io::to_float_matrix(actual.at("x_t"), "explain", "x_t");
+  const std::uint16_t mask = rht_mask_param(c);
+  const std::int64_t N = e.shape(0), M = e.shape(1);
+  Explanation out;
+  Explanation::BlockMap map{"x_t", N, M / 16, std::vector<std::uint8_t>(std::size_t(N * (M / 16)), 0)};
+  std::map<MismatchKind, std::size_t> counts;
+  std::array<float, 16> v;
+  for (std::int64_t row = 0; row < N; ++row)
+    for (std::int64_t col = 0; col < M; ++col) {
+      if (bits_of(e(row, col)) == bits_of(a(row, col))) continue;
+      const std::int64_t b = col / 16;
+      for (std::int64_t k = 0; k < 16; ++k) v[k] = x(16 * b + k, row);
+      const Rht16Sum sum = rht16_sum(v, mask, unsigned(col % 16));
+      const MismatchKind kind = bits_of(a(row, col)) == bits_of(sum.bf16_single) ? MismatchKind::kRhtSingleRounding
+                                : one_bf16_ulp(a(row, col), e(row, col))           ? MismatchKind::kRhtOneUlp
+                                                                                   : MismatchKind::kOther;
+      ++counts[kind];
+      ++out.total_mismatches;
+      map.mismatching[std::size_t(row * (M / 16) + b)] = 1;
+      if (out.rht_traces.size() < kMaxRhtTraces)
+        out.rht_traces.push_back({"x_t", row, col, mask, std::vector<float>(v.begin(), v.end()), sum.exact, sum.binary32,
+                                  e(row, col), a(row, col), sum.bf16_single});
+    }
+  out.maps.push_back(std::move(map));
+  for (const auto& [k, n] : counts) out.kind_counts.emplace_back(k, n);
+  if (counts.size() == 1 && counts.begin()->first == MismatchKind::kRhtSingleRounding)
+    out.verdict = fmt::format("every one of the {} mismatching outputs is the exact sum rounded once to BF16, without the "
+                              "binary32 rounding of §3.19", out.total_mismatches);
+  return out;
+}
+
+namespace {
+
 // The operations with an explanation of their own; the others get explain_bytes.
 struct ExplainerRow {
   std::string_view op;
@@ -272,6 +360,7 @@ struct ExplainerRow {
 };
 constexpr ExplainerRow kExplainers[] = {
     {"quantize", explain_quantize},
+    {"rht", explain_rht},
     {"cast_master_weights", explain_master_weights},
 };
 

@@ -28,9 +28,21 @@ enum class MismatchKind {
   kShardByteShift,      // a rank starting at an odd element wrote its element pairs one byte low
   kSharedByteNibble,    // a byte shared by two ranks kept only one rank's nibble
   kScaleRowPitch,       // expanded rowwise scales written at row pitch K/16 instead of roundup(K/16, 4)
+  // Stochastic rounding (§3.18):
+  kSrOtherNeighbour,    // codes are neighbours: the other side of the element's random-byte threshold
+  // The Hadamard transform's BF16 outputs (§3.19):
+  kRhtSingleRounding,   // the exact sum rounded once to BF16 (the binary32 step skipped)
+  kRhtOneUlp,           // one BF16 ulp from the expected value, not the single rounding
   kOther,
 };
 std::string_view mismatch_kind_name(MismatchKind k);
+
+// A stochastically rounded element: its random byte r8 and the smallest r8 that rounds its scaled
+// value up to the upper grid neighbour (256: none does, the value is on the grid).
+struct SrElement {
+  std::uint8_t random_byte = 0;
+  int threshold = 256;
+};
 
 // One mismatching element of a quantize output (rowwise or columnwise copy).
 struct ElementMismatch {
@@ -39,6 +51,7 @@ struct ElementMismatch {
   std::uint32_t input_bits = 0;   // binary32 bits of the input element (data tensors)
   std::uint8_t expected = 0, actual = 0;  // code (data) or byte (scale)
   MismatchKind kind = MismatchKind::kOther;
+  std::optional<SrElement> sr;    // with stochastic rounding
 };
 
 // The reference's intermediate values of one block, for the report's table.
@@ -49,6 +62,19 @@ struct BlockTrace {
   std::uint8_t scale_byte = 0;
   std::vector<float> inputs, scaled;          // 16 values and y = scaled values
   std::vector<std::uint8_t> expected_codes, actual_codes;
+  std::vector<SrElement> sr;                  // with stochastic rounding: each element's byte and threshold
+};
+
+// One mismatching output of the Hadamard transform: x_t[row][col] is output n = col % 16 of the
+// 16-vector x[16 * (col / 16) .. + 15][row].
+struct RhtTrace {
+  std::string tensor;  // "x_t"
+  std::int64_t row = 0, col = 0;
+  std::uint16_t mask = 0;
+  std::vector<float> inputs;   // the 16 BF16 inputs
+  std::string exact_sum;       // exact hexadecimal float
+  float binary32 = 0;          // RN(exact sum)
+  float expected = 0, actual = 0, single_rounding = 0;  // BF16 values; single: RNbf16(exact sum)
 };
 
 struct Explanation {
@@ -62,6 +88,7 @@ struct Explanation {
   };
   std::vector<BlockMap> maps;
   std::vector<BlockTrace> traces;                 // the first few mismatching blocks
+  std::vector<RhtTrace> rht_traces;               // the first few mismatching transform outputs
   std::vector<std::pair<MismatchKind, std::size_t>> kind_counts;
   std::string verdict;  // e.g. "actual matches profile te-2.13 on 14/14 mismatching blocks"
 };
@@ -70,10 +97,12 @@ struct Explanation {
 // Also tries every other profile and the known upstream variants to name the formula that
 // reproduces `actual`.
 // The operation's own explanation where compare/explain.cpp's table has one (quantize: every
-// element classified; cast_master_weights: the distributed-cast bugs), else explain_bytes.
+// element classified, with SR's random bytes; rht: each output's exact sum and both roundings;
+// cast_master_weights: the distributed-cast bugs), else explain_bytes.
 Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual);
 
 Explanation explain_quantize(const Case& c, const TensorMap& expected, const TensorMap& actual);
+Explanation explain_rht(const Case& c, const TensorMap& expected, const TensorMap& actual);
 // Any operation: each differing output tensor with its count of differing bytes.
 Explanation explain_bytes(const Case& c, const TensorMap& expected, const TensorMap& actual);
 

@@ -8,7 +8,9 @@
 // magnitude: at most 41 + 12 = 53 significant bits, so the butterfly in binary64 is exact, and
 // one conversion to binary32 is the single rounding of the exact sum. A wider span (or an
 // infinity) takes the fixed-point path: the sum in units of 2^-135 in 9 32-bit limbs (it needs
-// 265 bits), rounded to binary32 by hand.
+// 265 bits), rounded to binary32 by hand. An exact zero takes its sign from the products (-0.0
+// only when every product is -0.0): the butterfly's grouping, (a) - (b + c), can give -0.0 where
+// the sum of the 16 products is +0.0.
 #include "device/check.h"
 #include "device/element_io.cuh"
 #include "device/kernels.h"
@@ -79,16 +81,24 @@ __device__ float round_limbs(std::uint32_t (&limb)[kLimbs], bool negative) {
   return negative ? -v : v;
 }
 
+// The sign of an exact-zero sum as BF16 bits: -0.0 only when every product is -0.0.
+__device__ std::uint16_t zero_sum(const std::uint16_t (&x)[16], int n, std::uint16_t mask) {
+  bool all_negative_zero = true;
+#pragma unroll
+  for (int k = 0; k < 16; ++k)
+    all_negative_zero = all_negative_zero && (x[k] & 0x7FFF) == 0 && coefficient_negative(k, n, mask) != ((x[k] >> 15) != 0);
+  return all_negative_zero ? 0x8000 : 0x0000;
+}
+
 // Output n of the chunk by the fixed-point path (any span, infinities).
 __device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t mask) {
   std::int64_t acc[kLimbs] = {};
-  bool plus_inf = false, minus_inf = false, all_negative_zero = true;
+  bool plus_inf = false, minus_inf = false;
   for (int k = 0; k < 16; ++k) {
     const std::uint16_t b = x[k];
     const bool negative = coefficient_negative(k, n, mask) != ((b >> 15) != 0);
     const int e = (b >> 7) & 0xFF;
     const std::uint32_t f = b & 0x7F;
-    all_negative_zero = all_negative_zero && (b & 0x7FFF) == 0 && negative;
     if (e == 0xFF) {  // infinity (NaN was handled by the caller)
       (negative ? minus_inf : plus_inf) = true;
       continue;
@@ -113,7 +123,7 @@ __device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t
     carry = v >> 32;  // arithmetic: -1 carries a borrow
     zero = zero && limb[l] == 0;
   }
-  if (zero && carry == 0) return all_negative_zero ? -0.0f : 0.0f;
+  if (zero && carry == 0) return zero_sum(x, n, mask) ? -0.0f : 0.0f;
   return round_limbs(limb, carry < 0);
 }
 
@@ -159,7 +169,7 @@ __global__ void __launch_bounds__(kThreads) rht_kernel(const std::uint16_t* __re
             d[i + h] = __dsub_rn(a, b);
           }
 #pragma unroll
-      for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(__double2float_rn(d[n]));
+      for (int n = 0; n < 16; ++n) y[n] = d[n] != 0.0 ? float_to_bf16(__double2float_rn(d[n])) : zero_sum(v, n, mask);
     } else {
 #pragma unroll 1
       for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(exact_output(v, n, mask));

@@ -31,7 +31,7 @@ rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
     const Shape s = *shape16(max_dim);
     Recipe recipe;
     recipe.dist = *rc::gen::element(Distribution::kRandn, Distribution::kTies, Distribution::kSpecials,
-                                    Distribution::kBlockLogUniform, Distribution::kUniform);
+                                    Distribution::kBlockLogUniform, Distribution::kUniform, Distribution::kSrThresholds);
     recipe.dtype = *rc::gen::element(io::DType::BF16, io::DType::F32, io::DType::F16);
     recipe.seed = *seed();
     recipe.M = std::int64_t(s.M);

@@ -1,9 +1,12 @@
 #include "reference/hadamard.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <optional>
 
 #include <boost/multiprecision/cpp_int.hpp>
+#include <fmt/format.h>
 
 #include "reference/arith.h"
 #include "reference/error.h"
@@ -13,6 +16,11 @@ namespace nvfp4 {
 namespace {
 
 using Fixed = boost::multiprecision::int512_t;  // the exact sum, in units of 2^-135
+
+// When the nonzero inputs' grid exponents (below) span at most this many binades, every product is
+// an integer multiple of the smallest input's unit below 2^(8 + 48), and 16 of them sum exactly in
+// an int64: the common case, far quicker than the 512-bit sum that any span needs.
+constexpr int kInt64Span = 48;
 
 // Every product s * H * 0.25 * x of a finite BF16 x is an integer multiple of 2^-135 (the BF16
 // subnormal step 2^-133 times 0.25) below 2^126 in magnitude: 16 of them sum exactly in 265 bits.
@@ -26,16 +34,15 @@ Fixed fixed_magnitude(float x) {
   return Fixed(f | 0x80u) << (e - 1);            // (0x80|f) * 2^(e-134) * 0.25 = ... * 2^(e-1-135)
 }
 
-// RN(N * 2^-135) to binary32, ties to even. N below 2^24 is exact (binary32's subnormal step
-// 2^-149 divides 2^-135); above, the top 24 bits are kept and the rest decides the rounding.
-float round_fixed(const Fixed& n) {
+// RN(N * 2^-135) to a format with `precision` significant bits whose subnormal step is
+// 2^(min_shift - 135), ties to even; overflow gives infinity. binary32: (24, 0), every N below 2^24
+// is exact (binary32's subnormal step 2^-149 divides 2^-135). BF16: (8, 2), its step is 2^-133.
+float round_fixed(const Fixed& n, int precision, int min_shift) {
   if (n == 0) return 0.0f;
   const bool negative = n < 0;
   Fixed mag = negative ? Fixed(-n) : n;
-  const int top = int(boost::multiprecision::msb(mag));
-  int shift = 0;
-  if (top > 23) {
-    shift = top - 23;
+  const int shift = std::max(int(boost::multiprecision::msb(mag)) - (precision - 1), min_shift);
+  if (shift > 0) {
     const Fixed rest = mag & ((Fixed(1) << shift) - 1), half = Fixed(1) << (shift - 1);
     mag >>= shift;
     if (rest > half || (rest == half && boost::multiprecision::bit_test(mag, 0))) mag += 1;
@@ -49,35 +56,116 @@ bool negative_coefficient(unsigned k, unsigned n, std::uint16_t mask) {
   return ((std::popcount(k & n) & 1) != 0) != (((mask >> k) & 1u) != 0);
 }
 
+// The BF16 exponent field with subnormals counted as 1: a value of field E is a multiple of the
+// product unit 2^(E - 136) (its 8-bit significand times 2^(E - 134), times 0.25).
+int grid_exponent(float x) { return std::max(int((bits_of(x) >> 23) & 0xFFu), 1); }
+std::int64_t significand(float x) {
+  const std::uint32_t b = bits_of(x) >> 16, e = (b >> 7) & 0xFFu, f = b & 0x7Fu;
+  return e == 0 ? f : (f | 0x80u);
+}
+
+// The sign of an exact-zero sum: -0.0 only when every product is -0.0, as the IEEE sum of the 16
+// products gives in any order.
+float zero_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned n) {
+  bool all_negative_zero = true;
+  for (unsigned k = 0; k < 16; ++k) all_negative_zero = all_negative_zero && x[k] == 0.0f && negative_coefficient(k, n, mask) != sign_bit(x[k]);
+  return all_negative_zero ? -0.0f : 0.0f;
+}
+
+// Output n's sum: N * 2^-135 exactly, or its IEEE value where that is NaN, infinite or an exact
+// zero (whose sign IEEE fixes: -0.0 only when every product is -0.0).
+struct ExactSum {
+  Fixed n = 0;
+  std::optional<float> ieee;
+};
+
+// `magnitude[k]` = |x[k]| in units of 2^-135 (finite x[k]), computed once for the 16 outputs.
+ExactSum exact_sum(const std::array<float, 16>& x, const std::array<Fixed, 16>& magnitude, std::uint16_t mask, unsigned n) {
+  ExactSum s;
+  bool plus_inf = false, minus_inf = false, any_nan = false;
+  for (unsigned k = 0; k < 16; ++k) {
+    const bool negative = negative_coefficient(k, n, mask) != sign_bit(x[k]);  // the product's sign
+    any_nan = any_nan || is_nan(x[k]);
+    if (std::isinf(x[k])) (negative ? minus_inf : plus_inf) = true;
+    else if (x[k] != 0.0f && !is_nan(x[k])) negative ? s.n -= magnitude[k] : s.n += magnitude[k];
+  }
+  if (any_nan || (plus_inf && minus_inf)) s.ieee = canonical_nan();
+  else if (plus_inf || minus_inf) s.ieee = plus_inf ? INFINITY : -INFINITY;
+  else if (s.n == 0) s.ieee = zero_sum(x, mask, n);
+  return s;
+}
+
+// rht16 when every input is finite and their grids span at most kInt64Span binades: the exact sums
+// in units of 2^(lo - 136). float(int64) rounds once to binary32 (correctly, to nearest even), and
+// the scaling by a power of two is exact: a sum below 2^-126 is a multiple of 2^-135 with at most
+// 9 significant bits, and an overflow gives infinity as RN does.
+std::array<float, 16> rht16_int64(const std::array<float, 16>& x, std::uint16_t mask, int lo) {
+  std::array<std::int64_t, 16> product;  // |x[k]| / 4 in units of 2^(lo - 136), signed by x[k]
+  for (unsigned k = 0; k < 16; ++k) {
+    const std::int64_t m = x[k] == 0.0f ? 0 : significand(x[k]) << (grid_exponent(x[k]) - lo);
+    product[k] = sign_bit(x[k]) ? -m : m;
+  }
+  std::array<float, 16> y;
+  for (unsigned n = 0; n < 16; ++n) {
+    std::int64_t sum = 0;
+    for (unsigned k = 0; k < 16; ++k) sum += negative_coefficient(k, n, mask) ? -product[k] : product[k];
+    const float s = sum == 0 ? zero_sum(x, mask, n) : std::ldexp(static_cast<float>(sum), lo - 136);
+    y[n] = bf16_to_float(float_to_bf16(s));
+  }
+  return y;
+}
+
+std::array<Fixed, 16> magnitudes(const std::array<float, 16>& x) {
+  std::array<Fixed, 16> m;
+  for (unsigned k = 0; k < 16; ++k)
+    if (std::isfinite(x[k])) m[k] = fixed_magnitude(x[k]);
+  return m;
+}
+
+float to_binary32(const ExactSum& s) { return s.ieee ? *s.ieee : round_fixed(s.n, 24, 0); }
+float to_bf16(float v) { return bf16_to_float(float_to_bf16(v)); }  // RNE, NaN kept a NaN
+
+// N * 2^-135 as an exact hexadecimal float: 0x1.<fraction>p<exponent>.
+std::string hex_text(const Fixed& n) {
+  Fixed mag = n < 0 ? Fixed(-n) : n;
+  const int top = int(boost::multiprecision::msb(mag));
+  const int digits = (top + 3) / 4;
+  const Fixed fraction = (mag - (Fixed(1) << top)) << (4 * digits - top);
+  std::string f = digits ? fraction.str(0, std::ios_base::hex) : "";
+  f.insert(0, std::size_t(digits) - f.size(), '0');
+  while (!f.empty() && f.back() == '0') f.pop_back();
+  return fmt::format("{}0x1{}{}p{}", n < 0 ? "-" : "", f.empty() ? "" : ".", f, top + kFixedLsbExponent);
+}
+
 }  // namespace
 
 std::array<float, 16> rht16(const std::array<float, 16>& x, std::uint16_t mask) {
-  std::array<float, 16> y{};
-  for (float v : x)
-    if (is_nan(v)) {
-      y.fill(bf16_to_float(float_to_bf16(canonical_nan())));
-      return y;
-    }
-  std::array<Fixed, 16> magnitude;  // each |x[k]| in units of 2^-135, once for the 16 outputs
-  for (unsigned k = 0; k < 16; ++k)
-    if (!std::isinf(x[k])) magnitude[k] = fixed_magnitude(x[k]);
-  for (unsigned n = 0; n < 16; ++n) {
-    Fixed sum = 0;
-    bool plus_inf = false, minus_inf = false, all_negative_zero = true;
-    for (unsigned k = 0; k < 16; ++k) {
-      const bool negative = negative_coefficient(k, n, mask) != sign_bit(x[k]);  // the product's sign
-      if (std::isinf(x[k])) (negative ? minus_inf : plus_inf) = true;
-      else if (x[k] != 0.0f) negative ? sum -= magnitude[k] : sum += magnitude[k];
-      all_negative_zero = all_negative_zero && x[k] == 0.0f && negative;
-    }
-    float s;
-    if (plus_inf && minus_inf) s = canonical_nan();
-    else if (plus_inf || minus_inf) s = plus_inf ? INFINITY : -INFINITY;
-    else if (sum == 0) s = all_negative_zero ? -0.0f : 0.0f;
-    else s = round_fixed(sum);
-    y[n] = bf16_to_float(float_to_bf16(s));  // the second rounding: binary32 -> BF16, ties to even
+  int lo = 0xFF, hi = 1;
+  bool finite = true;
+  for (const float v : x) {
+    finite = finite && std::isfinite(v);
+    if (v != 0.0f) lo = std::min(lo, grid_exponent(v)), hi = std::max(hi, grid_exponent(v));
   }
+  if (finite && hi - lo <= kInt64Span) return rht16_int64(x, mask, std::min(lo, hi));
+  const std::array<Fixed, 16> m = magnitudes(x);
+  std::array<float, 16> y;
+  for (unsigned n = 0; n < 16; ++n) y[n] = to_bf16(to_binary32(exact_sum(x, m, mask, n)));  // the double rounding
   return y;
+}
+
+Rht16Sum rht16_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned n) {
+  const ExactSum s = exact_sum(x, magnitudes(x), mask, n);
+  Rht16Sum out;
+  out.binary32 = to_binary32(s);
+  out.bf16 = to_bf16(out.binary32);
+  if (s.ieee) {
+    out.exact = is_nan(*s.ieee) ? "NaN" : fmt::format("{}{}", sign_bit(*s.ieee) ? "-" : "+", std::isinf(*s.ieee) ? "inf" : "0");
+    out.bf16_single = out.bf16;
+  } else {
+    out.exact = hex_text(s.n);
+    out.bf16_single = round_fixed(s.n, 8, 2);
+  }
+  return out;
 }
 
 FloatMatrix rht(const FloatMatrix& x, std::uint16_t mask) {

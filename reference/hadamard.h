@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "reference/tensor.h"
 
@@ -17,6 +18,17 @@ constexpr std::uint16_t kRhtDefaultMask = 0xD7E8;
 // NaN anywhere -> 16 NaNs; +inf and -inf in one sum -> NaN; an exact zero is -0.0 only when every
 // product is -0.0 (as any IEEE summation order gives), else +0.0.
 std::array<float, 16> rht16(const std::array<float, 16>& x, std::uint16_t mask);
+
+// One output of rht16 with its intermediates, for explanations: the exact sum, its binary32
+// rounding, and the two BF16 results (canonical double rounding, and the single rounding of the
+// exact sum that a kernel skipping the binary32 step would give).
+struct Rht16Sum {
+  std::string exact;          // the exact sum as a hexadecimal float ("0x1.004p-2"), or "NaN", "inf", ...
+  float binary32 = 0;         // RN(exact)
+  float bf16 = 0;             // RNbf16(RN(exact)): what rht16 returns
+  float bf16_single = 0;      // RNbf16(exact)
+};
+Rht16Sum rht16_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned n);
 
 // x [M, N] of BF16 values -> Y [N, M]: Y[c][16b + n] = rht16(x[16b .. 16b+15][c])[n], the transform
 // along the row (token) dimension, stored transposed as the columnwise copy is. E_DIM16_M / E_DIM16_K

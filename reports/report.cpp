@@ -292,9 +292,16 @@ void section_mismatches(Out o, const Explanation& e, std::size_t total) {
   if (e.mismatches.size() < total) fmt::format_to(o, " (the explanation lists {})", e.mismatches.size());
   fmt::format_to(o, "; data tensors: stored row and element column, block = col / 16; inputs as binary32; codes with "
                     "their E2M1 value, scale bytes with their E4M3 value.</p>\n");
+  // Stochastically rounded cases add each element's random byte and the byte from which it rounds up.
+  const bool sr = std::any_of(e.mismatches.begin(), e.mismatches.end(), [](const ElementMismatch& m) { return m.sr.has_value(); });
+  if (sr)
+    fmt::format_to(o, "<p class=\"muted\">stochastic rounding: r8 is the element's random byte (§3.18.3); it rounds up "
+                      "iff r8 &#8805; its threshold (256: never, the value is on the grid).</p>\n");
   fmt::format_to(o, "<div class=\"scroll\"><table id=\"mismatches\">\n<thead><tr><th class=\"n\">#</th><th>tensor</th>"
                     "<th class=\"n\">row</th><th class=\"n\">col</th><th class=\"n\">block</th><th class=\"n\">input</th>"
-                    "<th class=\"n\">input bits</th><th class=\"n\">expected</th><th class=\"n\">actual</th><th>kind</th></tr></thead>\n<tbody>\n");
+                    "<th class=\"n\">input bits</th><th class=\"n\">expected</th><th class=\"n\">actual</th>{}<th>kind</th></tr>"
+                    "</thead>\n<tbody>\n",
+                 sr ? "<th class=\"n\">r8</th><th class=\"n\">threshold</th>" : "");
   for (std::size_t i = 0; i < shown; ++i) {
     const ElementMismatch& m = e.mismatches[i];
     const bool data = is_data_tensor(m.tensor);
@@ -313,11 +320,15 @@ void section_mismatches(Out o, const Explanation& e, std::size_t total) {
       expected = fmt::format("0x{:02X}", m.expected);
       actual = fmt::format("0x{:02X}", m.actual);
     }
+    std::string sr_cells;
+    if (sr)
+      sr_cells = m.sr ? fmt::format("<td class=\"n\">{}</td><td class=\"n\">{}</td>", m.sr->random_byte, m.sr->threshold)
+                      : "<td></td><td></td>";
     fmt::format_to(o,
                    "<tr><td class=\"n\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                   "<td class=\"n bad\">{}</td><td class=\"mono\">{}</td></tr>\n",
-                   i, esc(m.tensor), m.row, m.col, block, esc(input), input_bits, esc(expected), esc(actual),
+                   "<td class=\"n bad\">{}</td>{}<td class=\"mono\">{}</td></tr>\n",
+                   i, esc(m.tensor), m.row, m.col, block, esc(input), input_bits, esc(expected), esc(actual), sr_cells,
                    esc(mismatch_kind_name(m.kind)));
   }
   fmt::format_to(o, "</tbody>\n</table></div>\n</section>\n");
@@ -378,8 +389,18 @@ void trace(Out o, const BlockTrace& t, std::size_t index) {
     }
     fmt::format_to(o, "</tr>\n");
   };
+  auto int_row = [&](std::string_view name, auto value) {
+    fmt::format_to(o, "<tr><th scope=\"row\">{}</th>", name);
+    for (std::size_t j = 0; j < n; ++j)
+      fmt::format_to(o, "<td class=\"n{}\">{}</td>", differs(j) ? " bad" : "", j < t.sr.size() ? std::to_string(value(t.sr[j])) : "");
+    fmt::format_to(o, "</tr>\n");
+  };
   float_row("input x", t.inputs, false);
   float_row("scaled y", t.scaled, true);
+  if (!t.sr.empty()) {  // stochastic rounding: y rounds up iff r8 >= threshold
+    int_row("random byte r8", [](const SrElement& s) { return int(s.random_byte); });
+    int_row("rounds up from r8", [](const SrElement& s) { return s.threshold; });
+  }
   code_row("expected", t.expected_codes);
   code_row("actual", t.actual_codes);
   fmt::format_to(o, "</tbody>\n</table></div>\n</div>\n");
@@ -394,6 +415,30 @@ void section_traces(Out o, const Explanation& e) {
                     "below; intermediates: %.9g and bits</p>\n");
   for (std::size_t i = 0; i < e.traces.size(); ++i) trace(o, e.traces[i], i);
   fmt::format_to(o, "</section>\n");
+}
+
+// The Hadamard transform's mismatching outputs: the 16 inputs, the exact sum and both roundings.
+void section_rht(Out o, const Explanation& e) {
+  if (e.rht_traces.empty()) return;
+  fmt::format_to(o, "<section id=\"rht-traces\">\n<h2>Transform sums of the first mismatching outputs</h2>\n"
+                    "<p class=\"note\">x_t[row][col] is output col % 16 of the 16-vector x[16&#183;(col / 16) + k][row], "
+                    "k = 0..15 (§3.19): the exact sum of the 16 signed products, rounded to binary32, then to BF16. "
+                    "&#8220;single rounding&#8221; is the exact sum rounded straight to BF16, which the definition does not "
+                    "do.</p>\n<div class=\"scroll\"><table id=\"rht\">\n<thead><tr><th>tensor</th><th class=\"n\">row</th>"
+                    "<th class=\"n\">col</th><th class=\"n\">mask</th><th>exact sum</th><th class=\"n\">binary32</th>"
+                    "<th class=\"n\">expected BF16</th><th class=\"n\">actual</th><th class=\"n\">single rounding</th>"
+                    "<th>inputs</th></tr></thead>\n<tbody>\n");
+  for (const RhtTrace& t : e.rht_traces) {
+    std::string inputs;
+    for (std::size_t k = 0; k < t.inputs.size(); ++k) inputs += (k ? " " : "") + fmt::format("{}", t.inputs[k]);
+    fmt::format_to(o,
+                   "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">0x{:04X}</td>"
+                   "<td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n bad\">{}</td>"
+                   "<td class=\"n\">{}</td><td class=\"mono\">{}</td></tr>\n",
+                   esc(t.tensor), t.row, t.col, t.mask, esc(t.exact_sum), float_cell(t.binary32), float_cell(t.expected),
+                   float_cell(t.actual), float_cell(t.single_rounding), esc(inputs));
+  }
+  fmt::format_to(o, "</tbody>\n</table></div>\n</section>\n");
 }
 
 void section_inputs(Out o, const Case& c) {
@@ -446,6 +491,7 @@ std::string render_failure(const FailureReport& r) {
   fmt::format_to(o, "</div>\n");
   section_mismatches(o, e, total);
   section_traces(o, e);
+  section_rht(o, e);
 
   fmt::format_to(o, "<section id=\"case-section\">\n<h2>Case</h2>\n<pre id=\"case\">{}</pre>\n</section>\n", esc(r.case_description));
   page_tail(o);

@@ -229,7 +229,7 @@ TEST_F(CorpusTest, EveryOperationRoundTripsThroughAFile) {
 
 TEST_F(CorpusTest, RecipeInputIsStoredAndRegeneratedIdenticallyWhenAbsent) {
   for (const auto dist : {Distribution::kRandn, Distribution::kTies, Distribution::kBlockLogUniform,
-                          Distribution::kSpecials, Distribution::kUniform})
+                          Distribution::kSpecials, Distribution::kUniform, Distribution::kSrThresholds})
     for (const io::DType t : {io::DType::F32, io::DType::BF16, io::DType::F16}) {
       Recipe rec;
       rec.dist = dist;

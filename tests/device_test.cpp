@@ -303,6 +303,15 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
         }
       ++cases;
     }
+  // Chunks of zeros only, of random signs: the sign of each zero sum comes from its 16 products.
+  std::mt19937 rng(fresh_seed());
+  FloatMatrix zeros = xt::zeros<float>({64, 48});
+  for (float& v : zeros) v = rng() & 1 ? -0.0f : 0.0f;
+  for (const std::uint64_t mask : {std::uint64_t(kRhtDefaultMask), std::uint64_t(0), std::uint64_t(fresh_seed() & 0xFFFF)}) {
+    Case t = op_case("rht", {{"x", float_tensor(zeros, io::DType::BF16)}});
+    t.params.set("rht_mask", mask);
+    expect_device_equals_reference(t, fmt::format("rht of signed zeros, mask 0x{:04x}", mask));
+  }
   RecordProperty("cases", cases);
 }
 

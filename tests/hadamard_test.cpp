@@ -50,6 +50,49 @@ TEST(Rht16, WorkedExample619) {
                                                           0x3E80, 0x3E7F}));
 }
 
+// The intermediates of §6.19's double-rounding output: the exact sum, its binary32 rounding, and
+// the single rounding to BF16 that the definition does not do.
+TEST(Rht16Sum, ExactSumAndBothRoundingsOfWorkedExample619) {
+  std::array<float, 16> wide{};
+  wide[0] = 1.0f;
+  wide[1] = std::ldexp(1.0f, -8);
+  wide[2] = std::ldexp(1.0f, -38);
+  const Rht16Sum s = rht16_sum(wide, kRhtDefaultMask, 0);
+  EXPECT_EQ(s.exact, "0x1.0100000004p-2");  // 0.25 + 2^-10 + 2^-40
+  EXPECT_EQ(bits_of(s.binary32), 0x3E808000u);
+  EXPECT_EQ(bits_of(s.bf16), 0x3E800000u);
+  EXPECT_EQ(bits_of(s.bf16_single), 0x3E810000u);
+  const Rht16Sum t = rht16_sum(wide, kRhtDefaultMask, 1);  // 0.25 - 2^-10 + 2^-40 (H16[1][1] = -1)
+  EXPECT_EQ(t.exact, "0x1.fe00000008p-3");
+  std::array<float, 16> inf{};
+  inf[0] = INFINITY;
+  EXPECT_EQ(rht16_sum(inf, 0, 3).exact, "+inf");
+  inf[1] = INFINITY;
+  EXPECT_EQ(rht16_sum(inf, 0, 1).exact, "NaN");  // +inf - inf
+  EXPECT_EQ(rht16_sum(std::array<float, 16>{}, 0, 0).exact, "+0");
+  // Every output agrees with rht16.
+  std::array<float, 16> ramp;
+  for (int k = 0; k < 16; ++k) ramp[k] = float(k + 1);
+  const std::array<float, 16> y = rht16(ramp, kRhtDefaultMask);
+  for (unsigned n = 0; n < 16; ++n) EXPECT_EQ(bits_of(rht16_sum(ramp, kRhtDefaultMask, n).bf16), bits_of(y[n])) << n;
+}
+
+// rht16's int64 path (inputs spanning at most 48 binades) against the 512-bit sums that
+// rht16_sum always takes, on spans around the switch, with zeros of both signs and subnormals.
+RC_GTEST_PROP(Rht16Properties, Int64PathEqualsTheFixedPointSums, ()) {
+  const int top = *rc::gen::inRange(1, 255), span = *rc::gen::inRange(0, 64);
+  std::array<float, 16> x;
+  for (float& v : x) {
+    const int field = std::max(0, top - *rc::gen::inRange(0, span + 1));
+    const std::uint32_t f = *rc::gen::inRange<std::uint32_t>(0, 128);
+    const std::uint32_t sign = *rc::gen::element(0u, 0x8000u);
+    v = *rc::gen::weightedElement<bool>({{1, true}, {6, false}}) ? float_of(sign << 16) : float_of((sign | std::uint32_t(field) << 7 | f) << 16);
+  }
+  const std::uint16_t mask = *rc::gen::arbitrary<std::uint16_t>();
+  const std::array<float, 16> y = rht16(x, mask);
+  for (unsigned n = 0; n < 16; ++n) RC_ASSERT(bits_of(y[n]) == bits_of(rht16_sum(x, mask, n).bf16));
+}
+
 // Mask 0 and a one-hot input: the row of H16 times 0.25, +-0.25 (0x3E80 / 0xBE80).
 TEST(Rht16, PlainHadamardOfOneHotInputsIsPlusMinusAQuarter) {
   for (int k = 0; k < 16; ++k) {

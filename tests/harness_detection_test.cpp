@@ -25,6 +25,7 @@ enum class Mutation {
   kScaleOrder,        // block scale RN(RN(A/6)*S) where te says RN(A*RN(S*r6))
   kNibbleSwap,        // the two nibbles of byte 1 of every rowwise row swapped
   kNegativeZero,      // -0.0 (and tiny negatives) encoded as 0x0 instead of 0x8
+  kSrKeyWordsSwapped, // stochastic rounding keyed {hi32(seed), lo32(seed)} instead of {lo32, hi32}
 };
 
 std::uint8_t e2m1_ties_away(float y) {
@@ -45,6 +46,14 @@ class MutantBackend : public Backend {
       Profile p = case_profile(c);
       p.bs = BlockScaleRule::A_DIV6_MUL_S;
       d.knobs = p;
+      return ReferenceBackend().run(d);
+    }
+    if (m_ == Mutation::kSrKeyWordsSwapped) {
+      Case d = c;
+      if (c.op == "quantize" && c.params.text("rounding") == "stochastic") {
+        const std::uint64_t seed = c.params.unsigned_integer("seed");
+        d.params.set("seed", (seed << 32) | (seed >> 32));
+      }
       return ReferenceBackend().run(d);
     }
     TensorMap out = ReferenceBackend().run(c);
@@ -145,7 +154,9 @@ INSTANTIATE_TEST_SUITE_P(Mutants, HarnessDetection,
                          ::testing::Values(Expectation{Mutation::kTiesAwayFromZero, "TiesAwayFromZero", MismatchKind::kTieFlipped, 200},
                                            Expectation{Mutation::kScaleOrder, "ScaleOrder", MismatchKind::kScaleOffByOneCode, 1500},
                                            Expectation{Mutation::kNibbleSwap, "NibbleSwap", MismatchKind::kNibbleOrder, 50},
-                                           Expectation{Mutation::kNegativeZero, "NegativeZero", MismatchKind::kZeroSign, 50}),
+                                           Expectation{Mutation::kNegativeZero, "NegativeZero", MismatchKind::kZeroSign, 50},
+                                           Expectation{Mutation::kSrKeyWordsSwapped, "SrKeyWordsSwapped",
+                                                       MismatchKind::kSrOtherNeighbour, 200}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // ---- the upstream bugs of the distributed weight cast (NUMERICS.md §5.1-§5.3) ----------------------

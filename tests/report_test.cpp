@@ -264,6 +264,50 @@ TEST(ReportFailure, BlockTraceTable) {
   EXPECT_EQ(count(elems, "class=\"bad\""), 2u * 2u);   // input and scaled rows
 }
 
+// Stochastic rounding: the mismatch table gains each element's random byte and threshold, the
+// block trace a row of each.
+TEST(ReportFailure, StochasticRoundingShowsRandomByteAndThreshold) {
+  FailureReport r = sample_failure(3, 3);
+  for (std::size_t i = 0; i < r.explanation.mismatches.size(); ++i) r.explanation.mismatches[i].sr = SrElement{std::uint8_t(200 + i), 103};
+  for (int j = 0; j < 16; ++j) r.explanation.traces[0].sr.push_back({std::uint8_t(j * 11), j == 5 ? 77 : 256});
+  const std::string html = render_failure(r);
+  const std::string_view table = between(html, "id=\"mismatches\"", "</table>");
+  EXPECT_NE(table.find("<th class=\"n\">r8</th><th class=\"n\">threshold</th>"), std::string::npos);
+  const std::string_view first = between(between(table, "<tbody>", "</tbody>"), "<tr>", "</tr>");
+  EXPECT_NE(first.find("<td class=\"n\">200</td><td class=\"n\">103</td>"), std::string::npos) << first;
+  const std::string_view elems = between(between(html, "id=\"trace-0\"", "</table></div>"), "<table class=\"elems\">", "</table>");
+  EXPECT_EQ(count(between(elems, "<tbody>", "</tbody>"), "<tr>"), 6u);
+  EXPECT_NE(elems.find("random byte r8"), std::string::npos);
+  EXPECT_NE(elems.find("<td class=\"n bad\">55</td>"), std::string::npos);  // element 5's byte, highlighted
+  EXPECT_NE(elems.find("<td class=\"n bad\">77</td>"), std::string::npos);  // and its threshold
+  // Without stochastic rounding, neither the columns nor the rows.
+  const std::string rn = render_failure(sample_failure(3, 3));
+  EXPECT_EQ(rn.find(">r8<"), std::string::npos);
+  EXPECT_EQ(rn.find("random byte r8"), std::string::npos);
+}
+
+TEST(ReportFailure, RhtSectionShowsTheExactSumAndBothRoundings) {
+  FailureReport r = sample_failure(0, 1);
+  RhtTrace t;
+  t.tensor = "x_t";
+  t.row = 1;
+  t.col = 16;
+  t.mask = 0xD7E8;
+  t.inputs.assign(16, 0.0f);
+  t.inputs[0] = 1.0f;
+  t.exact_sum = "0x1.0100000004p-2";
+  t.binary32 = std::bit_cast<float>(0x3E808000u);
+  t.expected = 0.25f;
+  t.actual = t.single_rounding = std::bit_cast<float>(0x3E810000u);
+  r.explanation.rht_traces.push_back(t);
+  const std::string html = render_failure(r);
+  const std::string_view row = between(between(html, "id=\"rht\"", "</table>"), "<tbody>", "</tbody>");
+  EXPECT_EQ(count(row, "<tr>"), 1u);
+  for (const char* want : {">0x1.0100000004p-2<", ">0x3E808000<", ">0x3E800000<", ">0x3E810000<", ">0xD7E8<", ">x_t<"})
+    EXPECT_NE(row.find(want), std::string::npos) << want << " in " << row;
+  EXPECT_EQ(render_failure(sample_failure()).find("id=\"rht\""), std::string::npos);
+}
+
 TEST(ReportFailure, EscapesAllText) {
   FailureReport r = sample_failure(3, 3);
   const std::string evil = "<script>alert('x')</script>";

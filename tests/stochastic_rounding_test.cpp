@@ -4,7 +4,9 @@
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
+#include <random>
 
+#include "cases/recipe.h"
 #include "reference/philox.h"
 #include "reference/profiles.h"
 #include "reference/quantize.h"
@@ -142,6 +144,39 @@ TEST(StochasticRounding, MeanOverSeedsApproachesTheValue) {
     const double mean = sum / kSeeds, step = e2m1_step(std::fabs(y) - 1e-6f);
     EXPECT_LE(std::fabs(mean - y), (0.047 + 1.0 / 256) * step) << "y = " << y << ", mean " << mean;
   }
+}
+
+// The generators' sr-thresholds recipe: below each block's amax 6 * 2^e, every element is
+// (lower + step * k/256) * 2^e for k in 1..255, or one ulp from it (block 0 holds the tensor amax).
+TEST(SrThresholdsRecipe, EveryElementIsOnAThresholdOrOneUlpFromIt) {
+  Recipe rec;
+  rec.dist = Distribution::kSrThresholds;
+  rec.seed = std::random_device{}();
+  rec.M = 32;
+  rec.K = 48;
+  const FloatMatrix x = generate_values(rec);
+  const float lowers[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f};
+  std::size_t nudged = 0, on_threshold = 0;
+  for (std::size_t r = 0; r < 32; ++r)
+    for (std::size_t c0 = r == 0 ? 16 : 0; c0 < 48; c0 += 16) {
+      float A = 0.0f;
+      for (std::size_t c = c0; c < c0 + 16; ++c) A = std::max(A, std::fabs(x(r, c)));
+      const float unit = A / 6.0f;  // 2^e, exact
+      for (std::size_t c = c0; c < c0 + 16; ++c) {
+        const float a = std::fabs(x(r, c)) / unit;
+        if (a == 6.0f) continue;
+        bool found = false;
+        for (const float lower : lowers)
+          for (int k = 1; k < 256 && !found; ++k) {
+            const float t = lower + e2m1_step(lower) * float(k) / 256.0f;
+            if (a == t) found = true, ++on_threshold;
+            else if (a == std::nextafter(t, 0.0f) || a == std::nextafter(t, INFINITY)) found = true, ++nudged;
+          }
+        EXPECT_TRUE(found) << "x(" << r << ", " << c << ") = " << x(r, c) << " (seed " << rec.seed << ")";
+      }
+    }
+  EXPECT_GT(nudged, 0u);
+  EXPECT_GT(on_threshold, 0u);
 }
 
 }  // namespace
