@@ -2,6 +2,7 @@
 // reduction tree gives the reference's bits; the NaN rule is the shared amax_step.
 #include <algorithm>
 
+#include "device/amax_reduce.cuh"
 #include "device/check.h"
 #include "device/element_io.cuh"
 #include "device/kernels.h"
@@ -11,21 +12,6 @@ namespace nvfp4::device {
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ float warp_amax(AmaxRule rule, float v) {
-  for (int o = 16; o > 0; o >>= 1) v = amax_combine(rule, v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
-  return v;
-}
-
-// Amax of the whole CTA; the result is valid in thread 0.
-__device__ float cta_amax(AmaxRule rule, float v) {
-  __shared__ float partial[kThreads / 32];
-  v = warp_amax(rule, v);
-  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
-  __syncthreads();
-  v = threadIdx.x < kThreads / 32 ? partial[threadIdx.x] : 0.0f;
-  return threadIdx.x < 32 ? warp_amax(rule, v) : 0.0f;
-}
 
 // Non-negative floats and the canonical NaN order like their bit patterns, so atomicMax on the
 // bits is a float max that keeps a NaN (PROPAGATE); IGNORE never produces one.
@@ -54,7 +40,7 @@ __global__ void amax_global_kernel(const T* __restrict__ x, std::int64_t n, Amax
   }
   for (std::int64_t i = vectors * kVec + blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += stride)
     acc = amax_step(rule, acc, to_float(x[i]));
-  acc = cta_amax(rule, acc);
+  acc = cta_amax<kThreads>(rule, acc);
   if (threadIdx.x == 0) atomicMax(out, bits_of(acc));
 }
 
@@ -63,7 +49,7 @@ __global__ void amax_rows_kernel(const T* __restrict__ x, std::int64_t M, std::i
   const std::int64_t r = blockIdx.x;
   float acc = 0.0f;
   for (std::int64_t c = threadIdx.x; c < K; c += blockDim.x) acc = amax_step(rule, acc, to_float(x[r * K + c]));
-  acc = cta_amax(rule, acc);
+  acc = cta_amax<kThreads>(rule, acc);
   if (threadIdx.x == 0) out[r] = acc;
 }
 

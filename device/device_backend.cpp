@@ -76,9 +76,11 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
   const DeviceBuffer x = upload(xt, s);
 
   const bool rowwise = o.direction != Direction::kColumnwise, columnwise = o.direction != Direction::kRowwise;
-  // With rht the columnwise copy is the rowwise quantization of y = rht(x) [K, M] (§3.19).
+  // With rht the columnwise copy is the rowwise quantization of y = rht(x) [K, M] (§3.19): fused,
+  // with rht(x) recomputed and never stored, under one tensor amax; materialised for per-row ones.
+  const bool rht_columnwise = o.rht_mask && columnwise;
   DeviceBuffer y;
-  if (o.rht_mask && columnwise) {
+  if (rht_columnwise && o.row_scaled) {
     y = poisoned(M * K * 2, s);
     rht(x.get<std::uint16_t>(), M, K, *o.rht_mask, y.get<std::uint16_t>(), s);
   }
@@ -94,9 +96,9 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
     else amax_cols(x.get(), type, M, K, profile.amax, amax_t.get<float>(), s);
   } else {
     amax_global(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
-    if (y) {
+    if (rht_columnwise) {
       amax_t = DeviceBuffer(sizeof(float));
-      amax_global(y.get(), InputType::BF16, K, M, profile.amax, amax_t.get<float>(), s);
+      rht_amax(x.get<std::uint16_t>(), M, K, *o.rht_mask, profile.amax, amax_t.get<float>(), s);
     }
   }
   const std::int64_t sr = scale_rows(M), sc = scale_cols(K), sr_t = scale_rows(K), sc_t = scale_cols(M);
@@ -125,13 +127,14 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
     params.seed = o.stochastic->seed;
     params.offset = o.stochastic->offset;
   }
-  if (y) {  // x gives the rowwise copy; y's rows, quantized with the columnwise bits, the columnwise one
+  if (rht_columnwise) {  // x gives the rowwise copy; y's rows, with the columnwise bits, the columnwise one
     QuantizeOutputs row_outs{outs.data, outs.scale, nullptr, nullptr};
     if (rowwise) quantize(x.get(), type, M, K, params, row_outs, s);
     QuantizeParams col = params;
     col.amax = params.amax_t;
     col.data_dir = SrDirection::kColumnwise;
-    quantize(y.get(), InputType::BF16, K, M, col, QuantizeOutputs{outs.data_t, outs.scale_t, nullptr, nullptr}, s);
+    if (y) quantize(y.get(), InputType::BF16, K, M, col, QuantizeOutputs{outs.data_t, outs.scale_t, nullptr, nullptr}, s);
+    else rht_quantize_columnwise(x.get<std::uint16_t>(), M, K, *o.rht_mask, col, outs.data_t, outs.scale_t, s);
   } else {
     quantize(x.get(), type, M, K, params, outs, s);
   }

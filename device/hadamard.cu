@@ -1,6 +1,8 @@
 // The 16-point random Hadamard transform (docs/NUMERICS.md §3.19) as its canonical definition:
 // the exact sum of 16 products, one rounding to binary32, then RNE to BF16. No tensor cores, whose
-// accumulation rounding is unspecified. One thread transforms one 16-row chunk of one column.
+// accumulation rounding is unspecified. One thread transforms one 16-row chunk of one column:
+// alone (rht), or fused into TransformerEngine's wgrad columnwise quantization, which reads x twice
+// (the amax of rht(x), then the codes) and never stores rht(x).
 //
 // Exactness. Every product s_k * H[k][n] * 0.25 * x[k] of a finite BF16 x[k] = m * 2^q (|m| < 2^8)
 // is an integer multiple of 2^(q-2). When the nonzero inputs' exponents span at most 41 binades,
@@ -11,10 +13,16 @@
 // 265 bits), rounded to binary32 by hand. An exact zero takes its sign from the products (-0.0
 // only when every product is -0.0): the butterfly's grouping, (a) - (b + c), can give -0.0 where
 // the sum of the 16 products is +0.0.
+#include <algorithm>
+
+#include "device/amax_reduce.cuh"
 #include "device/check.h"
 #include "device/element_io.cuh"
+#include "device/encode16.cuh"
 #include "device/kernels.h"
+#include "reference/formulas.h"
 #include "reference/half_float.h"
+#include "reference/layout.h"
 
 namespace nvfp4::device {
 namespace {
@@ -127,58 +135,120 @@ __device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t
   return round_limbs(limb, carry < 0);
 }
 
+// The 16 outputs of chunk `chunk` of column c of x [M, N] as BF16 bits, by the paths above.
+__device__ __forceinline__ void rht_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
+                                          std::int64_t chunk, std::uint16_t mask, std::uint16_t (&y)[16]) {
+  std::uint16_t v[16];
+  bool nan = false, inf = false;
+  int lo = 0xFF, hi = 0;
+#pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    v[k] = x[(16 * chunk + k) * N + c];
+    const bool special = ((v[k] >> 7) & 0xFF) == 0xFF;
+    nan |= special && (v[k] & 0x7F) != 0;
+    inf |= special && (v[k] & 0x7F) == 0;
+    if ((v[k] & 0x7FFF) != 0) {
+      lo = min(lo, grid_exponent(v[k]));
+      hi = max(hi, grid_exponent(v[k]));
+    }
+  }
+  if (nan) {
+#pragma unroll
+    for (int n = 0; n < 16; ++n) y[n] = kBf16Nan;
+  } else if (!inf && hi - lo <= kSpanForBinary64) {
+    double d[16];
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      const double xk = double(bf16_to_float(v[k])) * 0.25;
+      d[k] = ((mask >> k) & 1) ? -xk : xk;
+    }
+    // Fast Walsh-Hadamard butterfly in Sylvester order: d[n] = sum_k (-1)^popcount(k&n) d[k].
+#pragma unroll
+    for (int h = 1; h < 16; h *= 2)
+#pragma unroll
+      for (int i = 0; i < 16; ++i)
+        if ((i & h) == 0) {
+          const double a = d[i], b = d[i + h];
+          d[i] = __dadd_rn(a, b);
+          d[i + h] = __dsub_rn(a, b);
+        }
+#pragma unroll
+    for (int n = 0; n < 16; ++n) y[n] = d[n] != 0.0 ? float_to_bf16(__double2float_rn(d[n])) : zero_sum(v, n, mask);
+  } else {
+#pragma unroll 1
+    for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(exact_output(v, n, mask));
+  }
+}
+
 __global__ void __launch_bounds__(kThreads) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t mask, std::uint16_t* __restrict__ out) {
   const std::int64_t tasks = N * (M / 16);
   for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < tasks;
        t += std::int64_t(gridDim.x) * kThreads) {
     const std::int64_t c = t % N, chunk = t / N;  // adjacent threads: adjacent columns (coalesced reads)
-    std::uint16_t v[16];
-    bool nan = false, inf = false;
-    int lo = 0xFF, hi = 0;
-#pragma unroll
-    for (int k = 0; k < 16; ++k) {
-      v[k] = x[(16 * chunk + k) * N + c];
-      const bool special = ((v[k] >> 7) & 0xFF) == 0xFF;
-      nan |= special && (v[k] & 0x7F) != 0;
-      inf |= special && (v[k] & 0x7F) == 0;
-      if ((v[k] & 0x7FFF) != 0) {
-        lo = min(lo, grid_exponent(v[k]));
-        hi = max(hi, grid_exponent(v[k]));
-      }
-    }
     alignas(16) std::uint16_t y[16];
-    if (nan) {
-#pragma unroll
-      for (int n = 0; n < 16; ++n) y[n] = kBf16Nan;
-    } else if (!inf && hi - lo <= kSpanForBinary64) {
-      double d[16];
-#pragma unroll
-      for (int k = 0; k < 16; ++k) {
-        const double xk = double(bf16_to_float(v[k])) * 0.25;
-        d[k] = ((mask >> k) & 1) ? -xk : xk;
-      }
-      // Fast Walsh-Hadamard butterfly in Sylvester order: d[n] = sum_k (-1)^popcount(k&n) d[k].
-#pragma unroll
-      for (int h = 1; h < 16; h *= 2)
-#pragma unroll
-        for (int i = 0; i < 16; ++i)
-          if ((i & h) == 0) {
-            const double a = d[i], b = d[i + h];
-            d[i] = __dadd_rn(a, b);
-            d[i + h] = __dsub_rn(a, b);
-          }
-#pragma unroll
-      for (int n = 0; n < 16; ++n) y[n] = d[n] != 0.0 ? float_to_bf16(__double2float_rn(d[n])) : zero_sum(v, n, mask);
-    } else {
-#pragma unroll 1
-      for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(exact_output(v, n, mask));
-    }
+    rht_chunk(x, N, c, chunk, mask, y);
     uint4* dst = reinterpret_cast<uint4*>(out + c * M + 16 * chunk);
     dst[0] = *reinterpret_cast<const uint4*>(&y[0]);
     dst[1] = *reinterpret_cast<const uint4*>(&y[8]);
   }
 }
+
+// Pass 1 of the fused columnwise quantization: amax(rht(x)) with the profile's NaN rule; the
+// transform's outputs are not stored.
+__global__ void __launch_bounds__(kThreads) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
+                                                            std::int64_t N, std::uint16_t mask, AmaxRule rule, unsigned* out) {
+  float acc = 0.0f;
+  const std::int64_t tasks = N * (M / 16);
+  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < tasks;
+       t += std::int64_t(gridDim.x) * kThreads) {
+    std::uint16_t y[16];
+    rht_chunk(x, N, t % N, t / N, mask, y);
+#pragma unroll
+    for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, bf16_to_float(y[n]));
+  }
+  acc = cta_amax<kThreads>(rule, acc);
+  if (threadIdx.x == 0) atomicMax(out, bits_of(acc));  // non-negative floats order like their bits
+}
+
+// Pass 2: row c of the columnwise copy y = rht(x) [N, M] is column c of x transformed chunk by
+// chunk, and chunk b is y's 16-element block (c, b). A thread quantizes kChunksPerThread
+// consecutive chunks of one column, writing 32 contiguous bytes of codes; adjacent threads take
+// adjacent columns, so the reads of x are coalesced.
+constexpr int kChunksPerThread = 4;
+
+__global__ void __launch_bounds__(kThreads) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
+                                                                std::int64_t N, std::uint16_t mask, QuantizeParams q,
+                                                                std::uint8_t* __restrict__ data_t,
+                                                                std::uint8_t* __restrict__ scale_t) {
+  __shared__ GlobalScale tensor_scale;  // once per CTA
+  const Profile& p = q.profile;
+  const float g = q.amax_t[0];
+  if (threadIdx.x == 0) tensor_scale = global_scale(p.gs, g);
+  __syncthreads();
+  const std::int64_t chunks = M / 16, groups = (chunks + kChunksPerThread - 1) / kChunksPerThread;
+  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < N * groups;
+       t += std::int64_t(gridDim.x) * kThreads) {
+    const std::int64_t c = t % N;
+    const std::int64_t first = t / N * kChunksPerThread, end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
+#pragma unroll 1
+    for (std::int64_t b = first; b < end; ++b) {
+      std::uint16_t y[16];
+      rht_chunk(x, N, c, b, mask, y);
+      auto value = [&](int n) { return bf16_to_float(y[n]); };
+      float A = 0.0f;
+#pragma unroll
+      for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
+      const BlockEncoding enc = encode_block(p, tensor_scale, g, A);
+      scale_t[c * scale_cols(M) + b] = enc.scale_byte;
+      const uint2 codes = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
+                                       : encode16(p, enc.encoder, value);
+      __stcs(reinterpret_cast<uint2*>(data_t + c * (M / 2) + 8 * b), codes);
+    }
+  }
+}
+
+unsigned grid_of(std::int64_t tasks) { return std::min<unsigned>(grid_for(tasks, kThreads), 65535u * 8u); }
 
 }  // namespace
 
@@ -186,8 +256,33 @@ void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t m
          cudaStream_t stream) {
   const std::int64_t tasks = N * (M / 16);
   if (tasks == 0) return;
-  const unsigned grid = std::min<unsigned>(grid_for(tasks, kThreads), 65535u * 8u);
-  rht_kernel<<<grid, kThreads, 0, stream>>>(x, M, N, mask, out);
+  rht_kernel<<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, out);
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, AmaxRule rule, float* out,
+              cudaStream_t stream) {
+  NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
+  const std::int64_t tasks = N * (M / 16);
+  if (tasks == 0) return;
+  int sms = 0, device = 0;
+  NVFP4_CUDA_CHECK(cudaGetDevice(&device));
+  NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const unsigned grid = std::max(1u, std::min<unsigned>(grid_for(tasks, kThreads), 8u * unsigned(sms)));  // few atomics
+  rht_amax_kernel<<<grid, kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask,
+                             const QuantizeParams& params, std::uint8_t* data_t, std::uint8_t* scale_t, cudaStream_t stream) {
+  // Padding of the compact scale_t [roundup(N, 128), roundup(M/16, 4)]: 0x00, and only padding.
+  const std::int64_t pitch = scale_cols(M), blocks = M / 16, rows = scale_rows(N);
+  if (pitch > blocks && N > 0)
+    NVFP4_CUDA_CHECK(cudaMemset2DAsync(scale_t + blocks, std::size_t(pitch), 0, std::size_t(pitch - blocks), std::size_t(N), stream));
+  if (rows > N) NVFP4_CUDA_CHECK(cudaMemsetAsync(scale_t + N * pitch, 0, std::size_t((rows - N) * pitch), stream));
+  const std::int64_t tasks = N * ((blocks + kChunksPerThread - 1) / kChunksPerThread);
+  if (tasks == 0) return;
+  rht_quantize_kernel<<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 

@@ -67,6 +67,14 @@ void philox4x32_10(const PhiloxCounter* counters, const PhiloxKey* keys, std::in
 // the canonical exact sum rounded to binary32, then to BF16.
 void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
          cudaStream_t stream);
+// TransformerEngine's wgrad columnwise copy, fused (the transform is recomputed, never stored):
+// out = amax(rht(x)) with `rule`; then rht(x)'s rows quantized with params (amax_t, profile,
+// stochastic rounding with the columnwise bits; not row-scaled) into data_t [N, M/2] and the compact
+// scale_t [roundup(N, 128), roundup(M/16, 4)], padding 0x00.
+void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, AmaxRule rule, float* out,
+              cudaStream_t stream);
+void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask,
+                             const QuantizeParams& params, std::uint8_t* data_t, std::uint8_t* scale_t, cudaStream_t stream);
 
 // ---- dequantization (§3.13) -----------------------------------------------------------------
 // data [M, K/2], compact scale, amax [1] or [M] (amax_count); out [M, K] in `type`.

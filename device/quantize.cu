@@ -2,10 +2,9 @@
 // binary32, then each thread quantizes one 1x16 rowwise block and/or one 16x1 columnwise block
 // with the reference's per-block formulas (reference/formulas.h). Only the parallel structure
 // is the kernel's own; every value comes from the shared formulas.
-#include <curand_philox4x32_x.h>
-
 #include "device/check.h"
 #include "device/element_io.cuh"
+#include "device/encode16.cuh"
 #include "device/kernels.h"
 #include "reference/formulas.h"
 #include "reference/layout.h"
@@ -22,47 +21,6 @@ struct ChunkArgs {
   QuantizeParams params;
   QuantizeOutputs out;
 };
-
-// The packed codes of 16 values (read through `value(i)`) under one block's encoding.
-template <class Value>
-__device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder& e, Value value) {
-  std::uint32_t lo = 0, hi = 0;
-  // te's element path (multiply, no y clamp, hardware encoder) is encode_element with its knob
-  // switches resolved once per block instead of once per element; the bits are the same. It is
-  // unrolled; the generic path is not, which keeps the kernel small for the instruction cache.
-  if (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE && p.e2m1 == E2M1Encoder::HW) {
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      lo |= std::uint32_t(e2m1_hw(mul_rn(value(i), e.factor))) << (4 * i);
-      hi |= std::uint32_t(e2m1_hw(mul_rn(value(i + 8), e.factor))) << (4 * i);
-    }
-  } else {
-#pragma unroll 1
-    for (int i = 0; i < 8; ++i) {
-      lo |= std::uint32_t(encode_element(p, e, value(i))) << (4 * i);
-      hi |= std::uint32_t(encode_element(p, e, value(i + 8))) << (4 * i);
-    }
-  }
-  return make_uint2(lo, hi);
-}
-
-// The same block under stochastic rounding: one Philox draw (CUDA's own generator) for the
-// block's stored index, as §3.18.3 assigns it.
-template <class Value>
-__device__ __forceinline__ uint2 encode16_sr(const Profile& p, const ElementEncoder& e, Value value,
-                                             const QuantizeParams& q, SrDirection dir, std::uint64_t block) {
-  const PhiloxCounter c = sr_counter(q.offset, dir, block);
-  const PhiloxKey k = sr_key(q.seed);
-  const uint4 o = curand_Philox4x32_10(make_uint4(c.x, c.y, c.z, c.w), make_uint2(k.x, k.y));
-  const PhiloxCounter draw{o.x, o.y, o.z, o.w};
-  std::uint32_t lo = 0, hi = 0;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    lo |= std::uint32_t(encode_element_sr(p, e, value(i), sr_byte(draw, i))) << (4 * i);
-    hi |= std::uint32_t(encode_element_sr(p, e, value(i + 8), sr_byte(draw, i + 8))) << (4 * i);
-  }
-  return make_uint2(lo, hi);
-}
 
 template <class T>
 __global__ void __launch_bounds__(kThreads) quantize_kernel(const T* __restrict__ x, ChunkArgs a) {
