@@ -19,7 +19,7 @@ struct TensorSpec {
   std::vector<io::DType> dtypes;   // the dtypes a backend accepts (inputs) or writes (outputs)
   std::string_view shape;          // shape rule in the parameters and other tensors, e.g. "[M, K/2]"
   bool optional = false;           // present only under some parameter values (see `when`)
-  std::string_view when;           // for optional tensors: the condition, e.g. "direction != columnwise"
+  std::string_view when = {};      // for optional tensors: the condition, e.g. "direction != columnwise"
 };
 
 using Runner = TensorMap (*)(const Case&);
