@@ -26,13 +26,16 @@ constexpr int kInt64Span = 48;
 // subnormal step 2^-133 times 0.25) below 2^126 in magnitude: 16 of them sum exactly in 265 bits.
 constexpr int kFixedLsbExponent = -135;
 
-// |x| / 2^-135 for a finite BF16 value x: its 8-bit significand shifted by its exponent.
-Fixed fixed_magnitude(float x) {
-  const std::uint32_t b = bits_of(x) >> 16;
-  const std::uint32_t e = (b >> 7) & 0xFFu, f = b & 0x7Fu;
-  if (e == 0) return Fixed(f);                  // subnormal: f * 2^-133 * 0.25 = f * 2^-135
-  return Fixed(f | 0x80u) << (e - 1);            // (0x80|f) * 2^(e-134) * 0.25 = ... * 2^(e-1-135)
+// The BF16 exponent field with subnormals counted as 1: a value of field E is a multiple of the
+// product unit 2^(E - 136) (its 8-bit significand times 2^(E - 134), times 0.25).
+int grid_exponent(float x) { return std::max(int((bits_of(x) >> 23) & 0xFFu), 1); }
+std::int64_t significand(float x) {
+  const std::uint32_t b = bits_of(x) >> 16, e = (b >> 7) & 0xFFu, f = b & 0x7Fu;
+  return e == 0 ? f : (f | 0x80u);
 }
+
+// |x| / 2^-135 for a finite BF16 value x: its significand times 2^(E - 136) in units of 2^-135.
+Fixed fixed_magnitude(float x) { return Fixed(significand(x)) << (grid_exponent(x) - 1); }
 
 // RN(N * 2^-135) to a format with `precision` significant bits whose subnormal step is
 // 2^(min_shift - 135), ties to even; overflow gives infinity. binary32: (24, 0), every N below 2^24
@@ -56,13 +59,7 @@ bool negative_coefficient(unsigned k, unsigned n, std::uint16_t mask) {
   return ((std::popcount(k & n) & 1) != 0) != (((mask >> k) & 1u) != 0);
 }
 
-// The BF16 exponent field with subnormals counted as 1: a value of field E is a multiple of the
-// product unit 2^(E - 136) (its 8-bit significand times 2^(E - 134), times 0.25).
-int grid_exponent(float x) { return std::max(int((bits_of(x) >> 23) & 0xFFu), 1); }
-std::int64_t significand(float x) {
-  const std::uint32_t b = bits_of(x) >> 16, e = (b >> 7) & 0xFFu, f = b & 0x7Fu;
-  return e == 0 ? f : (f | 0x80u);
-}
+float to_bf16(float v) { return bf16_to_float(float_to_bf16(v)); }  // RNE, NaN kept a NaN
 
 // The sign of an exact-zero sum: -0.0 only when every product is -0.0, as the IEEE sum of the 16
 // products gives in any order.
@@ -110,7 +107,7 @@ std::array<float, 16> rht16_int64(const std::array<float, 16>& x, std::uint16_t 
     std::int64_t sum = 0;
     for (unsigned k = 0; k < 16; ++k) sum += negative_coefficient(k, n, mask) ? -product[k] : product[k];
     const float s = sum == 0 ? zero_sum(x, mask, n) : std::ldexp(static_cast<float>(sum), lo - 136);
-    y[n] = bf16_to_float(float_to_bf16(s));
+    y[n] = to_bf16(s);
   }
   return y;
 }
@@ -123,7 +120,6 @@ std::array<Fixed, 16> magnitudes(const std::array<float, 16>& x) {
 }
 
 float to_binary32(const ExactSum& s) { return s.ieee ? *s.ieee : round_fixed(s.n, 24, 0); }
-float to_bf16(float v) { return bf16_to_float(float_to_bf16(v)); }  // RNE, NaN kept a NaN
 
 // N * 2^-135 as an exact hexadecimal float: 0x1.<fraction>p<exponent>.
 std::string hex_text(const Fixed& n) {
