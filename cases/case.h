@@ -6,12 +6,15 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cases/params.h"
 #include "io/safetensors.h"
+#include "reference/error.h"
 #include "reference/profile.h"
 
 namespace nvfp4 {
@@ -35,14 +38,57 @@ const Profile& case_profile(const Case& c);
 // The "profile" parameter, or "" for an operation without one (layouts), for labels and reports.
 std::string case_profile_name(const Case& c);
 
-// A backend runs cases. It throws nvfp4::Error (or io::FormatError) for invalid cases, and
-// BackendUnavailable when it cannot run at all (e.g. no GPU).
+// A backend outside this process failed on a case without answering it: it crashed, hung, or broke
+// its protocol (docs/worker-protocol.md). The case's verdict names the kind.
+enum class FaultKind { kCrash, kTimeout, kProtocol };
+std::string_view fault_kind_name(FaultKind k);  // "crash", "timeout", "protocol"
+
+class BackendFault : public std::runtime_error {
+ public:
+  BackendFault(FaultKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  FaultKind kind() const { return kind_; }
+
+ private:
+  FaultKind kind_;
+};
+
+// A rejection without one of the contract's error codes (an external backend's exception): it
+// agrees with any rejection of the other backend, whatever its code.
+class UncodedRejection : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How a backend answered one case: outputs, a rejection, or a fault.
+struct Outcome {
+  TensorMap outputs;
+  bool rejected = false;
+  std::optional<ErrorCode> code;  // the rejection's code (none for io::FormatError)
+  bool any_code = false;          // an UncodedRejection
+  std::optional<FaultKind> fault;
+  std::string message;            // the rejection's or fault's message
+  double seconds = 0;             // time spent on this case
+};
+
+// What an external backend declares it implements (cases/declaration.h); nullptr: everything.
+class Declaration;
+
+// A backend runs cases. It throws nvfp4::Error (or io::FormatError, UncodedRejection) for cases it
+// rejects, BackendFault when it failed without answering, and BackendUnavailable when it cannot
+// run at all (e.g. no GPU).
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
   virtual TensorMap run(const Case& c) = 0;
+  // Every case's outcome, in order. Out-of-process backends override it to keep many cases in
+  // flight; the default runs them one at a time.
+  virtual std::vector<Outcome> run_many(std::span<const Case> cases);
+  virtual const Declaration* declaration() const { return nullptr; }
 };
+
+// b.run(c) with its rejection or fault caught into the outcome, and timed.
+Outcome run_outcome(Backend& b, const Case& c);
 
 class BackendUnavailable : public std::runtime_error {
  public:

@@ -73,7 +73,7 @@ Params parse_params(const OperationSpec& op, const json& j, std::int64_t format)
 }
 
 CaseRecord parse_description(const json& d, const io::File& f) {
-  check_keys(d, "nvfp4_case", {"format", "op", "params", "inputs", "origin", "note"});
+  check_keys(d, "nvfp4_case", {"format", "op", "params", "inputs", "origin", "note", "found"});
   if (!d.contains("format")) bad("no \"format\" field");
   if (!d.at("format").is_number_integer()) bad("format must be an integer, not {}", d.at("format").dump());
   const std::int64_t format = d.at("format").get<std::int64_t>();
@@ -89,6 +89,7 @@ CaseRecord parse_description(const json& d, const io::File& f) {
   r.c.params = parse_params(*spec, d.contains("params") ? d.at("params") : json::object(), format);
   if (d.contains("origin")) r.origin = get_string(d, "origin", "nvfp4_case");
   if (d.contains("note")) r.note = get_string(d, "note", "nvfp4_case");
+  if (d.contains("found")) r.found = get_string(d, "found", "nvfp4_case");
 
   if (!d.contains("inputs")) bad("no \"inputs\" field");
   const json& inputs = d.at("inputs");
@@ -149,8 +150,10 @@ nlohmann::json describe_case(const CaseRecord& r) {
     const auto it = r.recipes.find(name);
     inputs[name] = it != r.recipes.end() ? json{{"recipe", recipe_to_json(it->second)}} : json{{"tensor", true}};
   }
-  return {{"format", kCaseFormatVersion}, {"op", r.c.op}, {"params", std::move(params)},
-          {"inputs", std::move(inputs)},  {"origin", r.origin},            {"note", r.note}};
+  json d = {{"format", kCaseFormatVersion}, {"op", r.c.op}, {"params", std::move(params)},
+            {"inputs", std::move(inputs)},  {"origin", r.origin},            {"note", r.note}};
+  if (!r.found.empty()) d["found"] = r.found;  // absent otherwise, so that older files keep their hashes
+  return d;
 }
 
 io::File case_to_file(const CaseRecord& r) {

@@ -22,6 +22,9 @@ struct CaseRecord {
   std::map<std::string, Recipe> recipes;  // inputs that a recipe generates (tensor stored too)
   std::string origin;  // who made it: "seed corpus", "fuzz campaign seed=.. shard=..", "regression #.."
   std::string note;    // free text: what the case exercises, the upstream bug it reproduces
+  // The verdict with which a campaign saved it ("mismatch", "crash", ...; compare/compare.h), so
+  // that replay can tell whether it still fails the same way; "" for seed and regression cases.
+  std::string found;
 };
 
 // The description JSON (operation, parameters, recipes, origin, note, format version).

@@ -2,14 +2,34 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.h"
+#include "cases/declaration.h"
 #include "cases/metamorphic_backend.h"
 #include "cases/reference_backend.h"
+#include "cli/commands.h"
+#include "external/plugin/plugin_backend.h"
+#include "external/worker_backend.h"
 #if NVFP4_WITH_DEVICE
 #include "device/device_backend.h"
 #endif
 
 namespace nvfp4::cli {
+namespace {
+
+constexpr const char* kKnown = "reference, metamorphic, device, worker, plugin";
+
+bool known(std::string_view n) {
+  return n == "reference" || n == "metamorphic" || n == "device" || n == "worker" || n == "plugin";
+}
+
+}  // namespace
+
+void add_external_options(CLI::App* cmd, ExternalOptions& o) {
+  cmd->add_option("--worker", o.worker, "the worker backend's command, run as /bin/sh -c CMD (docs/worker-protocol.md)");
+  cmd->add_option("--worker-timeout", o.worker_timeout, "seconds a worker may take per case before the case's verdict is timeout")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--plugin", o.plugin, "the plugin backend's shared library (docs/plugin-abi.md)");
+}
 
 std::string device_unavailable() {
 #if NVFP4_WITH_DEVICE
@@ -19,17 +39,28 @@ std::string device_unavailable() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name) {
+std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external) {
   if (name == "reference") return std::make_unique<ReferenceBackend>();
   if (name == "metamorphic") return std::make_unique<MetamorphicBackend>();
   if (name == "device") {
     const std::string why = device_unavailable();
-    if (!why.empty()) throw BackendUnavailable(why);
+    if (!why.empty()) throw BackendUnavailable(fmt::format("the device backend cannot run here: {}", why));
 #if NVFP4_WITH_DEVICE
     return std::make_unique<device::DeviceBackend>();
 #endif
   }
-  throw UsageError(fmt::format("unknown backend '{}' (known: reference, metamorphic, device)", name));
+  if (name == "worker") {
+    if (external.worker.empty()) throw UsageError("--backends names worker: give its command with --worker 'CMD ARGS...'");
+    external::WorkerOptions o;
+    o.command = external.worker;
+    o.timeout_s = external.worker_timeout;
+    return std::make_unique<external::WorkerBackend>(o);
+  }
+  if (name == "plugin") {
+    if (external.plugin.empty()) throw UsageError("--backends names plugin: give its library with --plugin ./libmine.so");
+    return external::load_plugin(external.plugin);
+  }
+  throw UsageError(fmt::format("unknown backend '{}' (known: {})", name, kKnown));
 }
 
 std::pair<std::string, std::string> default_backends() {
@@ -42,9 +73,21 @@ std::pair<std::string, std::string> parse_backends(const std::string& text) {
     throw UsageError(fmt::format("--backends '{}': expected two names separated by a comma, e.g. reference,device", text));
   std::pair<std::string, std::string> b{text.substr(0, comma), text.substr(comma + 1)};
   for (const std::string& n : {b.first, b.second})
-    if (n != "reference" && n != "metamorphic" && n != "device")
-      throw UsageError(fmt::format("--backends: unknown backend '{}' (known: reference, metamorphic, device)", n));
+    if (!known(n)) throw UsageError(fmt::format("--backends: unknown backend '{}' (known: {})", n, kKnown));
   return b;
+}
+
+std::string outside_backends(const Case& c, const Backend& a, const Backend& b) {
+  for (const Backend* x : {&a, &b})
+    if (const Declaration* d = x->declaration())
+      if (std::string why = d->outside(c); !why.empty()) return fmt::format("{}: {}", backend_label(*x), why);
+  return "";
+}
+
+std::string backend_label(const Backend& b) {
+  if (const auto* w = dynamic_cast<const external::WorkerBackend*>(&b)) return fmt::format("worker ({})", w->worker_name());
+  if (const auto* p = dynamic_cast<const external::PluginBackend*>(&b)) return fmt::format("plugin ({})", p->worker_name());
+  return std::string(b.name());
 }
 
 }  // namespace nvfp4::cli

@@ -1,4 +1,4 @@
-// Backends by name, for the commands that compare two of them (replay, fuzz, gate).
+// Backends by name, for the commands that compare two of them (replay, fuzz, gate, check).
 #pragma once
 
 #include <memory>
@@ -6,13 +6,28 @@
 #include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "cases/case.h"
 
 namespace nvfp4::cli {
 
-// "reference", "metamorphic", or "device" (throws BackendUnavailable without a usable GPU, or
-// when this build has no CUDA). Throws UsageError for an unknown name.
-std::unique_ptr<Backend> make_backend(std::string_view name);
+// How to reach the external backends: a worker command (docs/worker-protocol.md) or a plugin
+// library (docs/plugin-abi.md).
+struct ExternalOptions {
+  std::string worker;           // --worker 'CMD ARGS...'
+  double worker_timeout = 10;   // --worker-timeout, seconds per case
+  std::string plugin;           // --plugin ./libmine.so
+};
+
+// Adds --worker, --worker-timeout and --plugin to a command.
+void add_external_options(CLI::App* cmd, ExternalOptions& o);
+
+// "reference", "metamorphic", "device" (throws BackendUnavailable without a usable GPU, or when
+// this build has no CUDA), "worker" (needs --worker) or "plugin" (needs --plugin). A worker or
+// plugin that cannot start throws BackendUnavailable with the reason. Throws UsageError for an
+// unknown name.
+std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external = {});
 
 // Why the device backend cannot run here, or "" when it can.
 std::string device_unavailable();
@@ -22,5 +37,12 @@ std::pair<std::string, std::string> default_backends();
 
 // "A,B" -> {A, B}; throws UsageError unless exactly two known names.
 std::pair<std::string, std::string> parse_backends(const std::string& text);
+
+// "" when both backends implement c; else why one of them does not (an external backend's
+// declaration leaves it out), for replay and the gate's corpus step to skip it.
+std::string outside_backends(const Case& c, const Backend& a, const Backend& b);
+
+// "worker (my-quantizer 0.3)", "plugin (libmine.so)", or the backend's name.
+std::string backend_label(const Backend& b);
 
 }  // namespace nvfp4::cli

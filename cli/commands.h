@@ -32,6 +32,8 @@ void register_bench(CLI::App& app, int& exit_code);
 void register_fuzz(CLI::App& app, int& exit_code);
 void register_gate(CLI::App& app, int& exit_code);
 void register_replay(CLI::App& app, int& exit_code);
+void register_worker_selftest(CLI::App& app, int& exit_code);
+void register_check(CLI::App& app, int& exit_code);
 void register_seed_corpus(CLI::App& app);
 void register_cast_master_weights(CLI::App& app);
 void register_rht(CLI::App& app);

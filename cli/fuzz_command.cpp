@@ -15,6 +15,7 @@ struct FuzzArgs {
   std::string time, backends, corpus = "corpora/found", report, shard = "0/1";
   std::size_t cases = 0, max_dim = 256;
   std::uint64_t seed = 0;
+  ExternalOptions external;
 };
 
 std::pair<int, int> parse_shard(const std::string& text) {
@@ -45,7 +46,9 @@ void run(const FuzzArgs& a, int& exit_code) {
   const std::string backends = na + " vs " + nb;
   if (nb != "device" && na != "device") fmt::print("fuzz: {} (GPU: {})\n", backends, device_unavailable().empty() ? "present, not used" : device_unavailable());
   else fmt::print("fuzz: {}\n", backends);
-  const auto ba = make_backend(na), bb = make_backend(nb);
+  const auto ba = make_backend(na, a.external), bb = make_backend(nb, a.external);
+  for (const Backend* b : {ba.get(), bb.get()})
+    if (b->declaration()) fmt::print("fuzz: {} declares {}\n", backend_label(*b), b->declaration()->to_json().dump());
   const fuzz::CampaignResult r = fuzz::run_campaign(o, *ba, *bb);
   print_campaign_summary(r, backends);
   if (!a.report.empty()) {
@@ -68,10 +71,12 @@ void register_fuzz(CLI::App& app, int& exit_code) {
   cmd->add_option("--cases", a->cases, "stop after this many cases");
   cmd->add_option("--seed", a->seed, "campaign seed: same seed and shard, same cases")->capture_default_str();
   cmd->add_option("--shard", a->shard, "K/N: run the K-th of N deterministic slices")->capture_default_str();
-  cmd->add_option("--backends", a->backends, "A,B (default: reference,device with a GPU, else reference,metamorphic)");
+  cmd->add_option("--backends", a->backends, "A,B of reference, metamorphic, device, worker, plugin (default: reference,device with a GPU, else "
+                  "reference,metamorphic)");
   cmd->add_option("--corpus", a->corpus, "directory where failing cases are saved")->capture_default_str();
   cmd->add_option("--report", a->report, "write HTML reports (index.html and one page per failure) here");
   cmd->add_option("--max-dim", a->max_dim, "largest generated M or K")->capture_default_str();
+  add_external_options(cmd, a->external);
   cmd->callback([a, &exit_code] { run(*a, exit_code); });
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "cases/case.h"
 #include "cli/commands.h"
 #include "io/safetensors.h"
 #include "reference/error.h"
@@ -39,11 +40,14 @@ int main(int argc, char** argv) {
 #if NVFP4_WITH_FUZZ
   nvfp4::cli::register_fuzz(app, exit_code);
   nvfp4::cli::register_gate(app, exit_code);
+  nvfp4::cli::register_worker_selftest(app, exit_code);
 #else
   register_missing_campaign_command(app, "fuzz");
   register_missing_campaign_command(app, "gate");
+  register_missing_campaign_command(app, "worker-selftest");
 #endif
   nvfp4::cli::register_replay(app, exit_code);
+  nvfp4::cli::register_check(app, exit_code);
   nvfp4::cli::register_seed_corpus(app);
   nvfp4::cli::register_cast_master_weights(app);
   nvfp4::cli::register_rht(app);
@@ -65,6 +69,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "nvfp4-verify: {}\n", e.what());
     return 2;
   } catch (const nvfp4::cli::UsageError& e) {
+    fmt::print(stderr, "nvfp4-verify: {}\n", e.what());
+    return 2;
+  } catch (const nvfp4::BackendUnavailable& e) {  // no GPU, a worker or plugin that cannot start
     fmt::print(stderr, "nvfp4-verify: {}\n", e.what());
     return 2;
   }

@@ -34,6 +34,7 @@ struct ReplayArgs {
   std::string backends;
   std::string report;
   std::size_t max_cases = 0;  // 0: all
+  ExternalOptions external;
 };
 
 // Both backends on one case. compare_backends lets exceptions other than the contract's errors
@@ -60,13 +61,7 @@ std::string rejection(const Case& c, Backend& b) {
 
 int replay(const ReplayArgs& args) {
   const auto [a_name, b_name] = args.backends.empty() ? default_backends() : parse_backends(args.backends);
-  std::unique_ptr<Backend> a, b;
-  try {
-    a = make_backend(a_name);
-    b = make_backend(b_name);
-  } catch (const BackendUnavailable& e) {
-    throw UsageError(fmt::format("the device backend cannot run here: {}", e.what()));
-  }
+  const std::unique_ptr<Backend> a = make_backend(a_name, args.external), b = make_backend(b_name, args.external);
   const std::string why = device_unavailable();
   if (args.backends.empty() && !why.empty())
     fmt::print("replay: {} vs {} (no device backend: {})\n", a_name, b_name, why);
@@ -99,7 +94,7 @@ int replay(const ReplayArgs& args) {
   summary.title = fmt::format("replay of {}", fmt::join(args.paths, " "));
   summary.backends = backends_text;
   std::set<std::string> page_names;
-  int passed = 0, failed = 0;
+  int passed = 0, failed = 0, skipped = 0;
   for (const fs::path& file : files) {
     CaseRecord rec;
     try {
@@ -113,6 +108,11 @@ int replay(const ReplayArgs& args) {
       continue;
     }
     const std::string label = case_label(rec.c);
+    if (const std::string why = outside_backends(rec.c, *a, *b); !why.empty()) {
+      ++skipped;
+      fmt::print("SKIP  {}  {}  ({})\n", file.string(), label, why);
+      continue;
+    }
     const Comparison cmp = compare_case(rec.c, *a, *b);
     std::string detail = cmp.problem;
     if (cmp.agree && cmp.expected.empty() && cmp.actual.empty()) detail = "both reject: " + rejection(rec.c, *a);
@@ -123,7 +123,10 @@ int replay(const ReplayArgs& args) {
       fmt::print("PASS  {}  {}{}\n", file.string(), label, detail.empty() ? "" : "  (" + detail + ")");
     } else {
       ++failed;
-      fmt::print("FAIL  {}  {}  {}\n", file.string(), label, detail);
+      // A case a campaign saved says how it failed then; replay says whether it fails the same way.
+      const std::string verdict = std::string(verdict_name(cmp.verdict));
+      const std::string saved = rec.found.empty() ? "" : rec.found == verdict ? ", as saved" : ", saved as " + rec.found;
+      fmt::print("FAIL  {}  {}  [{}{}] {}\n", file.string(), label, verdict, saved, detail);
       if (!args.report.empty()) {
         std::string stem = file.stem().string();
         for (int n = 2; page_names.count(stem); ++n) stem = fmt::format("{}-{}", file.stem().string(), n);
@@ -145,10 +148,11 @@ int replay(const ReplayArgs& args) {
     write_page(args.report, "index.html", render_summary(summary));
     fmt::print("replay: report written to {}\n", (fs::path(args.report) / "index.html").string());
   }
+  const std::string skips = skipped ? fmt::format(", {} skipped (outside an external backend's declaration)", skipped) : "";
   if (errors)
-    fmt::print("replay: {} passed, {} failed, {} unreadable or missing\n", passed, failed, errors);
+    fmt::print("replay: {} passed, {} failed{}, {} unreadable or missing\n", passed, failed, skips, errors);
   else
-    fmt::print("replay: {} passed, {} failed\n", passed, failed);
+    fmt::print("replay: {} passed, {} failed{}\n", passed, failed, skips);
   return errors ? 2 : failed ? 1 : 0;
 }
 
@@ -159,8 +163,9 @@ void register_replay(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("replay", "Replay case files (or directories of them) on two backends and compare bit for bit");
   cmd->add_option("paths", a->paths, "case files (*.safetensors) or directories searched recursively")->required();
   cmd->add_option("--backends", a->backends,
-                  "two backends A,B to compare (reference, metamorphic, device); default reference,device when a GPU "
-                  "is usable, else reference,metamorphic");
+                  "two backends A,B to compare (reference, metamorphic, device, worker, plugin); default "
+                  "reference,device when a GPU is usable, else reference,metamorphic");
+  add_external_options(cmd, a->external);
   cmd->add_option("--report", a->report, "write an HTML report (index.html and one page per failure) into this directory");
   cmd->add_option("--max-cases", a->max_cases, "replay at most the first N case files (sorted by path)")
       ->check(CLI::PositiveNumber);

@@ -9,16 +9,19 @@
 #   nvfp4verify::tensor_convert  io/         safetensors tensors <-> reference xtensor types
 #   nvfp4verify::cases           cases/      the case model and the CPU backends
 #   nvfp4verify::compare         compare/    bitwise diffs and mismatch explanations
+#   nvfp4verify::plugin_abi      include/nvfp4_verify/plugin.h, the plugin ABI's C header (dlpack);
+#                                a plain C plugin may instead add -I PREFIX/include
 # and, in a build with CUDA (NVFP4_HAVE_CUDA):
 #   nvfp4verify::device          device/     the kernels' host launchers (CUDA::cudart_static)
 #   nvfp4verify::rank_flow       device/     one data-parallel rank's master-weight cast
 #   nvfp4verify::device_backend  device/     the kernels as a backend of the case model
-# Headers go to include/nvfp4verify/<layer>/, which the targets carry as include directory.
+# Headers go to include/nvfp4verify/<layer>/, which the targets carry as include directory; the
+# plugin ABI's header goes to include/nvfp4_verify/plugin.h, where a C compiler finds it.
 # fuzz/, reports/ and bench/ stay internal (fuzz/ needs RapidCheck); the CLI goes to bin/.
 include(CMakePackageConfigHelpers)
 
 set(_nvfp4verify_layers reference io cases compare)
-set(_nvfp4verify_targets nvfp4_reference nvfp4_io nvfp4_tensor_convert nvfp4_cases nvfp4_compare)
+set(_nvfp4verify_targets nvfp4_reference nvfp4_io nvfp4_tensor_convert nvfp4_cases nvfp4_compare nvfp4_plugin_abi)
 if(NVFP4_HAVE_CUDA)
   list(APPEND _nvfp4verify_layers device)
   list(APPEND _nvfp4verify_targets nvfp4_device nvfp4_rank_flow nvfp4_device_backend)
@@ -34,6 +37,10 @@ foreach(layer IN LISTS _nvfp4verify_layers)
           FILES_MATCHING PATTERN "*.h"
           PATTERN "nccl" EXCLUDE)
 endforeach()
+
+install(FILES ${PROJECT_SOURCE_DIR}/include/nvfp4_verify/plugin.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nvfp4_verify
+        COMPONENT nvfp4verify_development)
 
 install(TARGETS ${_nvfp4verify_targets}
         EXPORT nvfp4verifyTargets

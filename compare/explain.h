@@ -51,7 +51,7 @@ struct ElementMismatch {
   std::uint32_t input_bits = 0;   // binary32 bits of the input element (data tensors)
   std::uint8_t expected = 0, actual = 0;  // code (data) or byte (scale)
   MismatchKind kind = MismatchKind::kOther;
-  std::optional<SrElement> sr;    // with stochastic rounding
+  std::optional<SrElement> sr = std::nullopt;  // with stochastic rounding
 };
 
 // The reference's intermediate values of one block, for the report's table.

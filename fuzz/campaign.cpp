@@ -44,55 +44,101 @@ void zero_irrelevant_blocks(CaseRecord& r, Backend& expected, Backend& actual) {
   }
 }
 
+// The cases of one round: RapidCheck's draws for this seed, generated without running them, so
+// that they can run on both backends as one batch. A rerun of the round with the same seed draws
+// the same cases.
+std::vector<CaseRecord> round_cases(const rc::Gen<CaseRecord>& gen, const CaseSpace& space,
+                                    const rc::detail::TestParams& params) {
+  std::vector<CaseRecord> cases;
+  const auto collect = [&] {
+    CaseRecord r = *gen;
+    if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
+    cases.push_back(std::move(r));
+  };
+  rc::detail::TestMetadata metadata;
+  metadata.id = metadata.description = "campaign round";
+  const rc::detail::TestResult r = rc::detail::checkTestable(collect, metadata, params);
+  if (r.template is<rc::detail::FailureResult>())
+    throw std::logic_error("the case generator failed (a harness bug): " + r.template get<rc::detail::FailureResult>().description);
+  if (r.template is<rc::detail::GaveUpResult>())
+    throw std::invalid_argument("the case generator gave up: too few generated cases lie inside the backends' declarations (" +
+                                r.template get<rc::detail::GaveUpResult>().description + ")");
+  return cases;
+}
+
 }  // namespace
+
+std::vector<CaseRecord> sample_cases(const CaseSpace& space, std::size_t n, std::uint64_t seed) {
+  rc::detail::TestParams params;
+  params.seed = seed;
+  params.maxSuccess = int(n);
+  params.maxSize = 100;
+  params.maxDiscardRatio = 100;
+  return round_cases(case_record(space), space, params);
+}
 
 CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend& actual) {
   CampaignResult result;
   const auto t0 = Clock::now();
-  const rc::Gen<CaseRecord> gen = case_record(o.space);
+  CaseSpace space = o.space;
+  space.declarations.push_back(expected.declaration());
+  space.declarations.push_back(actual.declaration());
+  const rc::Gen<CaseRecord> gen = case_record(space);
   auto done = [&] {
     return (o.seconds && since(t0) >= *o.seconds) || (o.cases && result.cases >= *o.cases) ||
            result.failures.size() >= o.max_failures;
   };
   for (std::uint64_t round = std::uint64_t(o.shard); !done(); round += std::uint64_t(o.shards)) {
-    std::optional<CaseRecord> last_failing;  // RapidCheck's shrinking ends on the minimal failing case
-    std::optional<std::size_t> first_failure;
-    const auto property = [&] {
-      const CaseRecord r = *gen;
-      const auto start = Clock::now();
-      const Comparison cmp = compare_backends(r.c, expected, actual);
-      OperationStats& s = result.per_operation[r.c.op];
-      if (!last_failing) {  // shrinking re-runs are not new cases
-        ++result.cases;
-        ++s.cases;
-        s.seconds += since(start);
-        if (o.on_progress) o.on_progress({result.cases, result.failures.size(), since(t0)});
-      }
-      if (!cmp.agree) {
-        if (!first_failure) first_failure = result.cases;
-        last_failing = r;
-        RC_FAIL(cmp.problem);
-      }
-    };
     rc::detail::TestParams params;
     params.seed = round_seed(o.seed, o.shards, round);
     params.maxSuccess = o.cases_per_round;
     params.maxSize = 100;
+    params.maxDiscardRatio = 100;  // cases outside a declaration are discarded
+    const std::vector<CaseRecord> batch = round_cases(gen, space, params);
+    std::vector<Case> cases;
+    for (const CaseRecord& r : batch) cases.push_back(r.c);
+    std::vector<Outcome> e = expected.run_many(cases), a = actual.run_many(cases);
+    std::optional<std::size_t> first_failure;  // index in the batch
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      OperationStats& s = result.per_operation[batch[i].c.op];
+      ++s.cases;
+      s.seconds += e[i].seconds + a[i].seconds;
+      if (!first_failure && !compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i])).agree)
+        first_failure = i;
+    }
+    const std::size_t cases_before = result.cases;
+    result.cases += batch.size();
+    if (o.on_progress) o.on_progress({result.cases, result.failures.size(), since(t0)});
+    if (!first_failure) continue;
+
+    // Shrinking: the round again, one case at a time. RapidCheck draws the same cases, stops at the
+    // first that fails and shrinks it, ending on the smallest case that still fails.
+    std::optional<CaseRecord> last_failing;
+    const auto property = [&] {
+      const CaseRecord r = *gen;
+      if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
+      const Comparison cmp = compare_backends(r.c, expected, actual);
+      if (!cmp.agree) {
+        last_failing = r;
+        RC_FAIL(cmp.problem);
+      }
+    };
     rc::detail::TestMetadata metadata;
     metadata.id = metadata.description = "campaign round";
-    const rc::detail::TestResult r = rc::detail::checkTestable(property, metadata, params);
-    if (r.template is<rc::detail::FailureResult>() && !last_failing)
-      throw std::logic_error("campaign round " + std::to_string(round) + ": the case generator failed (a harness bug): " +
-                             r.template get<rc::detail::FailureResult>().description);
-    if (!r.template is<rc::detail::FailureResult>() || !last_failing) continue;
+    rc::detail::checkTestable(property, metadata, params);
     CampaignFailure f;
-    f.shrunk = *last_failing;
+    // A backend that fails only sometimes (in a batch, not alone) leaves the batch's case unshrunk.
+    f.shrunk = last_failing ? *last_failing : batch[*first_failure];
     f.shrunk.origin = "fuzz campaign seed=" + std::to_string(o.seed) + " shard=" + std::to_string(o.shard) + "/" +
-                      std::to_string(o.shards) + " round=" + std::to_string(round);
-    shrink_master_weights(f.shrunk, expected, actual);
-    zero_irrelevant_blocks(f.shrunk, expected, actual);
+                      std::to_string(o.shards) + " round=" + std::to_string(round) +
+                      (last_failing ? "" : " (failed in a batch, not when rerun alone: not shrunk)");
+    if (last_failing) {
+      shrink_master_weights(f.shrunk, expected, actual);
+      zero_irrelevant_blocks(f.shrunk, expected, actual);
+    }
     f.comparison = compare_backends(f.shrunk.c, expected, actual);
-    f.cases_to_detection = *first_failure;
+    f.shrunk.found = std::string(verdict_name(f.comparison.verdict));
+    f.cases_to_detection = cases_before + *first_failure + 1;
     if (!o.corpus.empty()) f.saved = save_case(o.corpus, f.shrunk);
     ++result.per_operation[f.shrunk.c.op].failures;
     result.failures.push_back(std::move(f));

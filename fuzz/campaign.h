@@ -51,4 +51,8 @@ struct CampaignResult {
 
 CampaignResult run_campaign(const CampaignOptions& options, Backend& expected, Backend& actual);
 
+// `n` cases drawn from the space with this seed (the same on any machine), outside any campaign:
+// for conformance checks that need a few valid cases of an operation.
+std::vector<CaseRecord> sample_cases(const CaseSpace& space, std::size_t n, std::uint64_t seed);
+
 }  // namespace nvfp4::fuzz

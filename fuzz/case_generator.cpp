@@ -1,5 +1,6 @@
 #include "fuzz/case_generator.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "cases/registry.h"
@@ -15,24 +16,78 @@ std::vector<std::string> all_operations() {
   return ops;
 }
 
-rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
-  const std::vector<std::string> ops = space.ops.empty() ? all_operations() : space.ops;
-  for (const std::string& op : ops)
+std::string outside_declarations(const CaseSpace& space, const Case& c) {
+  for (const Declaration* d : space.declarations)
+    if (d)
+      if (std::string why = d->outside(c); !why.empty()) return why;
+  return "";
+}
+
+namespace {
+
+// The values every declaration of the space accepts for op's parameter or dtype, in `all`'s order.
+template <class T, class Allowed>
+std::vector<T> declared(const CaseSpace& space, std::vector<T> all, Allowed allowed) {
+  for (const Declaration* d : space.declarations) {
+    if (!d) continue;
+    std::vector<T> kept;
+    for (const T& v : all)
+      if (allowed(*d, v)) kept.push_back(v);
+    all = std::move(kept);
+  }
+  return all;
+}
+
+// Per operation: the profiles and input dtypes to draw from.
+struct OpDraws {
+  std::string op;
+  std::vector<std::string> profiles;
+  std::vector<io::DType> dtypes;
+};
+
+std::vector<OpDraws> op_draws(const CaseSpace& space) {
+  std::vector<std::string> ops = space.ops.empty() ? all_operations() : space.ops;
+  ops = declared(space, ops, [](const Declaration& d, const std::string& op) { return d.find(op) != nullptr; });
+  if (ops.empty()) throw std::invalid_argument("no operation lies inside every backend's declaration");
+  std::vector<std::string> all_names = space.profiles;
+  if (all_names.empty())
+    for (const NamedProfile& p : all_profiles()) all_names.emplace_back(p.name);
+  std::vector<OpDraws> draws;
+  for (const std::string& op : ops) {
     if (!find_generator(op)) throw std::logic_error("no case generator for operation " + op);
-  std::vector<std::string> profiles = space.profiles;
-  if (profiles.empty())
-    for (const NamedProfile& p : all_profiles()) profiles.emplace_back(p.name);
+    OpDraws o{op, {}, {}};
+    o.profiles = declared(space, all_names, [&](const Declaration& d, const std::string& p) {
+      const auto* a = d.allowed(op, "profile");
+      return !a || std::find(a->begin(), a->end(), ParamValue(p)) != a->end();
+    });
+    o.dtypes = declared(space, std::vector<io::DType>{io::DType::BF16, io::DType::F32, io::DType::F16},
+                        [&](const Declaration& d, io::DType t) {
+                          const auto& ts = d.find(op)->dtypes;
+                          return ts.empty() || std::find(ts.begin(), ts.end(), t) != ts.end();
+                        });
+    if (o.profiles.empty() || o.dtypes.empty())
+      throw std::invalid_argument("operation " + op + ": no profile or input dtype lies inside every declaration");
+    draws.push_back(std::move(o));
+  }
+  return draws;
+}
+
+}  // namespace
+
+rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
+  const std::vector<OpDraws> draws = op_draws(space);
   const std::size_t max_dim = space.max_dim;
   return rc::gen::exec([=] {
     CaseRecord r;
-    r.c = make_case(*rc::gen::elementOf(ops));
-    const std::string profile = *rc::gen::elementOf(profiles);
+    const OpDraws& d = *rc::gen::elementOf(draws);
+    r.c = make_case(d.op);
+    const std::string profile = *rc::gen::elementOf(d.profiles);
     if (r.c.params.has("profile")) r.c.params.set("profile", profile);
     const Shape s = *shape16(max_dim);
     Recipe recipe;
     recipe.dist = *rc::gen::element(Distribution::kRandn, Distribution::kTies, Distribution::kSpecials,
                                     Distribution::kBlockLogUniform, Distribution::kUniform, Distribution::kSrThresholds);
-    recipe.dtype = *rc::gen::element(io::DType::BF16, io::DType::F32, io::DType::F16);
+    recipe.dtype = *rc::gen::elementOf(d.dtypes);
     recipe.seed = *seed();
     recipe.M = std::int64_t(s.M);
     recipe.K = std::int64_t(s.K);

@@ -10,6 +10,7 @@
 #include <rapidcheck.h>
 
 #include "cases/case_io.h"
+#include "cases/declaration.h"
 
 namespace nvfp4::fuzz {
 
@@ -17,7 +18,13 @@ struct CaseSpace {
   std::vector<std::string> ops;       // operations to draw from (every registry operation when empty)
   std::vector<std::string> profiles;  // profile names (all when empty)
   std::size_t max_dim = 256;          // largest M or K
+  // What the backends under test implement (nullptr entries: everything). Operations, profiles
+  // and input dtypes are drawn inside every declaration; within_declarations() tells the rest.
+  std::vector<const Declaration*> declarations;
 };
+
+// Why a case lies outside one of the space's declarations ("" when inside all).
+std::string outside_declarations(const CaseSpace& space, const Case& c);
 
 rc::Gen<CaseRecord> case_record(const CaseSpace& space);
 

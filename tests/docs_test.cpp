@@ -73,7 +73,9 @@ TEST(Docs, EachLayerIncludesOnlyTheLayersBelowIt) {
       {"reference", {"reference"}},
       {"io", {"io", "reference"}},
       {"cases", {"cases", "io", "reference"}},
-      {"device", {"device", "cases", "io", "reference"}},
+      {"external", {"external", "cases", "io", "reference"}},
+      // device/plugin/ serves the kernels through the plugin ABI, with the loader's tensor helpers.
+      {"device", {"device", "external", "cases", "io", "reference"}},
       {"compare", {"compare", "cases", "io", "reference"}},
       {"fuzz", {"fuzz", "compare", "cases", "io", "reference"}},
       {"reports", {"reports", "compare", "cases", "io", "reference"}},

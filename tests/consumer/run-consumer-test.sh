@@ -62,6 +62,7 @@ done
 for h in reference/quantize.h reference/profiles.h reference/dequantize.h io/safetensors.h cases/case.h compare/diff.h; do
   [ -f "$prefix/include/nvfp4verify/$h" ] || fail "missing header include/nvfp4verify/$h"
 done
+[ -f "$prefix/include/nvfp4_verify/plugin.h" ] || fail "missing header include/nvfp4_verify/plugin.h"
 [ -x "$prefix/bin/nvfp4-verify" ] || fail "missing bin/nvfp4-verify"
 # The package must be relocatable: nothing in it may point back into the source or build tree.
 if grep -rlF -e "$source_dir/" -e "$build" "$config_dir"; then
@@ -83,6 +84,8 @@ esac
 
 step "build the consumer"
 logged "$tmp/build.log" "$cmake" --build "$tmp/build" ${NVFP4_INSTALL_CONFIG:+--config "$NVFP4_INSTALL_CONFIG"}
+
+[ -n "$(find "$tmp/build" -type f -name 'libnvfp4verify_consumer_plugin.so')" ] || fail "the consumer's plugin was not built"
 
 step "run the consumer"
 exe=$(find "$tmp/build" -type f -name nvfp4verify_consumer -perm -u+x | head -n 1)

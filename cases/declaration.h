@@ -1,0 +1,46 @@
+// What an external backend declares it implements (docs/worker-protocol.md, "implements"): its
+// operations and, for each, the values it accepts of restricted parameters and of the input dtype.
+// The campaign generates only cases inside the declaration; replay skips the others.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cases/case.h"
+#include "cases/operation.h"
+
+namespace nvfp4 {
+
+class Declaration {
+ public:
+  struct Op {
+    const OperationSpec* spec = nullptr;
+    std::map<std::string, std::vector<ParamValue>, std::less<>> params;  // restricted parameters only
+    std::vector<io::DType> dtypes;  // accepted dtypes of multi-dtype inputs; empty: any
+  };
+
+  // Parses and checks an "implements" array against the registry. Throws BackendUnavailable with
+  // one line naming `who` and the bad entry: an unknown operation, parameter, value or dtype.
+  static Declaration parse(const nlohmann::json& implements, std::string_view who);
+
+  const Op* find(std::string_view op) const;
+  std::vector<std::string> operations() const;
+  // The accepted values of `param` of `op`; nullptr when unrestricted.
+  const std::vector<ParamValue>* allowed(std::string_view op, std::string_view param) const;
+  // Why c lies outside the declaration ("" when it lies inside).
+  std::string outside(const Case& c) const;
+  nlohmann::json to_json() const;  // the "implements" array, normalized
+
+ private:
+  std::vector<Op> ops_;
+};
+
+// The dtype of a multi-dtype input (io dtype name, case-insensitive: "bf16", "F32"); nullopt when
+// unknown.
+std::optional<io::DType> declared_dtype(std::string_view name);
+
+}  // namespace nvfp4

@@ -1,0 +1,123 @@
+// `nvfp4-verify worker-selftest --worker CMD`: the conformance test of docs/worker-protocol.md,
+// for people writing a worker. One line per check; exit 0 only when every check passes.
+#include <fmt/format.h>
+
+#include "cases/reference_backend.h"
+#include "cases/registry.h"
+#include "cli/backends.h"
+#include "cli/commands.h"
+#include "compare/compare.h"
+#include "external/worker_backend.h"
+#include "fuzz/campaign.h"
+
+namespace nvfp4::cli {
+namespace {
+
+struct SelftestArgs {
+  std::string worker;
+  double timeout = 10;
+  std::size_t batch = 64;
+};
+
+class Checks {
+ public:
+  void report(bool ok, const std::string& what, const std::string& detail = "") {
+    fmt::print("{}  {}{}\n", ok ? "PASS" : "FAIL", what, detail.empty() ? "" : ": " + detail);
+    std::fflush(stdout);
+    failed_ += !ok;
+  }
+  int failed() const { return failed_; }
+
+ private:
+  int failed_ = 0;
+};
+
+// The case with its first input's last dimension cut to 15: no NVFP4 operation accepts that.
+std::optional<Case> rejected_case(const Case& c, ReferenceBackend& reference) {
+  Case bad = c;
+  for (auto& [name, t] : bad.inputs) {
+    if (t.shape.size() != 2 || t.shape[1] < 16) continue;
+    const std::int64_t rows = t.shape[0], cols = t.shape[1];
+    const std::size_t esize = io::dtype_size(t.dtype);
+    std::vector<std::uint8_t> bytes;
+    for (std::int64_t r = 0; r < rows; ++r)
+      bytes.insert(bytes.end(), t.bytes.begin() + std::ptrdiff_t(r * cols * esize),
+                   t.bytes.begin() + std::ptrdiff_t((r * cols + 15) * esize));
+    t = io::make_tensor(t.dtype, {rows, 15}, bytes);
+    if (run_outcome(reference, bad).rejected) return bad;
+    break;
+  }
+  return std::nullopt;
+}
+
+int selftest(const SelftestArgs& a) {
+  Checks checks;
+  external::WorkerOptions o;
+  o.command = a.worker;
+  o.timeout_s = a.timeout;
+  std::unique_ptr<external::WorkerBackend> w;
+  try {
+    w = std::make_unique<external::WorkerBackend>(o);
+  } catch (const BackendUnavailable& e) {
+    checks.report(false, "handshake", e.what());
+    return 1;
+  }
+  checks.report(true, "handshake", fmt::format("protocol {}, worker '{}'", nvfp4::wire::kProtocolVersion, w->worker_name()));
+  checks.report(true, "declaration", w->declaration()->to_json().dump());
+
+  ReferenceBackend reference;
+  std::vector<Case> all;
+  for (const std::string& op : w->declaration()->operations()) {
+    fuzz::CaseSpace space;
+    space.ops = {op};
+    space.max_dim = 64;
+    space.declarations = {w->declaration()};
+    std::vector<CaseRecord> sample;
+    try {
+      sample = fuzz::sample_cases(space, std::max<std::size_t>(a.batch / 4, 4), 1);
+    } catch (const std::exception& e) {
+      checks.report(false, fmt::format("{}: cases inside the declaration", op), e.what());
+      continue;
+    }
+    const Comparison cmp = compare_backends(sample.front().c, reference, *w);
+    checks.report(cmp.agree, fmt::format("{}: one case equals the reference ({})", op, case_label(sample.front().c)),
+                  cmp.agree ? "" : fmt::format("{}: {}", verdict_name(cmp.verdict), cmp.problem));
+    for (CaseRecord& r : sample) all.push_back(std::move(r.c));
+    if (const std::optional<Case> bad = rejected_case(sample.front().c, reference)) {
+      const Comparison rej = compare_backends(*bad, reference, *w);
+      checks.report(rej.agree, fmt::format("{}: rejects a case the reference rejects (K=15)", op),
+                    rej.agree ? "" : fmt::format("{}: {}", verdict_name(rej.verdict), rej.problem));
+    }
+  }
+  if (!all.empty()) {
+    if (all.size() > a.batch) all.resize(a.batch);
+    std::vector<Outcome> expected = reference.run_many(all), actual = w->run_many(all);
+    std::size_t agree = 0;
+    std::string first;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const Comparison cmp = compare_outcomes("reference", std::move(expected[i]), "worker", std::move(actual[i]));
+      agree += cmp.agree;
+      if (!cmp.agree && first.empty()) first = fmt::format("first: {}: {}: {}", case_label(all[i]), verdict_name(cmp.verdict), cmp.problem);
+    }
+    checks.report(agree == all.size(), fmt::format("{} cases in flight at once, answered in order", all.size()),
+                  agree == all.size() ? "" : fmt::format("{} of {} agree; {}", agree, all.size(), first));
+  }
+  checks.report(w->restarts() == 0, "no restarts", w->restarts() ? fmt::format("{} restarts", w->restarts()) : "");
+  const std::string bye = w->shut_down();
+  checks.report(bye.empty(), "exits with status 0 on bye", bye);
+  fmt::print("worker-selftest: {}\n", checks.failed() ? fmt::format("{} checks FAILED", checks.failed()) : "all checks passed");
+  return checks.failed() ? 1 : 0;
+}
+
+}  // namespace
+
+void register_worker_selftest(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<SelftestArgs>();
+  CLI::App* cmd = app.add_subcommand("worker-selftest", "Check that a worker speaks docs/worker-protocol.md and agrees with the reference");
+  cmd->add_option("--worker", a->worker, "the worker's command, run as /bin/sh -c CMD")->required();
+  cmd->add_option("--worker-timeout", a->timeout, "seconds per case")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", a->batch, "cases in flight in the batch check")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->callback([a, &exit_code] { exit_code = selftest(*a); });
+}
+
+}  // namespace nvfp4::cli

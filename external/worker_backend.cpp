@@ -1,0 +1,274 @@
+#include "external/worker_backend.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace nvfp4::external {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr std::size_t kMaxQueuedBytes = std::size_t(1) << 22;  // encoded requests ahead of the worker
+
+// What pumping the pipes produced.
+enum class Pumped { kMessage, kTimeout, kClosed };
+
+std::string last_lines(const std::string& tail, std::size_t max_bytes) {
+  if (tail.empty()) return "(empty)";
+  std::string t = tail.size() > max_bytes ? "..." + tail.substr(tail.size() - max_bytes) : tail;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  return t;
+}
+
+// A result message's outcome; throws wire::ProtocolError when it is not one.
+Outcome outcome_of(wire::Message m) {
+  const json& b = m.body;
+  if (!b.contains("ok") || !b.at("ok").is_boolean()) throw wire::ProtocolError("a result needs a boolean \"ok\"");
+  Outcome o;
+  if (b.at("ok").get<bool>()) {
+    o.outputs = std::move(m.tensors);
+    return o;
+  }
+  if (!b.contains("error") || !b.at("error").is_string())
+    throw wire::ProtocolError("a result with \"ok\": false needs a string \"error\"");
+  o.rejected = true;
+  o.message = b.at("error").get<std::string>();
+  if (!b.contains("code") || b.at("code").is_null()) {
+    o.any_code = true;
+    return o;
+  }
+  const auto code = b.at("code").is_string() ? wire::error_code_from_name(b.at("code").get<std::string>()) : std::nullopt;
+  if (!code) throw wire::ProtocolError(fmt::format("unknown error code {}", b.at("code").dump()));
+  o.code = code;
+  return o;
+}
+
+// Moves bytes between the harness and the worker until a whole message has arrived, the deadline
+// passes, or the worker's stdout closes. Writes as much of out[out_pos..] as the worker takes.
+class Pump {
+ public:
+  Pump(WorkerProcess& p, wire::FrameReader& r) : p_(p), r_(r) {}
+
+  Pumped until_message(const std::vector<std::uint8_t>& out, std::size_t& out_pos, Clock::time_point deadline,
+                       wire::Message& got) {
+    for (;;) {
+      if (auto m = r_.next()) {
+        got = std::move(*m);
+        return Pumped::kMessage;
+      }
+      if (closed_) return Pumped::kClosed;
+      const auto now = Clock::now();
+      if (now >= deadline) return Pumped::kTimeout;
+      const int wait_ms = int(std::min<std::int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1, 1000));
+      pollfd fds[3];
+      nfds_t n = 0;
+      fds[n++] = {p_.stdout_fd(), POLLIN, 0};
+      const bool writing = out_pos < out.size() && p_.stdin_fd() >= 0;
+      if (writing) fds[n++] = {p_.stdin_fd(), POLLOUT, 0};
+      const bool errs = p_.stderr_fd() >= 0;
+      if (errs) fds[n++] = {p_.stderr_fd(), POLLIN, 0};
+      if (::poll(fds, n, wait_ms) < 0) {
+        if (errno == EINTR) continue;
+        throw std::runtime_error(fmt::format("poll: {}", std::strerror(errno)));
+      }
+      if (errs && fds[n - 1].revents) p_.read_stderr();
+      if (writing && fds[1].revents) write_some(out, out_pos);
+      if (fds[0].revents) read_some();
+    }
+  }
+
+ private:
+  void write_some(const std::vector<std::uint8_t>& out, std::size_t& out_pos) {
+    const ssize_t w = ::write(p_.stdin_fd(), out.data() + out_pos, out.size() - out_pos);
+    if (w > 0) out_pos += std::size_t(w);
+    // The worker closed its stdin: nothing more can reach it; its stdout tells the rest.
+    if (w < 0 && errno == EPIPE) p_.close_stdin();
+  }
+
+  void read_some() {
+    std::uint8_t buf[1 << 16];
+    for (;;) {
+      const ssize_t r = ::read(p_.stdout_fd(), buf, sizeof buf);
+      if (r > 0) {
+        r_.feed({buf, std::size_t(r)});
+        continue;
+      }
+      if (r == 0) closed_ = true;
+      if (r < 0 && errno == EINTR) continue;
+      return;
+    }
+  }
+
+  WorkerProcess& p_;
+  wire::FrameReader& r_;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+WorkerBackend::WorkerBackend(WorkerOptions options) : options_(std::move(options)) {
+  // A worker that dies while we write to it must not kill the harness.
+  std::signal(SIGPIPE, SIG_IGN);
+  start();
+}
+
+WorkerBackend::~WorkerBackend() {
+  try {
+    shut_down();
+  } catch (const std::exception&) {  // the process is killed below in any case
+  }
+}
+
+void WorkerBackend::start() {
+  if (!worker_name_.empty()) ++restarts_;
+  reader_ = wire::FrameReader();
+  next_id_ = 0;
+  try {
+    process_ = std::make_unique<WorkerProcess>(options_.command);
+  } catch (const std::exception& e) {
+    throw BackendUnavailable(fmt::format("worker '{}': {}", options_.command, e.what()));
+  }
+  const auto failed = [&](const std::string& why) {
+    process_->kill();
+    process_->read_stderr();
+    const std::string text = fmt::format("worker '{}' failed its handshake: {}; {}; stderr: {}", options_.command, why,
+                                         process_->exit_status(0), last_lines(process_->stderr_tail(), 1500));
+    process_.reset();
+    return BackendUnavailable(text);
+  };
+  const std::vector<std::uint8_t> hello = wire::encode(
+      {{{"type", "hello"}, {"protocol", wire::kProtocolVersion}, {"tool_version", NVFP4_VERSION}, {"registry_format", 1}}, {}});
+  std::size_t pos = 0;
+  wire::Message m;
+  Pumped p;
+  try {
+    p = Pump(*process_, reader_).until_message(hello, pos, Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.handshake_timeout_s)), m);
+  } catch (const wire::ProtocolError& e) {
+    throw failed(e.what());
+  }
+  if (p == Pumped::kTimeout) throw failed(fmt::format("no hello within {} s", options_.handshake_timeout_s));
+  if (p == Pumped::kClosed) throw failed("it closed its stdout before answering hello");
+  if (m.body.value("type", "") != "hello") throw failed(fmt::format("its first message is {}, not a hello", m.body.dump()));
+  const json& version = m.body.contains("protocol") ? m.body.at("protocol") : json();
+  if (version != wire::kProtocolVersion)
+    throw failed(fmt::format("it speaks protocol {}; this harness speaks protocol {}", version.dump(), wire::kProtocolVersion));
+  const std::string who = m.body.contains("worker") && m.body.at("worker").is_string() ? m.body.at("worker").get<std::string>()
+                                                                                        : options_.command;
+  try {
+    Declaration d = Declaration::parse(m.body.contains("implements") ? m.body.at("implements") : json(), who);
+    if (worker_name_.empty()) declaration_ = std::move(d);  // a restart must not change what it implements
+  } catch (const BackendUnavailable& e) {
+    throw failed(e.what());
+  }
+  worker_name_ = who;
+}
+
+Outcome WorkerBackend::fault(FaultKind kind, const std::string& what) {
+  Outcome o;
+  o.fault = kind;
+  process_->kill();
+  process_->read_stderr();
+  o.message = fmt::format("{}; stderr: {}", what, last_lines(process_->stderr_tail(), 1500));
+  process_.reset();
+  return o;
+}
+
+std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
+  std::vector<Outcome> results(cases.size());
+  std::size_t answered = 0;
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.timeout_s));
+  while (answered < cases.size()) {
+    if (!process_) start();
+    std::deque<std::uint64_t> ids;  // of the cases in flight, oldest first
+    std::vector<std::uint8_t> out;
+    std::size_t out_pos = 0, sent = answered;
+    Pump pump(*process_, reader_);
+    auto head_since = Clock::now();
+    while (process_ && answered < cases.size()) {
+      while (sent < cases.size() && sent - answered < options_.window && out.size() - out_pos < kMaxQueuedBytes) {
+        if (out_pos == out.size()) out.clear(), out_pos = 0;
+        const std::vector<std::uint8_t> frame = wire::encode(wire::run_request(next_id_, cases[sent]));
+        out.insert(out.end(), frame.begin(), frame.end());
+        ids.push_back(next_id_++);
+        ++sent;
+      }
+      Outcome& result = results[answered];
+      wire::Message m;
+      try {
+        switch (pump.until_message(out, out_pos, head_since + timeout, m)) {
+          case Pumped::kTimeout:
+            result = fault(FaultKind::kTimeout, fmt::format("no answer to case id {} within {} s", ids.front(), options_.timeout_s));
+            break;
+          case Pumped::kClosed:
+            result = fault(FaultKind::kCrash, fmt::format("the worker {} before answering case id {}",
+                                                          process_->exit_status(1.0), ids.front()));
+            break;
+          case Pumped::kMessage:
+            if (m.body.value("type", "") != "result")
+              throw wire::ProtocolError(fmt::format("expected a result, got {}", m.body.dump().substr(0, 200)));
+            if (!m.body.contains("id") || m.body.at("id") != ids.front())
+              throw wire::ProtocolError(fmt::format("expected the result of case id {}, got id {}", ids.front(),
+                                                    m.body.contains("id") ? m.body.at("id").dump() : "none"));
+            result = outcome_of(std::move(m));
+            ids.pop_front();
+            break;
+        }
+      } catch (const wire::ProtocolError& e) {
+        result = fault(FaultKind::kProtocol, fmt::format("protocol error at case id {}: {}", ids.front(), e.what()));
+      }
+      const auto now = Clock::now();
+      result.seconds = std::chrono::duration<double>(now - head_since).count();
+      head_since = now;
+      ++answered;
+    }
+  }
+  return results;
+}
+
+TensorMap WorkerBackend::run(const Case& c) {
+  Outcome o = std::move(run_many({&c, 1}).front());
+  if (o.fault) throw BackendFault(*o.fault, o.message);
+  if (o.rejected && o.code) throw Error(c.op, *o.code, o.message);
+  if (o.rejected) throw UncodedRejection(o.message);
+  return std::move(o.outputs);
+}
+
+std::string WorkerBackend::shut_down() {
+  if (!process_) return "";
+  const std::vector<std::uint8_t> bye = wire::encode({{{"type", "bye"}}, {}});
+  std::size_t pos = 0;
+  wire::Message ignored;
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  std::string problem;
+  try {
+    // Writes bye, then waits for the worker to close its stdout (a message here is a protocol error).
+    Pump pump(*process_, reader_);
+    while (pos < bye.size() && process_->stdin_fd() >= 0 && Clock::now() < deadline)
+      if (pump.until_message(bye, pos, std::min(deadline, Clock::now() + std::chrono::milliseconds(50)), ignored) == Pumped::kMessage)
+        problem = "it answered bye";
+    process_->close_stdin();
+    while (problem.empty() && Clock::now() < deadline) {
+      const Pumped p = pump.until_message(bye, pos, deadline, ignored);
+      if (p == Pumped::kClosed) break;
+      problem = p == Pumped::kMessage ? "it answered bye" : "it did not exit within 5 s of bye";
+    }
+  } catch (const wire::ProtocolError& e) {
+    problem = e.what();
+  }
+  const std::string status = process_->exit_status(problem.empty() ? 5.0 : 0.0);
+  process_->kill();
+  process_.reset();
+  if (!problem.empty()) return problem;
+  return status == "exited with status 0" ? "" : "it " + status + " after bye";
+}
+
+}  // namespace nvfp4::external

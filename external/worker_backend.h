@@ -1,0 +1,54 @@
+// A backend that is another program: a worker speaking docs/worker-protocol.md over its stdin and
+// stdout. It keeps up to `window` cases in flight, and turns the worker's faults into outcomes
+// (crash, timeout, protocol error: BackendFault) instead of failing the run; after a fault it
+// starts a fresh worker for the next case.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "cases/declaration.h"
+#include "external/wire.h"
+#include "external/worker_process.h"
+
+namespace nvfp4::external {
+
+struct WorkerOptions {
+  std::string command;               // run as /bin/sh -c COMMAND
+  double timeout_s = 10;             // per case, from when it reaches the head of the queue
+  double handshake_timeout_s = 60;   // for starting (Python imports can be slow)
+  std::size_t window = 64;           // cases in flight
+};
+
+class WorkerBackend : public Backend {
+ public:
+  // Starts the worker and checks its handshake and declaration; throws BackendUnavailable with
+  // the reason (and the worker's stderr tail) when that fails.
+  explicit WorkerBackend(WorkerOptions options);
+  ~WorkerBackend() override;
+
+  std::string_view name() const override { return "worker"; }
+  TensorMap run(const Case& c) override;
+  std::vector<Outcome> run_many(std::span<const Case> cases) override;
+  const Declaration* declaration() const override { return &declaration_; }
+
+  const std::string& worker_name() const { return worker_name_; }
+  std::size_t restarts() const { return restarts_; }
+  // Sends bye and waits for a clean exit; "" when the worker exited with status 0.
+  std::string shut_down();
+
+ private:
+  void start();
+  Outcome fault(FaultKind kind, const std::string& what);
+
+  WorkerOptions options_;
+  std::unique_ptr<WorkerProcess> process_;
+  wire::FrameReader reader_;
+  std::uint64_t next_id_ = 0;
+  Declaration declaration_;
+  std::string worker_name_;
+  std::size_t restarts_ = 0;
+};
+
+}  // namespace nvfp4::external

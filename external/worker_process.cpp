@@ -1,0 +1,129 @@
+#include "external/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace nvfp4::external {
+namespace {
+
+constexpr std::size_t kTailBytes = 4096;
+
+void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+WorkerProcess::WorkerProcess(const std::string& command) {
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC))
+    throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group, so that a timeout kills the worker's children too.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
+  const int rc = ::posix_spawn(&pid_, "/bin/sh", &actions, &attr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  in_ = in[1];
+  out_ = out[0];
+  err_ = err[0];
+  if (rc != 0) {
+    close_fd(in_);
+    close_fd(out_);
+    close_fd(err_);
+    throw std::runtime_error(fmt::format("cannot start /bin/sh -c '{}': {}", command, std::strerror(rc)));
+  }
+  set_nonblocking(in_);
+  set_nonblocking(out_);
+  set_nonblocking(err_);
+}
+
+WorkerProcess::~WorkerProcess() {
+  kill();
+  close_fd(in_);
+  close_fd(out_);
+  close_fd(err_);
+}
+
+void WorkerProcess::read_stderr() {
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(err_, buf, sizeof buf);
+    if (n > 0) {
+      tail_.append(buf, std::size_t(n));
+      if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
+      continue;
+    }
+    if (n == 0) close_fd(err_);
+    if (n < 0 && errno == EINTR) continue;
+    return;
+  }
+}
+
+std::string WorkerProcess::stderr_tail() const {
+  return tail_.size() > kTailBytes ? tail_.substr(tail_.size() - kTailBytes) : tail_;
+}
+
+void WorkerProcess::close_stdin() { close_fd(in_); }
+
+bool WorkerProcess::try_reap() {
+  if (reaped_) return true;
+  const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
+  if (r == pid_) reaped_ = true;
+  return reaped_;
+}
+
+std::string WorkerProcess::exit_status(double grace_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  while (!try_reap() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  if (!reaped_) return "still running";
+  if (WIFEXITED(status_)) return fmt::format("exited with status {}", WEXITSTATUS(status_));
+  if (WIFSIGNALED(status_)) return fmt::format("killed by signal {} ({})", WTERMSIG(status_), ::strsignal(WTERMSIG(status_)));
+  return "stopped";
+}
+
+void WorkerProcess::finish(double grace_s) {
+  close_stdin();
+  exit_status(grace_s);
+  kill();
+}
+
+void WorkerProcess::kill() {
+  if (pid_ < 0) return;
+  ::kill(-pid_, SIGKILL);  // the group: also what the worker started, even when it has exited itself
+  if (!reaped_)
+    while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+    }
+  reaped_ = true;
+  pid_ = -1;
+}
+
+}  // namespace nvfp4::external

@@ -1,0 +1,22 @@
+"""nvfp4_verify: nvfp4-verify's bit-exact NVFP4 reference from Python (docs/python.md).
+
+- one function per registry operation (quantize, dequantize, amax_global, rht, ...), built from the
+  registry at import: inputs positional, parameters by keyword, a dict of numpy arrays back;
+- ops() and profiles(): the registry and the numerics profiles;
+- assert_matches (nvfp4_verify.testing): a kernel's outputs against the reference, bit for bit;
+- nvfp4_verify.worker: the worker side of docs/worker-protocol.md (pure Python);
+- nvfp4_verify.torch_utils: to_torch / from_torch.
+"""
+from . import _ops
+from ._ops import ops, profiles
+from .errors import Nvfp4Error
+from .testing import assert_matches
+
+try:
+    globals().update(_ops.operation_functions())
+except ImportError as error:  # only the pure-Python part is here (a worker on PYTHONPATH=python)
+    _NO_CORE = str(error)
+
+    def __getattr__(name):
+        raise AttributeError(f"module 'nvfp4_verify' has no attribute {name!r}; the operations need the "
+                             f"native extension: {_NO_CORE}")

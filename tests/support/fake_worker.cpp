@@ -1,0 +1,97 @@
+// A worker for the harness's tests (docs/worker-protocol.md): `nvfp4_fake_worker MODE`. In every
+// mode it declares the documented example's restrictions of quantize plus amax_global, rejects
+// (uncoded) any case outside them, and answers with the reference; each fault mode breaks that in
+// one way, on cases that have one feature, so that shrinking has something to keep:
+//   conform   nothing
+//   trivial   answers every case at once with a one-byte tensor, computing nothing (overhead bench)
+//   mismatch  flips the low bit of the first scale byte when direction == both
+//   reject    rejects every amax_global case without a code
+//   crash     abort()s on a quantize case with direction == both
+//   exit      exits with status 3 on a quantize case with rounding == stochastic
+//   hang      sleeps forever on a quantize case with direction == both
+//   garbage   writes text to stdout on a quantize case with direction == both
+//   wrong-id  answers a quantize case with direction == both under the next id
+//   missing   leaves out "amax" when direction == both
+//   extra     adds a tensor "bonus" when direction == both
+//   dtype     returns "amax" as I32 bits when direction == both
+//   version   says hello with protocol 2
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "cases/declaration.h"
+#include "cases/reference_backend.h"
+#include "external/wire.h"
+
+namespace {
+
+using nlohmann::json;
+using namespace nvfp4;
+
+const json kImplements = json::parse(R"([
+  {"op": "quantize", "params": {"profile": ["te"], "block": ["1d"], "direction": ["rowwise", "both"],
+                                "row_scaled": [false], "scale_layout": ["compact"]},
+   "dtype": ["F32", "BF16"]},
+  {"op": "amax_global"}
+])");
+
+bool both(const Case& c) { return c.op == "quantize" && c.params.text("direction") == "both"; }
+
+wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, const Declaration& d) {
+  if (const std::string why = d.outside(c); !why.empty()) return wire::error_result(id, "outside my declaration: " + why, std::nullopt);
+  if (mode == "reject" && c.op == "amax_global") return wire::error_result(id, "amax_global is not implemented yet", std::nullopt);
+  if (mode == "crash" && both(c)) std::abort();
+  if (mode == "exit" && c.op == "quantize" && c.params.text("rounding") == "stochastic") std::exit(3);
+  if (mode == "hang" && both(c)) std::this_thread::sleep_for(std::chrono::hours(1));
+  if (mode == "garbage" && both(c)) {
+    std::fputs("debug: quantizing both directions\n", stdout);
+    std::fflush(stdout);
+  }
+  if (mode == "wrong-id" && both(c)) ++id;
+  TensorMap out;
+  try {
+    out = ReferenceBackend().run(c);
+  } catch (const Error& e) {
+    return wire::error_result(id, e.what(), e.code());
+  }
+  if (both(c)) {
+    if (mode == "mismatch") out.at("scale").bytes.at(0) ^= 1;
+    if (mode == "missing") out.erase("amax");
+    if (mode == "extra") out["bonus"] = io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{7});
+    if (mode == "dtype") out.at("amax").dtype = io::DType::I32;
+  }
+  return wire::ok_result(id, std::move(out));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "conform";
+  const Declaration declaration = Declaration::parse(kImplements, "fake worker");
+  try {
+    while (std::optional<wire::Message> m = wire::read_message(0)) {
+      const std::string type = m->body.value("type", "");
+      if (type == "bye") return 0;
+      if (type == "hello") {
+        wire::write_message(1, {{{"type", "hello"}, {"protocol", mode == "version" ? 2 : 1}, {"worker", "fake worker " + mode},
+                                 {"implements", kImplements}},
+                                {}});
+        continue;
+      }
+      const std::uint64_t id = m->body.at("id").get<std::uint64_t>();
+      if (mode == "trivial") {
+        wire::write_message(1, wire::ok_result(id, {{"out", io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{0})}}));
+        continue;
+      }
+      wire::write_message(1, answer(mode, id, wire::case_of_request(*m), declaration));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fake worker: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
