@@ -72,13 +72,28 @@ bool read_all(int fd, std::uint8_t* p, std::size_t n) {
 }  // namespace
 
 std::vector<std::uint8_t> encode(const Message& m) {
-  io::File f;
-  f.tensors = m.tensors;
-  f.metadata[kMetadataKey] = m.body.dump();
-  const std::vector<std::uint8_t> image = io::serialize(f);
-  std::vector<std::uint8_t> frame(8 + image.size());
-  for (int i = 0; i < 8; ++i) frame[std::size_t(i)] = std::uint8_t(std::uint64_t(image.size()) >> (8 * i));
-  std::memcpy(frame.data() + 8, image.data(), image.size());
+  // The safetensors header written directly (io::serialize builds it as a JSON tree, which costs
+  // more than the rest of a small case's round trip); the decoder validates it as any image.
+  std::string header = R"({"__metadata__":{")" + std::string(kMetadataKey) + R"(":)" + json(m.body.dump()).dump() + "}";
+  std::size_t offset = 0;
+  for (const auto& [name, t] : m.tensors) {
+    header += fmt::format(R"(,{}:{{"dtype":"{}","shape":[{}],"data_offsets":[{},{}]}})", json(name).dump(),
+                          io::dtype_name(t.dtype), fmt::join(t.shape, ","), offset, offset + t.bytes.size());
+    offset += t.bytes.size();
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');  // the data section stays 8-byte aligned
+  const std::uint64_t image = 8 + header.size() + offset;
+  std::vector<std::uint8_t> frame(8 + image);
+  std::uint8_t* p = frame.data();
+  for (const std::uint64_t v : {image, std::uint64_t(header.size())})
+    for (int i = 0; i < 8; ++i) *p++ = std::uint8_t(v >> (8 * i));
+  std::memcpy(p, header.data(), header.size());
+  p += header.size();
+  for (const auto& [name, t] : m.tensors) {
+    if (!t.bytes.empty()) std::memcpy(p, t.bytes.data(), t.bytes.size());
+    p += t.bytes.size();
+  }
   return frame;
 }
 
