@@ -1,6 +1,7 @@
 // A plugin for the loader's tests (tests/plugin_test.cpp): its amax_global answers each profile
 // with another way of failing, and built with FIXTURE_ABI_VERSION=999 it claims an ABI version
 // the loader does not know.
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>

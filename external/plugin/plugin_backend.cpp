@@ -59,7 +59,10 @@ std::unique_ptr<PluginBackend> load_plugin(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(path, ec)) throw unavailable("no such file");
   // An absolute path: dlopen searches the library path for a bare file name.
   Library library(dlopen(std::filesystem::absolute(path).c_str(), RTLD_NOW | RTLD_LOCAL));
-  if (!library.get()) throw unavailable(fmt::format("cannot be loaded: {}", dlerror()));
+  if (!library.get()) {
+    const char* why = dlerror();
+    throw unavailable(fmt::format("cannot be loaded: {}", why ? why : "dlopen gave no reason"));
+  }
   const auto entry = [&](const char* symbol) {
     void* p = dlsym(library.get(), symbol);
     if (!p) throw unavailable(fmt::format("not an nvfp4-verify plugin: it has no entry point {}", symbol));
