@@ -82,12 +82,12 @@ int selftest(const SelftestArgs& a) {
     const Comparison cmp = compare_backends(sample.front().c, reference, *w);
     checks.report(cmp.agree, fmt::format("{}: one case equals the reference ({})", op, case_label(sample.front().c)),
                   cmp.agree ? "" : fmt::format("{}: {}", verdict_name(cmp.verdict), cmp.problem));
-    for (CaseRecord& r : sample) all.push_back(std::move(r.c));
     if (const std::optional<Case> bad = rejected_case(sample.front().c, reference)) {
       const Comparison rej = compare_backends(*bad, reference, *w);
       checks.report(rej.agree, fmt::format("{}: rejects a case the reference rejects (K=15)", op),
                     rej.agree ? "" : fmt::format("{}: {}", verdict_name(rej.verdict), rej.problem));
     }
+    for (CaseRecord& r : sample) all.push_back(std::move(r.c));
   }
   if (!all.empty()) {
     if (all.size() > a.batch) all.resize(a.batch);
