@@ -16,7 +16,8 @@ using nlohmann::json;
 
 std::vector<OperationSpec> build_registry() {
   std::vector<OperationSpec> all;
-  for (auto family : {quantize_operations, amax_operations, layout_operations, distributed_operations, hadamard_operations})
+  for (auto family : {quantize_operations, amax_operations, layout_operations, distributed_operations, hadamard_operations,
+                      gemm_operations})
     for (OperationSpec& op : family()) all.push_back(std::move(op));
   return all;
 }

@@ -10,6 +10,9 @@
 #include "reference/hadamard.h"
 #include "reference/layout.h"
 #include "reference/partition.h"
+#include "reference/scale_layout.h"
+
+#include <xtensor/xview.hpp>
 
 namespace nvfp4::fuzz {
 namespace {
@@ -278,6 +281,131 @@ void cast_master_weights_case(CaseRecord& r, std::string_view) {
   r.c.params.set("cuts", std::move(cuts));
 }
 
+
+// ---- GEMM (§3.20) ----------------------------------------------------------------------------
+
+// An operand [rows, K]: quantized random data (realistic scales and codes), or raw bytes (every
+// code; scale bytes over the whole E4M3 range, so that block contributions span 2^-20 ... 2^27;
+// NaN scale bytes only when `nan`).
+struct GemmOperandBytes {
+  ByteMatrix data, scale;
+  float amax = 1.0f;
+};
+
+GemmOperandBytes gemm_operand(std::size_t rows, std::size_t K, bool raw, bool nan, std::uint32_t sd) {
+  GemmOperandBytes o;
+  if (raw) {
+    o.data = fill_bytes(rows, K / 2, sd);
+    o.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(std::int64_t(rows))), std::size_t(scale_cols(std::int64_t(K)))});
+    const ByteMatrix bytes = fill_bytes(rows, K / 16, sd + 1);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = 0; j < K / 16; ++j) {
+        const std::uint8_t b = bytes(r, j);
+        o.scale(r, j) = (!nan && (b & 0x7F) == 0x7F) ? std::uint8_t(b - 1) : b;
+      }
+    o.amax = std::ldexp(1.0f + float(sd % 1024) / 1024.0f, int(sd % 40) - 20);
+    return o;
+  }
+  const std::size_t padded = (rows + 15) / 16 * 16;
+  Case q = make_case("quantize");
+  q.inputs["x"] = io::from_float_matrix(fill_data(Shape{padded, K}, Dist(sd % 3), sd), io::FloatType::F32);
+  const TensorMap t = ReferenceBackend().run(q);
+  const ByteMatrix data = io::to_byte_matrix(t.at("data"), "gemm", "data");
+  o.data = xt::view(data, xt::range(0, rows), xt::all());
+  o.scale = io::to_byte_matrix(t.at("scale"), "gemm", "scale");
+  xt::view(o.scale, xt::range(rows, o.scale.shape(0)), xt::all()) = 0;  // rows past the operand's are padding
+  o.amax = io::to_float_vector(t.at("amax"), "gemm", "amax")(0);
+  return o;
+}
+
+void set_gemm_operand(CaseRecord& r, const std::string& side, const GemmOperandBytes& o, bool swizzled,
+                      std::optional<FloatVector> row_amax) {
+  r.c.inputs[side + "_data"] = io::from_byte_matrix(o.data);
+  r.c.inputs[side + "_scale"] = io::from_byte_matrix(swizzled ? swizzle_scales(o.scale) : o.scale);
+  r.c.inputs[side + "_amax"] = io::from_float_vector(row_amax ? *row_amax : FloatVector({o.amax}));
+}
+
+// Positive per-row amaxes (row scaling), or one.
+FloatVector row_amaxes(std::size_t rows, std::uint32_t sd) {
+  std::mt19937 rng(sd);
+  std::uniform_int_distribution<int> e(-10, 10);
+  FloatVector v = xt::zeros<float>({rows});
+  for (float& x : v) x = std::ldexp(1.0f + float(rng() % 8388608u) / 8388608.0f, e(rng));
+  return v;
+}
+
+void gemm_case(CaseRecord& r, std::string_view) {
+  const Shape s = shape_of(r);
+  r.recipes.clear();
+  r.c.inputs.clear();
+  // M and N: the recipe's, or any size (not multiples of 16, 64 or 128); K: the recipe's, one
+  // block, or long (up to 64k with small M and N).
+  const std::size_t M = *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.M)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
+  const std::size_t N = *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.K)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
+  const bool long_k = *rc::gen::weightedElement<bool>({{12, false}, {1, true}});
+  const std::size_t K = long_k ? 16 * *rc::gen::elementOf(std::vector<std::size_t>{256, 1024, 4096})
+                               : *rc::gen::weightedOneOf<std::size_t>({{3, rc::gen::just(s.K)}, {1, rc::gen::just<std::size_t>(16)}});
+  const std::size_t m = long_k ? std::min<std::size_t>(M, 8) : M, n = long_k ? std::min<std::size_t>(N, 8) : N;
+  const bool raw = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
+  const bool nan = raw && *rc::gen::weightedElement<bool>({{5, false}, {1, true}});
+  const bool swizzled = *rc::gen::element(false, true);
+  const std::uint32_t sd = *seed();
+  GemmOperandBytes a = gemm_operand(m, K, raw, nan, sd), b = gemm_operand(n, K, raw, nan, sd + 7);
+  // Cancellation: B's rows copy A's with the second half of the blocks negated, so that whole
+  // block sums cancel exactly and small remainders (where the halves differ) decide the result.
+  if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}}) && K >= 32) {
+    b.scale = xt::zeros<std::uint8_t>(b.scale.shape());
+    for (std::size_t row = 0; row < n; ++row)
+      for (std::size_t k = 0; k < K / 2; ++k) {
+        const std::uint8_t byte = a.data(row % m, k);
+        b.data(row, k) = k >= K / 4 ? std::uint8_t(byte ^ 0x88) : byte;
+        if (k % 8 == 0) b.scale(row, k / 8) = a.scale(row % m, k / 8);
+      }
+    if (K >= 48) b.data(0, 0) ^= 0x01;  // one block differs: its remainder survives
+  }
+  const bool row_scaled = *rc::gen::weightedElement<bool>({{5, false}, {1, true}});
+  r.c.params.set("row_scaled", row_scaled);
+  std::optional<FloatVector> ra, rb;
+  if (row_scaled) {
+    if (*rc::gen::element(false, true)) ra = row_amaxes(m, sd + 11);
+    if (*rc::gen::element(false, true)) rb = row_amaxes(n, sd + 13);
+  }
+  set_gemm_operand(r, "a", a, swizzled, ra);
+  set_gemm_operand(r, "b", b, swizzled, rb);
+  r.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
+  const io::DType out = *rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16);
+  r.c.params.set("output_dtype", std::string(io::dtype_name(out)));
+  if (row_scaled) {
+    if (*rc::gen::element(false, true)) {
+      r.c.params.set("accumulate", true);
+      r.c.inputs["c"] = io::from_float_matrix(fill_data(Shape{m, n}, Dist::kRandn, sd + 17), io::float_type_of(out, "gemm"));
+    }
+  } else {
+    if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}}))
+      r.c.params.set("alpha", F32Bits{*rc::gen::weightedOneOf<std::uint32_t>(
+                                  {{3, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0x34149B93, 0x7F800000, 0x00000000, 0x00800000, 0xBF800000})},
+                                   {1, float_bits()}})});
+    const int beta = *rc::gen::weightedElement<int>({{4, 0}, {1, 1}, {1, 2}});
+    if (beta) {
+      // β·C random, or C = D itself with β = -1: α·S − RN(α·S), the rounding error, is what remains.
+      FloatMatrix cm = fill_data(Shape{m, n}, Dist(sd % 3), sd + 19);
+      float bv = float_of(*rc::gen::weightedOneOf<std::uint32_t>({{2, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0xBF800000, 0x00000000, 0x40000000})}, {1, finite_float_bits()}}));
+      if (beta == 2) {
+        Case d = r.c;
+        d.params.set("output_dtype", std::string("F32"));
+        cm = io::to_float_matrix(ReferenceBackend().run(d).at("d"), "gemm", "d");
+        bv = -1.0f;
+      }
+      r.c.params.set("beta", F32Bits{bits_of(bv)});
+      r.c.inputs["c"] = io::from_float_matrix(cm, io::FloatType::F32);
+    }
+  }
+  if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}})) {
+    r.c.params.set("bias", true);
+    r.c.inputs["bias"] = io::from_float_vector(xt::view(fill_data(Shape{1, n}, Dist::kRandn, sd + 23), 0, xt::all()));
+  }
+}
+
 constexpr GeneratorRow kGenerators[] = {
     {"quantize", quantize_case},
     {"dequantize", dequantize_case},
@@ -296,6 +424,7 @@ constexpr GeneratorRow kGenerators[] = {
     {"partial_cast_2d", partial_cast_case},
     {"cast_master_weights", cast_master_weights_case},
     {"rht", rht_case},
+    {"gemm", gemm_case},
 };
 
 }  // namespace

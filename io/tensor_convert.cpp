@@ -110,4 +110,13 @@ Tensor from_float_matrix(const FloatMatrix& m, FloatType type) {
   return make_tensor_from<std::uint16_t>(type == FloatType::BF16 ? DType::BF16 : DType::F16, shape, out);
 }
 
+FloatType float_type_of(DType t, std::string_view op) {
+  switch (t) {
+    case DType::F32: return FloatType::F32;
+    case DType::BF16: return FloatType::BF16;
+    case DType::F16: return FloatType::F16;
+    default: fail(op, ErrorCode::E_DTYPE, "dtype {} is not F32, BF16 or F16", dtype_name(t));
+  }
+}
+
 }  // namespace nvfp4::io

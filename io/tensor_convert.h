@@ -11,6 +11,8 @@
 namespace nvfp4::io {
 
 enum class FloatType { F32, BF16, F16 };
+// The FloatType of a float dtype; E_DTYPE (labelled with op) for any other dtype.
+FloatType float_type_of(DType t, std::string_view op);
 
 // E_RANK / E_DTYPE (naming the tensor) unless t has this rank / dtype.
 void require_rank(const Tensor& t, std::size_t rank, std::string_view op, std::string_view name);

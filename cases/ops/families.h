@@ -12,5 +12,6 @@ std::vector<OperationSpec> quantize_operations();     // cases/ops/quantize_ops.
 std::vector<OperationSpec> layout_operations();       // cases/ops/layout_ops.cpp
 std::vector<OperationSpec> distributed_operations();  // cases/ops/distributed_ops.cpp
 std::vector<OperationSpec> hadamard_operations();     // cases/ops/hadamard_ops.cpp
+std::vector<OperationSpec> gemm_operations();         // cases/ops/gemm_ops.cpp
 
 }  // namespace nvfp4

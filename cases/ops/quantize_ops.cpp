@@ -30,21 +30,12 @@ TensorMap run_quantize(const Case& c) {
   return out;
 }
 
-io::FloatType float_type(io::DType t, std::string_view op) {
-  switch (t) {
-    case io::DType::F32: return io::FloatType::F32;
-    case io::DType::BF16: return io::FloatType::BF16;
-    case io::DType::F16: return io::FloatType::F16;
-    default: fail(op, ErrorCode::E_DTYPE, "output dtype {} is not F32, BF16 or F16", io::dtype_name(t));
-  }
-}
-
 TensorMap run_dequantize(const Case& c) {
   TensorMap out;
   out["x"] = io::from_float_matrix(dequantize(io::to_byte_matrix(case_input(c, "data"), c.op, "data"),
                                               io::to_byte_matrix(case_input(c, "scale"), c.op, "scale"),
                                               io::to_float_vector(case_input(c, "amax"), c.op, "amax"), case_profile(c)),
-                                   float_type(dequantize_output_dtype(c), c.op));
+                                   io::float_type_of(dequantize_output_dtype(c), c.op));
   return out;
 }
 

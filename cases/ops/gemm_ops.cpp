@@ -1,0 +1,199 @@
+// The NVFP4 GEMM in EXACT mode (docs/NUMERICS.md §3.20): the correctly rounded scaled product of
+// two K-major NVFP4 operands, per-tensor or row-scaled.
+#include <algorithm>
+#include <utility>
+
+#include "cases/gemm_case.h"
+#include "cases/ops/families.h"
+#include "cases/ops/param_specs.h"
+#include "io/tensor_convert.h"
+#include "reference/e2m1.h"
+#include "reference/layout.h"
+
+#include <xtensor/xview.hpp>
+
+namespace nvfp4 {
+namespace {
+
+TensorMap output(const Case& c, const FloatMatrix& d) {
+  TensorMap out;
+  out["d"] = io::from_float_matrix(d, io::float_type_of(gemm_output_dtype(c), c.op));
+  return out;
+}
+
+TensorMap run_gemm(const Case& c) {
+  GemmInputs in;
+  read_gemm_inputs(c, in);
+  return output(c, gemm(in.a, in.b, in.options));
+}
+
+// ---- the metamorphic relations -------------------------------------------------------------
+// An operand as one E2M1 code per element and one scale byte per block, without padding.
+struct Blocks {
+  std::int64_t rows = 0, blocks = 0;
+  std::vector<std::uint8_t> code, scale;  // [rows, 16·blocks], [rows, blocks]
+  std::uint8_t& at(std::int64_t r, std::int64_t k) { return code[std::size_t(r * 16 * blocks + k)]; }
+  std::uint8_t& scale_at(std::int64_t r, std::int64_t j) { return scale[std::size_t(r * blocks + j)]; }
+};
+
+Blocks blocks_of(const GemmOperand& x) {
+  Blocks b{std::int64_t(x.data.shape(0)), std::int64_t(x.data.shape(1)) / 8, {}, {}};
+  b.code.resize(std::size_t(b.rows * b.blocks * 16));
+  b.scale.resize(std::size_t(b.rows * b.blocks));
+  for (std::int64_t r = 0; r < b.rows; ++r) {
+    for (std::int64_t k = 0; k < 16 * b.blocks; ++k) b.at(r, k) = nibble_at(x.data(r, k / 2), int(k % 2));
+    for (std::int64_t j = 0; j < b.blocks; ++j) b.scale_at(r, j) = x.scale(r, j);
+  }
+  return b;
+}
+
+GemmOperand operand_of(Blocks b, const FloatVector& amax) {
+  GemmOperand x;
+  x.data = xt::zeros<std::uint8_t>({std::size_t(b.rows), std::size_t(8 * b.blocks)});
+  x.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(b.rows)), std::size_t(scale_cols(16 * b.blocks))});
+  for (std::int64_t r = 0; r < b.rows; ++r) {
+    for (std::int64_t k = 0; k < 8 * b.blocks; ++k) x.data(r, k) = pack_nibbles(b.at(r, 2 * k), b.at(r, 2 * k + 1));
+    for (std::int64_t j = 0; j < b.blocks; ++j) x.scale(r, j) = b.scale_at(r, j);
+  }
+  x.amax = amax;
+  return x;
+}
+
+// Σ over blocks is order-free: reversing the K blocks of both operands changes nothing.
+void reverse_blocks(Blocks& x) {
+  for (std::int64_t r = 0; r < x.rows; ++r)
+    for (std::int64_t j = 0; j < x.blocks / 2; ++j) {
+      const std::int64_t o = x.blocks - 1 - j;
+      std::swap(x.scale_at(r, j), x.scale_at(r, o));
+      for (int i = 0; i < 16; ++i) std::swap(x.at(r, 16 * j + i), x.at(r, 16 * o + i));
+    }
+}
+
+// The E4M3 byte of half the value of b, when that half is exactly an E4M3 value.
+std::optional<std::uint8_t> halved(std::uint8_t b) {
+  const std::uint8_t sign = b & 0x80, e = (b >> 3) & 0xF, m = b & 0x7;
+  if (e == 0xF && m == 0x7) return std::nullopt;                      // NaN
+  if (e >= 2) return std::uint8_t(sign | ((e - 1) << 3) | m);         // one binade down
+  const std::uint8_t n = e == 0 ? m : std::uint8_t(8 + m);            // the value in units of 2^-9
+  if (n % 2) return std::nullopt;
+  return std::uint8_t(sign | (n / 2));
+}
+
+// Block j of A with every scale halved, and a copy of block j appended to both operands: the two
+// halves sum exactly to the original contribution (EXACT accumulates in integers).
+bool split_a_block(Blocks& a, Blocks& b) {
+  for (std::int64_t j = 0; j < a.blocks; ++j) {
+    bool all = true;
+    for (std::int64_t r = 0; r < a.rows && all; ++r) all = halved(a.scale_at(r, j)).has_value();
+    if (!all) continue;
+    for (Blocks* x : {&a, &b}) {
+      Blocks y{x->rows, x->blocks + 1, std::vector<std::uint8_t>(std::size_t(x->rows * 16 * (x->blocks + 1))),
+               std::vector<std::uint8_t>(std::size_t(x->rows * (x->blocks + 1)))};
+      for (std::int64_t r = 0; r < x->rows; ++r) {
+        for (std::int64_t k = 0; k < 16 * x->blocks; ++k) y.at(r, k) = x->at(r, k);
+        for (int i = 0; i < 16; ++i) y.at(r, 16 * x->blocks + i) = x->at(r, 16 * j + i);
+        for (std::int64_t jj = 0; jj < x->blocks; ++jj) y.scale_at(r, jj) = x->scale_at(r, jj);
+        y.scale_at(r, x->blocks) = x->scale_at(r, j);
+        if (x == &a) y.scale_at(r, j) = y.scale_at(r, x->blocks) = *halved(x->scale_at(r, j));
+      }
+      *x = std::move(y);
+    }
+    return true;
+  }
+  return false;
+}
+
+// The relations, composed: K blocks reversed; one block of A split into two halves (above);
+// operands swapped, D^T = D(B, A), unless a bias or two-step row scaling makes the result
+// asymmetric; row 0 of A (and of C) negated, negating row 0 of D, unless a bias or row scaling.
+TensorMap gemm_via_relations(const Case& c) {
+  GemmInputs in;
+  read_gemm_inputs(c, in);
+  const GemmOptions& o = in.options;
+  if (in.a.data.shape(1) != in.b.data.shape(1) || in.a.data.shape(1) % 8 || in.a.data.shape(1) == 0)
+    return run_gemm(c);  // E_GEMM_K: the reference's error
+  Blocks a = blocks_of(in.a), b = blocks_of(in.b);
+  reverse_blocks(a);
+  reverse_blocks(b);
+  split_a_block(a, b);
+  FloatMatrix cm = in.c;
+  GemmOptions t = o;
+  if (o.c) t.c = &cm;
+  const bool negate = !o.bias && !o.row_scaled && a.rows > 0;
+  if (negate) {
+    for (std::int64_t k = 0; k < 16 * a.blocks; ++k) a.at(0, k) ^= 0x8;
+    if (o.c) xt::row(cm, 0) = -xt::row(cm, 0);
+  }
+  const bool swap = !o.bias && !(o.row_scaled && in.a.amax.size() > 1 && in.b.amax.size() > 1);
+  FloatMatrix ct;
+  FloatMatrix d;
+  if (swap) {
+    if (o.c) {
+      ct = xt::transpose(cm);
+      t.c = &ct;
+    }
+    d = xt::transpose(gemm(operand_of(b, in.b.amax), operand_of(a, in.a.amax), t));
+  } else {
+    d = gemm(operand_of(a, in.a.amax), operand_of(b, in.b.amax), t);
+  }
+  if (negate) {
+    // A zero of the negated row is +0.0 when exact (§3.20.3) and of the other sign when it
+    // underflowed: row 0 of the original, alone, tells which.
+    FloatMatrix row0;
+    for (std::size_t n = 0; n < d.shape(1); ++n) {
+      float& v = d(0, n);
+      if (is_nan(v)) continue;
+      if (v != 0.0f) v = -v;
+      else {
+        if (row0.size() == 0) {
+          GemmOperand a0 = operand_of(blocks_of(in.a), in.a.amax);
+          a0.data = xt::view(a0.data, xt::range(0, 1), xt::all());
+          a0.scale = xt::view(a0.scale, xt::range(0, 128), xt::all());
+          FloatMatrix c0 = o.c ? FloatMatrix(xt::view(in.c, xt::range(0, 1), xt::all())) : FloatMatrix();
+          GemmOptions o0 = o;
+          if (o.c) o0.c = &c0;
+          row0 = gemm(a0, in.b, o0);
+        }
+        v = row0(0, n);
+      }
+    }
+  }
+  return output(c, d);
+}
+
+}  // namespace
+
+std::vector<OperationSpec> gemm_operations() {
+  const std::vector<io::DType> outs = {io::DType::F32, io::DType::BF16, io::DType::F16};
+  OperationSpec g;
+  g.name = "gemm";
+  g.family = "gemm";
+  g.summary = "D = RN(alpha * sum of NVFP4 block products + beta * C), one rounding of the exact result (EXACT mode)";
+  g.section = "§3.20.1, §3.20.3, §3.20.4";
+  g.params = {
+      enum_param("output_dtype", {"F32", "BF16", "F16"}, "dtype of d: the exact FP32 result, rounded again for BF16/F16"),
+      enum_param("scale_layout", {"compact", "swizzled"}, "both operands' scales: compact or GEMM-swizzled (128x4)"),
+      {"alpha", ParamType::kF32Bits, {}, F32Bits{}, "alpha itself; null: from the amaxes by §3.20.1"},
+      {"beta", ParamType::kF32Bits, {}, F32Bits{}, "beta, with tensor c; null: no C term (C is never read when beta = 0)"},
+      {"bias", ParamType::kBool, {}, false, "add bias[n] to the FP32 result (an FP32 add) before the output rounding"},
+      {"row_scaled", ParamType::kBool, {}, false, "per-row amaxes: alpha from amaxes of 1, then the post-scale of §3.20.4"},
+      {"accumulate", ParamType::kBool, {}, false, "row_scaled only: d = RNout(c + RNout(out)), c of the output dtype"},
+  };
+  const std::string_view scales = "[roundup(rows, 128), roundup(K/16, 4)], compact or swizzled";
+  g.inputs = {{"a_data", {io::DType::U8}, "[M, K/2]"},
+              {"a_scale", {io::DType::U8}, scales},
+              {"a_amax", {io::DType::F32}, "[1], or [M] when row_scaled"},
+              {"b_data", {io::DType::U8}, "[N, K/2]"},
+              {"b_scale", {io::DType::U8}, scales},
+              {"b_amax", {io::DType::F32}, "[1], or [N] when row_scaled"},
+              {"c", {io::DType::F32, io::DType::BF16, io::DType::F16}, "[M, N]: F32, or of output_dtype when accumulate", true,
+               "beta != null or accumulate"},
+              {"bias", {io::DType::F32}, "[N]", true, "bias"}};
+  g.outputs = {{"d", outs, "[M, N] of output_dtype"}};
+  g.reference = run_gemm;
+  g.metamorphic = gemm_via_relations;
+  g.relation = "order-free blocks: K blocks reversed, one block of A split into two halves of its scale; D^T = D(B, A); row 0 of A negated negates row 0 of D";
+  return {g};
+}
+
+}  // namespace nvfp4
