@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,10 @@ class UsageError : public std::runtime_error {
 
 // The profile names, for CLI11's IsMember check.
 std::vector<std::string> profile_choices();
+
+// A binary32 option value: a decimal float (inf and nan included) or a bit pattern 0xXXXXXXXX;
+// UsageError naming the option otherwise.
+float parse_f32(std::string_view option, const std::string& text);
 
 // --rht-mask: 0x-prefixed hex or decimal, at most 16 bits; UsageError otherwise.
 std::uint64_t parse_rht_mask(const std::string& text);
@@ -37,5 +42,6 @@ void register_check(CLI::App& app, int& exit_code);
 void register_seed_corpus(CLI::App& app);
 void register_cast_master_weights(CLI::App& app);
 void register_rht(CLI::App& app);
+void register_gemm(CLI::App& app);
 
 }  // namespace nvfp4::cli

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   nvfp4::cli::register_seed_corpus(app);
   nvfp4::cli::register_cast_master_weights(app);
   nvfp4::cli::register_rht(app);
+  nvfp4::cli::register_gemm(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -22,20 +22,6 @@ struct QuantizeArgs {
   std::uint64_t seed = 0, offset = 0;
 };
 
-// --amax takes a decimal float (inf and nan included) or a bit pattern written 0xXXXXXXXX.
-float parse_amax(const std::string& text) {
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    std::uint32_t bits = 0;
-    const auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), bits, 16);
-    if (ec == std::errc() && end == text.data() + text.size() && text.size() <= 10) return float_of(bits);
-  } else {
-    char* end = nullptr;
-    const float v = std::strtof(text.c_str(), &end);
-    if (!text.empty() && end == text.c_str() + text.size()) return v;
-  }
-  throw UsageError(fmt::format("--amax: '{}' is not a float (use e.g. 2.5, inf, nan or 0x40200000)", text));
-}
-
 // The tensor to quantize: --tensor NAME, or the file's only tensor.
 const io::Tensor& pick_tensor(const io::File& file, const QuantizeArgs& a, std::string& name) {
   if (!a.tensor.empty()) {
@@ -65,7 +51,7 @@ void run(const QuantizeArgs& a) {
   c.params.set("block", a.block);
   c.params.set("direction", a.direction);
   c.params.set("row_scaled", a.row_scaled);
-  if (!a.amax.empty()) c.params.set("amax", F32Bits{bits_of(parse_amax(a.amax))});
+  if (!a.amax.empty()) c.params.set("amax", F32Bits{bits_of(parse_f32("--amax", a.amax))});
   c.params.set("scale_layout", a.scale_layout);
   c.params.set("rounding", a.rounding);
   c.params.set("seed", a.seed);
@@ -99,6 +85,19 @@ void run(const QuantizeArgs& a) {
 }
 
 }  // namespace
+
+float parse_f32(std::string_view option, const std::string& text) {
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    std::uint32_t bits = 0;
+    const auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), bits, 16);
+    if (ec == std::errc() && end == text.data() + text.size() && text.size() <= 10) return float_of(bits);
+  } else {
+    char* end = nullptr;
+    const float v = std::strtof(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size()) return v;
+  }
+  throw UsageError(fmt::format("{}: '{}' is not a float (use e.g. 2.5, inf, nan or 0x40200000)", option, text));
+}
 
 void register_quantize(CLI::App& app) {
   auto a = std::make_shared<QuantizeArgs>();

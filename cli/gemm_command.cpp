@@ -1,0 +1,98 @@
+// `nvfp4-verify gemm`: the EXACT GEMM (docs/NUMERICS.md §3.20) of two files as `quantize` writes
+// them: D = alpha * A * B^T (+ beta * C) (+ bias), both operands K-major, B stored [N, K].
+#include <fmt/format.h>
+
+#include "cases/registry.h"
+#include "cli/backends.h"
+#include "cli/commands.h"
+#include "io/tensor_convert.h"
+#include "reference/scale_layout.h"
+
+namespace nvfp4::cli {
+namespace {
+
+struct GemmArgs {
+  std::string a, b, output, alpha, beta, c, bias, out_dtype = "f32", backend = "reference";
+};
+
+const io::Tensor& require(const io::File& f, const std::string& path, const std::string& name) {
+  const auto it = f.tensors.find(name);
+  if (it == f.tensors.end())
+    throw UsageError(fmt::format("{}: missing tensor '{}' (gemm reads the rowwise copy: data, scale, amax)", path, name));
+  return it->second;
+}
+
+bool swizzled(const io::File& f) {
+  const auto it = f.metadata.find("scale_layout");
+  return it != f.metadata.end() && it->second == "swizzled";
+}
+
+// The only tensor of a file (C, bias), or the one named `name`.
+io::Tensor only_tensor(const std::string& path, const char* name) {
+  const io::File f = io::read_file(path);
+  if (const auto it = f.tensors.find(name); it != f.tensors.end()) return it->second;
+  if (f.tensors.size() != 1)
+    throw UsageError(fmt::format("{}: holds {} tensors; name the one to use '{}'", path, f.tensors.size(), name));
+  return f.tensors.begin()->second;
+}
+
+void run(const GemmArgs& a) {
+  const io::File qa = io::read_file(a.a), qb = io::read_file(a.b);
+  Case c = make_case("gemm");
+  // One scale layout for both operands: a swizzled operand beside a compact one is unswizzled.
+  const bool both_swizzled = swizzled(qa) && swizzled(qb);
+  c.params.set("scale_layout", std::string(both_swizzled ? "swizzled" : "compact"));
+  for (const auto& [side, file, path] : {std::tuple{"a", &qa, a.a}, std::tuple{"b", &qb, a.b}}) {
+    const std::string s = side;
+    c.inputs[s + "_data"] = require(*file, path, "data");
+    io::Tensor scale = require(*file, path, "scale");
+    if (swizzled(*file) && !both_swizzled) scale = io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(scale, "gemm", s + "_scale")));
+    c.inputs[s + "_scale"] = scale;
+    c.inputs[s + "_amax"] = require(*file, path, "amax");
+  }
+  if (!a.alpha.empty()) c.params.set("alpha", F32Bits{bits_of(parse_f32("--alpha", a.alpha))});
+  if (!a.beta.empty()) {
+    if (a.c.empty()) throw UsageError("--beta needs --c C.safetensors");
+    c.params.set("beta", F32Bits{bits_of(parse_f32("--beta", a.beta))});
+    c.inputs["c"] = only_tensor(a.c, "c");
+  } else if (!a.c.empty()) {
+    throw UsageError("--c needs --beta");
+  }
+  if (!a.bias.empty()) {
+    c.params.set("bias", true);
+    c.inputs["bias"] = only_tensor(a.bias, "bias");
+  }
+  c.params.set("output_dtype", std::string(a.out_dtype == "bf16" ? "BF16" : a.out_dtype == "f16" ? "F16" : "F32"));
+  // Row-scaled operands (one amax per row) take the post-scale path of §3.20.4.
+  c.params.set("row_scaled", c.inputs.at("a_amax").numel() > 1 || c.inputs.at("b_amax").numel() > 1);
+  validate_case(c);
+
+  io::File out;
+  out.tensors["d"] = make_backend(a.backend)->run(c).at("d");
+  out.metadata = {{"format", "nvfp4-verify gemm"},
+                  {"mode", "exact"},
+                  {"backend", a.backend},
+                  {"a", a.a},
+                  {"b", a.b},
+                  {"tool", "nvfp4-verify " NVFP4_VERSION}};
+  io::write_file_atomic(a.output, out);
+}
+
+}  // namespace
+
+void register_gemm(CLI::App& app) {
+  auto a = std::make_shared<GemmArgs>();
+  CLI::App* cmd = app.add_subcommand("gemm", "EXACT NVFP4 GEMM: d = alpha * A * B^T (+ beta * C) (+ bias), one rounding of the exact result");
+  cmd->add_option("--a", a->a, "operand A [M, K]: a file as `quantize` writes it (data, scale, amax)")->required();
+  cmd->add_option("--b", a->b, "operand B [N, K], K-major like A")->required();
+  cmd->add_option("--output", a->output, "output .safetensors file (tensor d [M, N])")->required();
+  cmd->add_option("--alpha", a->alpha, "alpha itself (default: from the two amaxes, NUMERICS.md §3.20.1)");
+  cmd->add_option("--beta", a->beta, "beta, with --c");
+  cmd->add_option("--c", a->c, "C [M, N] F32 (.safetensors, its only tensor or one named c)");
+  cmd->add_option("--bias", a->bias, "bias [N] F32 (.safetensors, its only tensor or one named bias)");
+  cmd->add_option("--out-dtype", a->out_dtype, "output dtype")->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();
+  cmd->add_option("--backend", a->backend, "reference (CPU) or device (GPU)")->check(CLI::IsMember({"reference", "device"}))->capture_default_str();
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace nvfp4::cli
