@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -313,9 +314,50 @@ class Bench {
     NVFP4_CUDA_CHECK(cudaStreamSynchronize(s_));
   }
 
+  // The EXACT GEMM (§3.20.3) of n x n x n, FP32 output, as its launcher runs (the int8 pre-pass
+  // and the main kernel), in TFLOP-equivalent 2·n³/t; beside the vendor GEMM at the same shape.
+  // Operands: every E2M1 code, scale bytes 0.5 .. 1.875 (the pace does not depend on the values).
+  void gemm(std::int64_t n, const VendorGemm& vendor) {
+    std::mt19937 rng(7);
+    std::vector<std::uint8_t> data(std::size_t(n * n / 2)), scale(std::size_t(scale_rows(n) * scale_cols(n)));
+    for (std::uint8_t& b : data) b = std::uint8_t(rng());
+    for (std::uint8_t& b : scale) b = std::uint8_t(0x30 + rng() % 16);
+    DeviceBuffer a(data.size()), b(data.size()), sa(scale.size()), sb(scale.size()), d(std::size_t(n * n) * 4),
+        ws(device::gemm_workspace_bytes(n, n, n, false));
+    a.upload(data.data(), s_);
+    sa.upload(scale.data(), s_);
+    for (std::uint8_t& x : data) x = std::uint8_t(rng());
+    b.upload(data.data(), s_);
+    sb.upload(scale.data(), s_);
+    const device::GemmOperandView av{a.get<std::uint8_t>(), sa.get<std::uint8_t>(), false},
+        bv{b.get<std::uint8_t>(), sb.get<std::uint8_t>(), false};
+    device::GemmEpilogue e;
+    e.alpha = 1.0f;
+    const double flop = 2.0 * double(n) * double(n) * double(n);
+    const double ms = median_ms([&] { device::gemm(av, bv, n, n, n, e, d.get(), ws.get(), s_); }, o_.repetitions, s_);
+    fmt::print("\nGEMM {}x{}x{}:\n", n, n, n);
+    fmt::print("  {:<44} {:>9.3f} ms {:>8.1f} TFLOP-equivalent\n", "EXACT NVFP4, FP32 out (pre-pass + kernel)", ms,
+               flop / ms / 1e9);
+    gemm_ = {{"M", n}, {"N", n}, {"K", n}, {"exact_ms", ms}, {"exact_tflops", flop / ms / 1e9}};
+    if (vendor.prepare) {
+      const std::function<void()> launch = vendor.prepare(n, n, n, s_);
+      const double vms = median_ms(launch, o_.repetitions, s_);
+      fmt::print("  {:<44} {:>9.3f} ms {:>8.1f} TFLOPS\n", vendor.name, vms, flop / vms / 1e9);
+      fmt::print("  {:<44} {:>9.2f} (time of EXACT / time of {})\n", "ratio", ms / vms, vendor.name);
+      gemm_["vendor"] = vendor.name;
+      gemm_["vendor_ms"] = vms;
+      gemm_["vendor_tflops"] = flop / vms / 1e9;
+      gemm_["time_ratio"] = ms / vms;
+    } else {
+      fmt::print("  no vendor GEMM in this binary (nvfp4_bench times cuBLAS beside it)\n");
+    }
+    NVFP4_CUDA_CHECK(cudaStreamSynchronize(s_));
+  }
+
   nlohmann::json json() const {
     nlohmann::json j;
     j["copy_gbs"] = copy_gbs_;
+    j["gemm"] = gemm_;
     j["distributed"] = dist_;
     for (const Row& r : rows_)
       j["kernels"].push_back({{"kernel", r.kernel}, {"dtype", r.dtype}, {"M", r.M}, {"K", r.K}, {"median_ms", r.ms},
@@ -376,7 +418,7 @@ class Bench {
   cudaStream_t s_;
   double copy_gbs_ = 0;
   std::vector<Row> rows_;
-  nlohmann::json dist_;
+  nlohmann::json dist_, gemm_;
 };
 
 // Elements per second of the reference's 1D rowwise quantization of a 4096 x 4096 FP32 tensor,
@@ -413,7 +455,7 @@ nlohmann::json cpu_reference() {
 
 }  // namespace
 
-int run_bench(const BenchOptions& options) {
+int run_bench(const BenchOptions& options, const VendorGemm& vendor) {
   if (const auto reason = device::device_unavailable_reason()) {
     fmt::print(stderr, "nvfp4-verify bench: {}\n", *reason);
     return 2;
@@ -430,6 +472,7 @@ int run_bench(const BenchOptions& options) {
   if (options.large) sizes.push_back(16384);
   for (const std::int64_t n : sizes)
     for (const auto type : {device::InputType::BF16, device::InputType::F32}) b.kernels(n, n, type);
+  b.gemm(8192, vendor);
   b.distributed();
   b.distributed_large(8192, 8192);
   nlohmann::json j = b.json();

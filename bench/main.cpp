@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/bench.h"
+#include "bench/cublas_gemm.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"NVFP4 kernel benchmark"};
@@ -13,7 +14,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   o.large = !small;
   try {
-    return nvfp4::bench::run_bench(o);
+    return nvfp4::bench::run_bench(o, nvfp4::bench::cublas_bf16_gemm());
   } catch (const std::exception& e) {
     fprintf(stderr, "nvfp4_bench: %s\n", e.what());
     return 1;

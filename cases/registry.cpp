@@ -17,7 +17,7 @@ using nlohmann::json;
 std::vector<OperationSpec> build_registry() {
   std::vector<OperationSpec> all;
   for (auto family : {quantize_operations, amax_operations, layout_operations, distributed_operations, hadamard_operations,
-                      gemm_operations})
+                      gemm_operations, grouped_operations})
     for (OperationSpec& op : family()) all.push_back(std::move(op));
   return all;
 }

@@ -1,10 +1,17 @@
 #include "device/device_backend.h"
 
+#include <cstring>
+#include <tuple>
+
 #include "device/device_buffer.h"
 #include "device/distributed_backend.h"
 #include "device/transfer.h"
 #include "io/tensor_convert.h"
 #include "device/kernels.h"
+#include "cases/experts.h"
+#include "cases/gemm_case.h"
+#include "cases/grouped_gemm_case.h"
+#include "device/grouped_layout_case.h"
 #include "cases/quantize_case.h"
 #include "cases/registry.h"
 #include "reference/error.h"
@@ -273,9 +280,120 @@ TensorMap rht_case(const Case& c, cudaStream_t s) {
   return out;
 }
 
+// ---- GEMM (§3.20) ----
+// One operand's tensors, checked as the reference reads them (cases/gemm_case.cpp).
+struct GemmTensors {
+  const io::Tensor *data, *scale, *amax;
+};
+
+GemmTensors gemm_operand(const Case& c, const std::string& side, bool swizzled) {
+  const std::string data = side + "_data", scale = side + "_scale", amax = side + "_amax";
+  const GemmTensors t{&case_input(c, data.c_str()), &case_input(c, scale.c_str()), &case_input(c, amax.c_str())};
+  io::require_rank(*t.data, 2, c.op, data);
+  io::require_dtype(*t.data, io::DType::U8, c.op, data);
+  io::require_rank(*t.scale, 2, c.op, scale);
+  io::require_dtype(*t.scale, io::DType::U8, c.op, scale);
+  if (swizzled && (t.scale->shape[0] % 128 || t.scale->shape[1] % 4))
+    fail(c.op, ErrorCode::E_SCALE_SHAPE, "{} is [{}, {}]: a swizzled buffer has a multiple of 128 rows and of 4 columns",
+         scale, t.scale->shape[0], t.scale->shape[1]);
+  io::require_rank(*t.amax, 1, c.op, amax);
+  io::require_dtype(*t.amax, io::DType::F32, c.op, amax);
+  return t;
+}
+
+float first_float(const io::Tensor& t) {
+  float v;
+  std::memcpy(&v, t.bytes.data(), sizeof v);
+  return v;
+}
+
+// The reference's checks in its order (cases/gemm_case.cpp, then reference/gemm.cpp), so that
+// both reject a case with the same code; then the kernels' own limit on K.
+TensorMap gemm_case(const Case& c, cudaStream_t s) {
+  const std::string_view op = c.op;
+  const GemmOptions o = gemm_options(c);
+  const bool swizzled = gemm_scales_swizzled(c);
+  const io::DType out_dtype = gemm_output_dtype(c);
+  const GemmTensors a = gemm_operand(c, "a", swizzled), b = gemm_operand(c, "b", swizzled);
+  const io::Tensor* ct = c.inputs.count("c") ? &case_input(c, "c") : nullptr;
+  if (ct) {
+    io::require_rank(*ct, 2, op, "c");
+    io::require_dtype(*ct, o.accumulate ? out_dtype : io::DType::F32, op, "c");  // the accumulator is of the output dtype
+  }
+  const io::Tensor* bias = c.params.flag("bias") ? &case_input(c, "bias") : nullptr;
+  if (bias) {
+    io::require_rank(*bias, 1, op, "bias");
+    io::require_dtype(*bias, io::DType::F32, op, "bias");
+  }
+  const std::int64_t M = a.data->shape[0], N = b.data->shape[0], K = 2 * a.data->shape[1], Kb = 2 * b.data->shape[1];
+  if (K != Kb) fail(op, ErrorCode::E_GEMM_K, "A has K={} and B has K={}", K, Kb);
+  if (K == 0 || K % 16) fail(op, ErrorCode::E_GEMM_K, "K={} is not a positive multiple of 16", K);
+  if (o.row_scaled && (o.alpha || o.beta))
+    fail(op, ErrorCode::E_UNSUPPORTED, "row_scaled takes neither alpha nor beta: α comes from amaxes of 1 and the result is post-scaled");
+  if (o.accumulate && !o.row_scaled) fail(op, ErrorCode::E_UNSUPPORTED, "accumulate is the row-scaled path's; use beta otherwise");
+  for (const auto& [t, name, rows] : {std::tuple{a, "a_amax", M}, std::tuple{b, "b_amax", N}}) {
+    const std::int64_t n = t.amax->shape[0];
+    if (n != 1 && !(o.row_scaled && n == rows))
+      fail(op, ErrorCode::E_AMAX_SHAPE, "{} has {} values, expected 1{}", name, n, o.row_scaled ? fmt::format(" or {}", rows) : "");
+  }
+  if (o.beta || o.accumulate) {
+    if (!ct) fail(op, ErrorCode::E_UNSUPPORTED, "beta or accumulate given without the tensor c");
+    if (ct->shape[0] != M || ct->shape[1] != N)
+      fail(op, ErrorCode::E_DATA_SHAPE, "c is [{}, {}], expected [{}, {}]", ct->shape[0], ct->shape[1], M, N);
+  }
+  if (bias && bias->shape[0] != N) fail(op, ErrorCode::E_DATA_SHAPE, "bias has {} values, expected N={}", bias->shape[0], N);
+  for (const auto& [t, name, rows] : {std::tuple{a, "a_scale", M}, std::tuple{b, "b_scale", N}})
+    if (t.scale->shape[0] != scale_rows(rows) || t.scale->shape[1] != scale_cols(K))
+      fail(op, ErrorCode::E_SCALE_SHAPE, "{} is [{}, {}], expected [{}, {}] for {} rows and K={}", name, t.scale->shape[0],
+           t.scale->shape[1], scale_rows(rows), scale_cols(K), rows, K);
+  if (K / 16 > kGemmMaxBlocks)
+    fail(op, ErrorCode::E_UNSUPPORTED, "K={} exceeds the GPU kernel's limit of {} (K/16 <= {} blocks: the block sum is held in 64 bits)",
+         K, 16 * kGemmMaxBlocks, kGemmMaxBlocks);
+
+  TensorMap out;
+  if (M == 0 || N == 0) {  // nothing to launch
+    out["d"] = io::make_tensor(out_dtype, {M, N}, {});
+    return out;
+  }
+  const DeviceBuffer a_data = upload(*a.data, s), a_scale = upload(*a.scale, s), b_data = upload(*b.data, s),
+                     b_scale = upload(*b.scale, s);
+  const DeviceBuffer c_dev = ct ? upload(*ct, s) : DeviceBuffer(), bias_dev = bias ? upload(*bias, s) : DeviceBuffer();
+  const GemmOperandView av{a_data.get<std::uint8_t>(), a_scale.get<std::uint8_t>(), swizzled},
+      bv{b_data.get<std::uint8_t>(), b_scale.get<std::uint8_t>(), swizzled};
+  const OutputType type = out_dtype == io::DType::BF16 ? OutputType::BF16
+                          : out_dtype == io::DType::F16 ? OutputType::F16
+                                                         : OutputType::F32;
+  DeviceBuffer workspace(gemm_workspace_bytes(M, N, K, o.row_scaled));
+  DeviceBuffer d = poisoned(std::size_t(M * N) * io::dtype_size(out_dtype), s);
+  if (o.row_scaled) {
+    const DeviceBuffer a_amax = upload(*a.amax, s), b_amax = upload(*b.amax, s);
+    GemmPostScale post;
+    post.a_amax = a_amax.get<float>();
+    post.a_count = a.amax->shape[0];
+    post.b_amax = b_amax.get<float>();
+    post.b_count = b.amax->shape[0];
+    post.bias = bias ? bias_dev.get<float>() : nullptr;
+    post.accumulate = o.accumulate ? c_dev.get() : nullptr;
+    post.output = type;
+    gemm_row_scaled(av, bv, M, N, K, gemm_alpha(1.0f, 1.0f, 1.0f), post, d.get(), workspace.get(), s);
+    out["d"] = download(d, out_dtype, {M, N}, s);  // synchronizes before the amaxes are freed
+    return out;
+  }
+  GemmEpilogue e;
+  e.alpha = o.alpha ? *o.alpha : gemm_alpha(1.0f, first_float(*a.amax), first_float(*b.amax));
+  e.beta = o.beta;
+  e.c = ct ? c_dev.get<float>() : nullptr;
+  e.bias = bias ? bias_dev.get<float>() : nullptr;
+  e.output = type;
+  gemm(av, bv, M, N, K, e, d.get(), workspace.get(), s);
+  out["d"] = download(d, out_dtype, {M, N}, s);
+  return out;
+}
+
 // Every operation the kernels run (the registry's operations without a no_device_reason).
 constexpr DeviceRow kRunners[] = {
-    {"quantize", quantize_case},
+    // Expert weights [E, N, K]: one expert at a time, each its own tensor (cases/experts.h).
+    {"quantize", [](const Case& c, cudaStream_t s) { return run_per_expert(c, [s](const Case& e) { return quantize_case(e, s); }); }},
     {"dequantize", dequantize_case},
     {"amax_global", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kGlobal); }},
     {"amax_rows", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kRows); }},
@@ -292,6 +410,11 @@ constexpr DeviceRow kRunners[] = {
     {"partial_cast_2d", partial_cast_case},
     {"cast_master_weights", master_weights_case},
     {"rht", rht_case},
+    {"gemm", gemm_case},
+    {"grouped_swizzle", [](const Case& c, cudaStream_t s) { return grouped_layout_case(c, s, true); }},
+    {"grouped_unswizzle", [](const Case& c, cudaStream_t s) { return grouped_layout_case(c, s, false); }},
+    // G independent GEMMs (cases/grouped_gemm_case.h), each through the EXACT kernel.
+    {"grouped_gemm", [](const Case& c, cudaStream_t s) { return run_grouped_gemm(c, [s](const Case& g) { return gemm_case(g, s); }); }},
 };
 
 }  // namespace

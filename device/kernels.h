@@ -3,7 +3,9 @@
 // the reference (NUMERICS.md §2.3-§2.4); every launcher checks its launch.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include <cuda_runtime_api.h>
 
@@ -93,5 +95,49 @@ void transpose_packed(const std::uint8_t* in, std::int64_t M, std::int64_t K, st
 // 2D rowwise scales of an [M, K] tensor -> its columnwise scales.
 void transpose_scales_2d(const std::uint8_t* in, std::int64_t M, std::int64_t K, std::uint8_t* out,
                          cudaStream_t stream);
+
+// ---- GEMM (§3.20) -------------------------------------------------------------------------------
+// One K-major NVFP4 operand [rows, K]: data [rows, K/2] (8-byte aligned), scale
+// [roundup(rows, 128), roundup(K/16, 4)], compact (§2.4.1) or GEMM-swizzled (§2.4.2).
+struct GemmOperandView {
+  const std::uint8_t* data = nullptr;
+  const std::uint8_t* scale = nullptr;
+  bool swizzled = false;
+};
+
+// The block sum T is held in 64 bits (§3.20.3): exact for K/16 up to this many blocks.
+constexpr std::int64_t kGemmMaxBlocks = 76087;
+
+// EXACT mode (§3.20.3): d[m][n] = RNout(RN(RN(alpha * S_exact + beta * C[m][n]) + bias[n])).
+struct GemmEpilogue {
+  float alpha = 1.0f;
+  std::optional<float> beta;    // none: no C term; C is read only when beta is set and nonzero
+  const float* c = nullptr;     // [M, N] binary32
+  const float* bias = nullptr;  // [N], or null
+  OutputType output = OutputType::F32;
+};
+
+// Row-scaled (§3.20.4): the EXACT product into FP32, then post-scaled by the amaxes.
+struct GemmPostScale {
+  const float* a_amax = nullptr;  // [a_count]: 1 or M
+  std::int64_t a_count = 1;
+  const float* b_amax = nullptr;  // [b_count]: 1 or N
+  std::int64_t b_count = 1;
+  const float* bias = nullptr;       // [N], or null
+  const void* accumulate = nullptr;  // C [M, N] of `output`: d = RNout(C + RNout(out)); null: d = RNout(out)
+  OutputType output = OutputType::F32;
+};
+
+// Device scratch for one call of the launchers below (expanded operands, NaN rows, unswizzled
+// scales and, row-scaled, the FP32 product); it may be reused by later calls on the same stream.
+std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K, bool row_scaled);
+// M, N >= 1, K a positive multiple of 16 with K/16 <= kGemmMaxBlocks, else std::invalid_argument.
+// d: [M, N] of the output type.
+void gemm(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N, std::int64_t K,
+          const GemmEpilogue& epilogue, void* d, void* workspace, cudaStream_t stream);
+// alpha: the caller's gemm_alpha(1, 1, 1) (§3.20.4).
+void gemm_row_scaled(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N,
+                     std::int64_t K, float alpha, const GemmPostScale& post, void* d, void* workspace,
+                     cudaStream_t stream);
 
 }  // namespace nvfp4::device

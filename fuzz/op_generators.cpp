@@ -10,7 +10,10 @@
 #include "reference/hadamard.h"
 #include "reference/layout.h"
 #include "reference/partition.h"
+#include "reference/grouped_layout.h"
 #include "reference/scale_layout.h"
+
+#include <numeric>
 
 #include <xtensor/xview.hpp>
 
@@ -151,6 +154,15 @@ void quantize_case(CaseRecord& r, std::string_view) {
     as_bf16_input(r);
     r.c.params.set("rht", true);
     r.c.params.set("rht_mask", *rht_mask());
+  }
+  // MoE expert weights: x [M, K] seen as E experts [E, M/E, K], each quantized alone.
+  const std::int64_t M = r.c.inputs.at("x").shape.at(0);
+  if (M % 32 == 0 && *rc::gen::inRange(0, 6) == 5) {
+    const std::int64_t E = M % 48 == 0 ? 3 : 2;
+    io::Tensor& x = r.c.inputs.at("x");
+    x.shape = {E, M / E, x.shape[1]};
+    r.recipes.erase("x");  // the case file stores the 3-D tensor itself
+    r.c.params.set("experts", true);
   }
 }
 
@@ -406,6 +418,94 @@ void gemm_case(CaseRecord& r, std::string_view) {
   }
 }
 
+// ---- grouped (MoE) layouts and GEMMs (§2.4.3, §3.20.5) ---------------------------------------
+
+// 1 to 4 group extents, multiples of 16, empty groups included; `min_total` at least in all.
+std::vector<std::int64_t> group_sizes(std::int64_t max_blocks, std::int64_t min_total) {
+  const int G = *rc::gen::inRange(1, 5);
+  std::vector<std::int64_t> sizes;
+  for (int g = 0; g < G; ++g) sizes.push_back(16 * std::int64_t(*rc::gen::inRange<std::int64_t>(0, max_blocks + 1)));
+  if (std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)) < min_total) sizes.back() += min_total;
+  return sizes;
+}
+
+void grouped_layout_case(CaseRecord& r, bool swizzle) {
+  r.recipes.clear();
+  r.c.inputs.clear();
+  const bool inner = *rc::gen::element(false, true);
+  const std::vector<std::int64_t> sizes = group_sizes(inner ? 12 : 20, 0);
+  const std::int64_t total = std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0));
+  const std::int64_t other = inner ? 128 * *rc::gen::inRange<std::int64_t>(1, 3) : 4 * *rc::gen::inRange<std::int64_t>(1, 4);
+  const std::int64_t rows = inner ? other : scale_rows(total), cols = inner ? scale_cols(total) : other;
+  const ByteMatrix compact = fill_bytes(std::size_t(rows), std::size_t(cols), *seed());
+  r.c.params.set("axis", std::string(inner ? "inner" : "outer"));
+  r.c.params.set("group_sizes", sizes);
+  if (swizzle) {
+    r.c.inputs["scale"] = io::from_byte_matrix(compact);
+  } else {
+    r.c.params.set("extent", other);
+    r.c.inputs["scale"] = io::from_byte_vector(grouped_swizzle(compact, inner ? GroupAxis::kInner : GroupAxis::kOuter, sizes));
+  }
+}
+
+void grouped_swizzle_case(CaseRecord& r, std::string_view) { grouped_layout_case(r, true); }
+void grouped_unswizzle_case(CaseRecord& r, std::string_view) { grouped_layout_case(r, false); }
+
+io::Tensor stacked(const std::vector<io::Tensor>& parts) {
+  io::Tensor t{parts[0].dtype, parts[0].shape, {}};
+  t.shape.insert(t.shape.begin(), std::int64_t(parts.size()));
+  for (const io::Tensor& p : parts) t.bytes.insert(t.bytes.end(), p.bytes.begin(), p.bytes.end());
+  return t;
+}
+
+void grouped_gemm_case(CaseRecord& r, std::string_view) {
+  r.recipes.clear();
+  r.c.inputs.clear();
+  const bool k_grouped = *rc::gen::element(false, true);
+  const std::vector<std::int64_t> sizes = group_sizes(k_grouped ? 6 : 4, 16);
+  const std::int64_t total = std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)), G = std::int64_t(sizes.size());
+  const bool raw = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
+  const bool swizzled = *rc::gen::element(false, true);
+  const bool row_scaled = !k_grouped && *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
+  const std::uint32_t sd = *seed();
+  const std::size_t N = *rc::gen::inRange<std::size_t>(1, 40);
+  r.c.params.set("grouping", std::string(k_grouped ? "k" : "m"));
+  r.c.params.set("group_sizes", sizes);
+  r.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
+  r.c.params.set("row_scaled", row_scaled);
+  r.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
+  const GroupAxis axis = k_grouped ? GroupAxis::kInner : GroupAxis::kOuter;
+  auto grouped_scales = [&](const ByteMatrix& compact) {
+    return swizzled ? io::from_byte_vector(grouped_swizzle(compact, axis, sizes)) : io::from_byte_matrix(compact);
+  };
+  auto amaxes = [&](std::size_t n, std::uint32_t s) { return io::from_float_vector(row_amaxes(n, s)); };
+  if (k_grouped) {
+    const std::size_t M = *rc::gen::inRange<std::size_t>(1, 40);
+    const GemmOperandBytes a = gemm_operand(M, std::size_t(total), raw, false, sd), b = gemm_operand(N, std::size_t(total), raw, false, sd + 3);
+    r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
+    r.c.inputs["a_scale"] = grouped_scales(a.scale);
+    r.c.inputs["b_data"] = io::from_byte_matrix(b.data);
+    r.c.inputs["b_scale"] = grouped_scales(b.scale);
+    r.c.inputs["a_amax"] = amaxes(std::size_t(G), sd + 5);
+    r.c.inputs["b_amax"] = amaxes(std::size_t(G), sd + 7);
+    return;
+  }
+  const std::size_t K = 16 * *rc::gen::inRange<std::size_t>(1, 8);
+  const GemmOperandBytes a = gemm_operand(std::size_t(total), K, raw, false, sd);
+  r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
+  r.c.inputs["a_scale"] = grouped_scales(a.scale);
+  r.c.inputs["a_amax"] = amaxes(std::size_t(row_scaled ? total : G), sd + 5);
+  std::vector<io::Tensor> data, scale;
+  for (std::int64_t g = 0; g < G; ++g) {
+    const GemmOperandBytes b = gemm_operand(N, K, raw, false, sd + 11 + std::uint32_t(g));
+    data.push_back(io::from_byte_matrix(b.data));
+    scale.push_back(io::from_byte_matrix(swizzled ? swizzle_scales(b.scale) : b.scale));
+  }
+  r.c.inputs["b_data"] = stacked(data);
+  r.c.inputs["b_scale"] = stacked(scale);
+  r.c.inputs["b_amax"] = amaxes(std::size_t(row_scaled && *rc::gen::element(false, true) ? G * std::int64_t(N) : G), sd + 7);
+}
+
 constexpr GeneratorRow kGenerators[] = {
     {"quantize", quantize_case},
     {"dequantize", dequantize_case},
@@ -425,6 +525,9 @@ constexpr GeneratorRow kGenerators[] = {
     {"cast_master_weights", cast_master_weights_case},
     {"rht", rht_case},
     {"gemm", gemm_case},
+    {"grouped_swizzle", grouped_swizzle_case},
+    {"grouped_unswizzle", grouped_unswizzle_case},
+    {"grouped_gemm", grouped_gemm_case},
 };
 
 }  // namespace

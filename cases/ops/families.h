@@ -13,5 +13,6 @@ std::vector<OperationSpec> layout_operations();       // cases/ops/layout_ops.cp
 std::vector<OperationSpec> distributed_operations();  // cases/ops/distributed_ops.cpp
 std::vector<OperationSpec> hadamard_operations();     // cases/ops/hadamard_ops.cpp
 std::vector<OperationSpec> gemm_operations();         // cases/ops/gemm_ops.cpp
+std::vector<OperationSpec> grouped_operations();      // cases/ops/grouped_ops.cpp
 
 }  // namespace nvfp4

@@ -7,6 +7,7 @@
 #include "cases/tensor_edit.h"
 #include "io/tensor_convert.h"
 #include "reference/dequantize.h"
+#include "cases/experts.h"
 #include "reference/error.h"
 #include "reference/layout.h"
 
@@ -141,8 +142,10 @@ std::vector<OperationSpec> quantize_operations() {
        "the columnwise copy quantizes rht(x) with its own amax (§3.19; BF16 x, 1d blocks, a columnwise copy)", true},
       {"rht_mask", ParamType::kUInt, {}, std::uint64_t(kRhtDefaultMask),
        "rht sign mask, 16 bits: bit k set makes s_k = -1 (0: the plain Hadamard transform)", true},
+      {"experts", ParamType::kBool, {}, false,
+       "x is [E, N, K] expert weights: each expert quantized alone with its own amax, every output gains a leading E", true},
   };
-  q.inputs = {{"x", floats, "[M, K] (BF16 when rht)"}};
+  q.inputs = {{"x", floats, "[M, K] (BF16 when rht); [E, N, K] when experts"}};
   const std::string_view rowwise = "direction != columnwise", columnwise = "direction != rowwise";
   q.outputs = {
       {"data", {io::DType::U8}, "[M, K/2]", true, rowwise},
@@ -153,8 +156,8 @@ std::vector<OperationSpec> quantize_operations() {
       {"amax_t", {io::DType::F32}, "[1], or [K] when row_scaled", true, columnwise},
       {"global_scale", {io::DType::F32}, "[1]", true, "the profile exports a second-level scale and not row_scaled"},
   };
-  q.reference = run_quantize;
-  q.metamorphic = quantize_metamorphic;
+  q.reference = [](const Case& c) { return run_per_expert(c, run_quantize); };
+  q.metamorphic = [](const Case& c) { return run_per_expert(c, quantize_metamorphic); };
   q.relation =
       "the rowwise copy of quantize(x) is the columnwise copy of quantize(x^T), and vice versa; under stochastic "
       "rounding or rht, each copy equals that copy quantized alone (with rht and nearest rounding: the rowwise "

@@ -1,0 +1,426 @@
+// The EXACT NVFP4 GEMM (NUMERICS.md §3.20.3) and the row-scaled post-scale (§3.20.4). Integer
+// tensor cores give each block's P_j, two binary64 FMAs per output and block scale it exactly, a
+// 64-bit integer holds the sum, and exact_round.cuh rounds once. Why each step is exact, the
+// tiling and the register budget: docs/gemm-kernel.md.
+#include <stdexcept>
+#include <string>
+
+#include "device/check.h"
+#include "device/element_io.cuh"
+#include "device/exact_round.cuh"
+#include "device/kernels.h"
+#include "reference/half_float.h"
+#include "reference/layout.h"
+
+namespace nvfp4::device {
+namespace {
+
+// ---- pre-pass: int8 operands and NaN rows ----------------------------------------------------
+
+constexpr int kTileM = 128, kTileN = 128;  // CTA tile; operand rows are padded to 128
+constexpr int kTileK = 64;                 // 4 blocks of 16 per pipeline stage
+constexpr int kBlocksPerStage = kTileK / 16;
+
+// Four E2M1 codes (the low 16 bits, first element in the lowest nibble) as int8 values 2·f4.
+__device__ __forceinline__ std::uint32_t twice_values(std::uint32_t codes) {
+  std::uint32_t r = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const std::uint32_t code = (codes >> (4 * i)) & 0xFu;
+    const int v = int(__byte_perm(0x03020100u, 0x0C080604u, code & 7u) & 0xFFu);  // 0 1 2 3 4 6 8 12
+    r |= std::uint32_t(std::uint8_t(code & 8u ? -v : v)) << (8 * i);              // -0 -> 0
+  }
+  return r;
+}
+
+// packed [rows, K/2] -> int8 [padded_rows, padded_k], zero outside [rows, K]: one 16-byte chunk each.
+__global__ void expand_kernel(const std::uint8_t* __restrict__ packed, std::int64_t rows, std::int64_t K,
+                              std::int64_t padded_rows, std::int64_t padded_k, std::int8_t* __restrict__ out) {
+  const std::int64_t chunks = padded_k / 16, i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= padded_rows * chunks) return;
+  const std::int64_t r = i / chunks, c = i % chunks;
+  uint4 v = make_uint4(0, 0, 0, 0);
+  if (r < rows && 16 * c < K) {
+    const uint2 p = *reinterpret_cast<const uint2*>(packed + r * (K / 2) + 8 * c);
+    v = make_uint4(twice_values(p.x), twice_values(p.x >> 16), twice_values(p.y), twice_values(p.y >> 16));
+  }
+  *reinterpret_cast<uint4*>(out + r * padded_k + 16 * c) = v;
+}
+
+// nan[r] = any of the `blocks` real scale bytes of row r is NaN (0x7F / 0xFF); one warp per row.
+__global__ void nan_rows_kernel(const std::uint8_t* __restrict__ scale, std::int64_t rows, std::int64_t blocks,
+                                std::int64_t pitch, std::uint8_t* __restrict__ nan) {
+  const std::int64_t r = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= rows) return;  // uniform per warp
+  bool any = false;
+  for (std::int64_t j = lane; j < blocks; j += 32) any |= (scale[r * pitch + j] & 0x7Fu) == 0x7Fu;
+  any = __any_sync(0xFFFFFFFFu, any);
+  if (lane == 0) nan[r] = any;
+}
+
+// ---- the main kernel ---------------------------------------------------------------------------
+
+constexpr int kStages = 3;
+constexpr int kThreads = 256;  // 8 warps, 2 (M) x 4 (N), each 64 x 32 outputs
+constexpr int kWarpM = 64, kWarpN = 32;
+constexpr int kFragsM = kWarpM / 16, kFragsN = kWarpN / 8;  // m16n8 fragments per warp
+constexpr int kOutputs = kFragsM * kFragsN * 4;             // per thread
+constexpr int kFlushStages = 16;  // 64 blocks per binary64 accumulation: |acc| < 64 · 2^47 = 2^53
+constexpr int kRasterGroup = 8;   // CTAs walk 8 row tiles at a time, for L2 reuse
+
+// The MMA starts from kLowBias, so its s32 result 2^30 + P_j is the low word of the binary64
+// 2^52 + 2^30 + P_j (high word 0x43300000) without any conversion.
+constexpr std::int32_t kLowBias = 1 << 30;
+constexpr std::uint32_t kHighWord = 0x43300000u;
+constexpr double kBias = 4503599627370496.0 + 1073741824.0;  // 2^52 + 2^30
+
+struct Stage {
+  std::int8_t a[kTileM * kTileK];  // 16-byte chunks swizzled (chunk_offset)
+  std::int8_t b[kTileN * kTileK];
+  std::uint32_t a_scale[kTileM];   // the stage's 4 scale bytes of each row
+  std::uint32_t b_scale[kTileN];
+};
+
+struct Shared {
+  Stage stage[kStages];
+  double2 a_n[kBlocksPerStage][kTileM];  // (n_a, -kBias · n_a)
+  double b_n[kBlocksPerStage][kTileN];
+  long long total[kOutputs][kThreads];   // T so far, each thread's own column
+};
+
+struct Args {
+  const std::int8_t* a;  // [roundup(M, 128), padded_k]
+  const std::int8_t* b;  // [roundup(N, 128), padded_k]
+  const std::uint8_t* a_scale;  // compact, row pitch scale_pitch
+  const std::uint8_t* b_scale;
+  const std::uint8_t* a_nan;  // [M]
+  const std::uint8_t* b_nan;  // [N]
+  std::int64_t M, N, padded_k, scale_pitch;
+  float alpha;
+  bool has_c;  // beta given and nonzero
+  float beta;
+  const float* c;
+  const float* bias;
+  OutputType output;
+  void* d;
+};
+
+// Byte offset of 16-byte chunk `chunk` (= block) of tile row `row`: XOR-swizzled so that the 8
+// rows of one ldmatrix hit 8 different bank groups.
+__device__ __forceinline__ int chunk_offset(int row, int chunk) { return row * kTileK + ((chunk ^ ((row >> 1) & 3)) << 4); }
+
+__device__ __forceinline__ std::uint32_t smem_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_address(dst)), "l"(src));
+}
+__device__ __forceinline__ void cp_async4(void* dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_address(dst)), "l"(src));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_address(p)));
+}
+
+// One block's 16x8 integer products, each from kLowBias: (2^30 + P_j) for rows g, g+8, columns 2t, 2t+1.
+__device__ __forceinline__ void mma_block(std::uint32_t a0, std::uint32_t a1, std::uint32_t b, std::int32_t (&c)[4]) {
+  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};\n"
+      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
+      : "r"(a0), "r"(a1), "r"(b), "r"(kLowBias), "r"(kLowBias), "r"(kLowBias), "r"(kLowBias));
+}
+
+// n = f8(b) · 2^9 (an integer, |n| < 2^18); NaN bytes give 0, the NaN rows carry them.
+__device__ __forceinline__ double scale_n(std::uint32_t b) {
+  const int e = (b >> 3) & 0xF, m = b & 7;
+  const int n = e == 0xF && m == 7 ? 0 : e == 0 ? m : (8 | m) << (e - 1);
+  return __int2double_rn(b & 0x80u ? -n : n);
+}
+
+__device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_t m0, std::int64_t n0, int step, int tid) {
+  const std::int64_t k0 = std::int64_t(step) * kTileK;
+#pragma unroll
+  for (int i = tid; i < kTileM * 4; i += kThreads) {
+    const int row = i >> 2, chunk = i & 3;
+    cp_async16(st.a + chunk_offset(row, chunk), p.a + (m0 + row) * p.padded_k + k0 + 16 * chunk);
+    cp_async16(st.b + chunk_offset(row, chunk), p.b + (n0 + row) * p.padded_k + k0 + 16 * chunk);
+  }
+  if (tid < kTileM) cp_async4(&st.a_scale[tid], p.a_scale + (m0 + tid) * p.scale_pitch + 4 * step);
+  else cp_async4(&st.b_scale[tid - kTileM], p.b_scale + (n0 + tid - kTileM) * p.scale_pitch + 4 * step);
+}
+
+__device__ __forceinline__ void decode_scales(Shared& s, const Stage& st, int tid) {
+#pragma unroll
+  for (int i = tid; i < kBlocksPerStage * kTileM; i += kThreads) {
+    const int row = i % kTileM, block = i / kTileM;
+    const double na = scale_n((st.a_scale[row] >> (8 * block)) & 0xFFu);
+    s.a_n[block][row] = make_double2(na, __dmul_rn(-kBias, na));  // exact: 27 significant bits at most
+    s.b_n[block][row] = scale_n((st.b_scale[row] >> (8 * block)) & 0xFFu);
+  }
+}
+
+// acc += P_j · n_a · n_b for every output of the warp tile and every block of the stage.
+__device__ __forceinline__ void compute_stage(const Shared& s, const Stage& st, int wm, int wn, int lane,
+                                              double (&acc)[kOutputs]) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int block = 0; block < kBlocksPerStage; ++block) {
+    std::uint32_t bf[4];  // fragment f: columns wn + 8f .. +7
+    ldmatrix_x4(bf, st.b + chunk_offset(wn + 8 * (lane >> 3) + (lane & 7), block));
+    double2 nb[kFragsN];
+#pragma unroll
+    for (int f = 0; f < kFragsN; ++f) nb[f] = *reinterpret_cast<const double2*>(&s.b_n[block][wn + 8 * f + 2 * t]);
+#pragma unroll
+    for (int i = 0; i < kFragsM; i += 2) {
+      std::uint32_t af[4];  // fragments i and i + 1: rows +0..7, +8..15 of each
+      const int q = lane >> 3;
+      ldmatrix_x4(af, st.a + chunk_offset(wm + 16 * (i + (q >> 1)) + 8 * (q & 1) + (lane & 7), block));
+#pragma unroll
+      for (int ii = 0; ii < 2; ++ii) {
+        const double2 na[2] = {s.a_n[block][wm + 16 * (i + ii) + g], s.a_n[block][wm + 16 * (i + ii) + g + 8]};
+#pragma unroll
+        for (int f = 0; f < kFragsN; ++f) {
+          std::int32_t c[4];
+          mma_block(af[2 * ii], af[2 * ii + 1], bf[f], c);
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const double d = __hiloint2double(int(kHighWord), c[r]);           // 2^52 + 2^30 + P_j
+            const double u = __fma_rn(d, na[r >> 1].x, na[r >> 1].y);           // P_j · n_a, exact
+            double& a = acc[((i + ii) * kFragsN + f) * 4 + r];
+            a = __fma_rn(u, r & 1 ? nb[f].y : nb[f].x, a);                      // exact while |a| < 2^53
+          }
+        }
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void flush(Shared& s, int tid, double (&acc)[kOutputs]) {
+#pragma unroll
+  for (int q = 0; q < kOutputs; ++q) {
+    s.total[q][tid] += __double2ll_rn(acc[q]);  // an integer below 2^53: exact
+    acc[q] = 0.0;
+  }
+}
+
+__device__ __forceinline__ void store_output(const Args& p, std::int64_t i, float v) {
+  switch (p.output) {
+    case OutputType::F32: static_cast<float*>(p.d)[i] = v; break;
+    case OutputType::BF16: static_cast<std::uint16_t*>(p.d)[i] = float_to_bf16(v); break;
+    case OutputType::F16: static_cast<std::uint16_t*>(p.d)[i] = float_to_half(v); break;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  Shared& s = *reinterpret_cast<Shared*>(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = (warp / 4) * kWarpM, wn = (warp % 4) * kWarpN;
+
+  // Grouped raster: consecutive CTAs share a band of kRasterGroup row tiles.
+  const std::int64_t tiles_m = (p.M + kTileM - 1) / kTileM, tiles_n = (p.N + kTileN - 1) / kTileN;
+  const std::int64_t per_group = kRasterGroup * tiles_n, pid = blockIdx.x;
+  const std::int64_t first = pid / per_group * kRasterGroup;
+  const std::int64_t height = min(tiles_m - first, std::int64_t(kRasterGroup));
+  const std::int64_t m0 = (first + pid % per_group % height) * kTileM, n0 = pid % per_group / height * kTileN;
+
+#pragma unroll
+  for (int q = 0; q < kOutputs; ++q) s.total[q][tid] = 0;
+  double acc[kOutputs];
+#pragma unroll
+  for (int q = 0; q < kOutputs; ++q) acc[q] = 0.0;
+
+  const int steps = int(p.padded_k / kTileK);
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < steps) load_stage(s.stage[i], p, m0, n0, i, tid);
+    cp_async_commit();
+  }
+  for (int step = 0; step < steps; ++step) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // the stage has landed; every warp is done with the previous one
+    const int next = step + kStages - 1;
+    if (next < steps) load_stage(s.stage[next % kStages], p, m0, n0, next, tid);
+    cp_async_commit();
+    const Stage& st = s.stage[step % kStages];
+    decode_scales(s, st, tid);
+    __syncthreads();
+    compute_stage(s, st, wm, wn, lane, acc);
+    if ((step + 1) % kFlushStages == 0 || step + 1 == steps) flush(s, tid, acc);
+  }
+
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll 1
+  for (int q = 0; q < kOutputs; ++q) {
+    const int r = q % 4, f = q / 4 % kFragsN, i = q / 4 / kFragsN;
+    const std::int64_t row = m0 + wm + 16 * i + g + 8 * (r >> 1), col = n0 + wn + 8 * f + 2 * t + (r & 1);
+    if (row >= p.M || col >= p.N) continue;
+    const std::int64_t o = row * p.N + col;
+    float v = exact::gemm_value(p.a_nan[row] | p.b_nan[col], s.total[q][tid], p.alpha, p.has_c, p.beta,
+                                p.has_c ? p.c[o] : 0.0f);
+    if (p.bias) v = add_rn(v, p.bias[col]);
+    store_output(p, o, v);
+  }
+}
+
+// ---- the row-scaled post-scale (§3.20.4) -------------------------------------------------------
+
+__device__ __forceinline__ float narrow(float v, OutputType t) {  // RNout, held as binary32
+  switch (t) {
+    case OutputType::F32: return v;
+    case OutputType::BF16: return bf16_to_float(float_to_bf16(v));
+    case OutputType::F16: return half_to_float(float_to_half(v));
+  }
+  return v;
+}
+
+__device__ __forceinline__ float load_output(const void* x, std::int64_t i, OutputType t) {
+  switch (t) {
+    case OutputType::F32: return static_cast<const float*>(x)[i];
+    case OutputType::BF16: return bf16_to_float(static_cast<const std::uint16_t*>(x)[i]);
+    case OutputType::F16: return half_to_float(static_cast<const std::uint16_t*>(x)[i]);
+  }
+  return 0.0f;
+}
+
+__global__ void post_scale_kernel(const float* __restrict__ d0, std::int64_t M, std::int64_t N, const GemmPostScale p,
+                                  void* __restrict__ d) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= M * N) return;
+  const std::int64_t m = i / N, n = i % N;
+  const bool row_scalar = p.a_count == 1, col_scalar = p.b_count == 1;
+  const float row = p.a_amax[row_scalar ? 0 : m], col = p.b_amax[col_scalar ? 0 : n];
+  float v;
+  if (col_scalar) v = mul_rn(d0[i], mul_rn(row, col));       // folded product
+  else if (row_scalar) v = mul_rn(d0[i], mul_rn(col, row));  // folded product
+  else v = mul_rn(mul_rn(d0[i], row), col);                  // bilateral: two steps
+  if (p.bias) v = add_rn(v, p.bias[n]);
+  v = narrow(v, p.output);
+  if (p.accumulate) v = narrow(add_rn(load_output(p.accumulate, i, p.output), v), p.output);
+  switch (p.output) {
+    case OutputType::F32: static_cast<float*>(d)[i] = v; break;
+    case OutputType::BF16: static_cast<std::uint16_t*>(d)[i] = float_to_bf16(v); break;
+    case OutputType::F16: static_cast<std::uint16_t*>(d)[i] = float_to_half(v); break;
+  }
+}
+
+// ---- launchers -------------------------------------------------------------------------------
+
+std::int64_t padded_k(std::int64_t K) { return round_up(K, kTileK); }
+
+// The workspace, cut into 256-byte aligned pieces in a fixed order.
+class Carver {
+ public:
+  explicit Carver(void* base) : base_(reinterpret_cast<std::uintptr_t>(base)) {}
+  template <class T>
+  T* take(std::int64_t bytes) {
+    T* r = reinterpret_cast<T*>(base_ + std::uintptr_t(used_));
+    used_ += round_up(bytes, 256);
+    return r;
+  }
+  std::int64_t used() const { return used_; }
+
+ private:
+  std::uintptr_t base_;
+  std::int64_t used_ = 0;
+};
+
+// An operand ready for the main kernel.
+struct Prepared {
+  const std::int8_t* values;
+  const std::uint8_t* scale;  // compact
+  const std::uint8_t* nan;
+};
+
+Prepared prepare(const GemmOperandView& x, std::int64_t rows, std::int64_t K, Carver& ws, cudaStream_t s) {
+  const std::int64_t sr = scale_rows(rows), sc = scale_cols(K), pk = padded_k(K);
+  std::int8_t* values = ws.take<std::int8_t>(sr * pk);
+  std::uint8_t* compact = ws.take<std::uint8_t>(sr * sc);
+  std::uint8_t* nan = ws.take<std::uint8_t>(rows);
+  if (x.swizzled) unswizzle_scales(x.scale, sr, sc, compact, s);
+  const std::uint8_t* scale = x.swizzled ? compact : x.scale;
+  constexpr unsigned kBlock = 256;
+  expand_kernel<<<grid_for(sr * (pk / 16), kBlock), kBlock, 0, s>>>(x.data, rows, K, sr, pk, values);
+  NVFP4_CUDA_CHECK_LAUNCH();
+  nan_rows_kernel<<<grid_for(rows * 32, kBlock), kBlock, 0, s>>>(scale, rows, K / 16, sc, nan);
+  NVFP4_CUDA_CHECK_LAUNCH();
+  return {values, scale, nan};
+}
+
+void check_shape(std::int64_t M, std::int64_t N, std::int64_t K) {
+  if (M < 1 || N < 1 || K < 16 || K % 16 || K / 16 > kGemmMaxBlocks)
+    throw std::invalid_argument("gemm: M=" + std::to_string(M) + ", N=" + std::to_string(N) + ", K=" +
+                                std::to_string(K) + ": needs M, N >= 1 and K a multiple of 16 in [16, " +
+                                std::to_string(16 * kGemmMaxBlocks) + "]");
+}
+
+}  // namespace
+
+std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K, bool row_scaled) {
+  Carver c(nullptr);
+  for (const std::int64_t rows : {M, N}) {
+    c.take<std::int8_t>(scale_rows(rows) * padded_k(K));
+    c.take<std::uint8_t>(scale_rows(rows) * scale_cols(K));
+    c.take<std::uint8_t>(rows);
+  }
+  if (row_scaled) c.take<float>(M * N * 4);
+  return std::size_t(c.used());
+}
+
+void gemm(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N, std::int64_t K,
+          const GemmEpilogue& e, void* d, void* workspace, cudaStream_t stream) {
+  check_shape(M, N, K);
+  Carver ws(workspace);
+  const Prepared pa = prepare(a, M, K, ws, stream), pb = prepare(b, N, K, ws, stream);
+  Args p{};
+  p.a = pa.values;
+  p.b = pb.values;
+  p.a_scale = pa.scale;
+  p.b_scale = pb.scale;
+  p.a_nan = pa.nan;
+  p.b_nan = pb.nan;
+  p.M = M;
+  p.N = N;
+  p.padded_k = padded_k(K);
+  p.scale_pitch = scale_cols(K);
+  p.alpha = e.alpha;
+  p.has_c = e.beta && *e.beta != 0.0f;
+  p.beta = e.beta.value_or(0.0f);
+  p.c = e.c;
+  p.bias = e.bias;
+  p.output = e.output;
+  p.d = d;
+  if (p.has_c && !p.c) throw std::invalid_argument("gemm: beta is nonzero but there is no C");
+  NVFP4_CUDA_CHECK(cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(Shared))));
+  const std::int64_t tiles = ((M + kTileM - 1) / kTileM) * ((N + kTileN - 1) / kTileN);
+  gemm_kernel<<<unsigned(tiles), kThreads, sizeof(Shared), stream>>>(p);
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+void gemm_row_scaled(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N,
+                     std::int64_t K, float alpha, const GemmPostScale& post, void* d, void* workspace,
+                     cudaStream_t stream) {
+  check_shape(M, N, K);
+  if ((post.a_count != 1 && post.a_count != M) || (post.b_count != 1 && post.b_count != N))
+    throw std::invalid_argument("gemm_row_scaled: an amax has neither 1 value nor one per row");
+  // The product goes to the end of the workspace, after what gemm() carves for itself.
+  const std::size_t product_offset = gemm_workspace_bytes(M, N, K, false);
+  float* d0 = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + product_offset);
+  GemmEpilogue e;
+  e.alpha = alpha;
+  gemm(a, b, M, N, K, e, d0, workspace, stream);
+  constexpr unsigned kBlock = 256;
+  post_scale_kernel<<<grid_for(M * N, kBlock), kBlock, 0, stream>>>(d0, M, N, post, d);
+  NVFP4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace nvfp4::device
