@@ -667,6 +667,7 @@ std::string repeat(const char* byte, int n) {
 std::map<std::string, io::Tensor> quantized_operand(const std::string& side, std::uint64_t seed, std::int64_t rows, std::int64_t K,
                                                     bool row_scaled, bool swizzled) {
   QuantizeOptions o;
+  o.profile = default_profile().knobs;
   o.row_scaled = row_scaled;
   const Quantization q = quantize(generate_values(recipe(Distribution::kRandn, seed, rows, K, io::DType::F32)), o);
   return {{side + "_data", io::from_byte_matrix(q.rowwise->data)},
@@ -788,6 +789,7 @@ void add_grouped(std::vector<CaseRecord>& out) {
   {
     const std::vector<std::int64_t> sizes = {32, 0, 48};
     QuantizeOptions o;
+    o.profile = default_profile().knobs;
     const Quantization a = quantize(generate_values(recipe(Distribution::kRandn, 2800, 80, 64, io::DType::F32)), o);
     std::vector<io::Tensor> data, scale;
     std::vector<float> b_amax;
@@ -820,6 +822,7 @@ void add_grouped(std::vector<CaseRecord>& out) {
   {
     const std::vector<std::int64_t> sizes = {48, 16, 0};
     QuantizeOptions o;
+    o.profile = default_profile().knobs;
     o.direction = Direction::kColumnwise;
     const Quantization dy = quantize(generate_values(recipe(Distribution::kRandn, 2900, 64, 32, io::DType::F32)), o);
     const Quantization x = quantize(generate_values(recipe(Distribution::kRandn, 2901, 64, 48, io::DType::F32)), o);

@@ -5,6 +5,7 @@
 #include "cli/backends.h"
 #include "cli/campaign_report.h"
 #include "cli/commands.h"
+#include "cli/compare_options.h"
 #include "reference/profiles.h"
 
 namespace nvfp4::cli {
@@ -16,6 +17,7 @@ struct FuzzArgs {
   std::size_t cases = 0, max_dim = 256;
   std::uint64_t seed = 0;
   ExternalOptions external;
+  CompareArgs compare;
 };
 
 std::pair<int, int> parse_shard(const std::string& text) {
@@ -30,7 +32,8 @@ void run(const FuzzArgs& a, int& exit_code) {
   fuzz::CampaignOptions o;
   for (const std::string& name : a.ops)
     if (!find_operation(name)) throw UsageError(fmt::format("--ops: unknown operation '{}' (known: {})", name, operation_names(", ")));
-  o.space.ops = a.ops;
+  o.compare = compare_mode(a.compare);
+  o.space.ops = campaign_operations(o.compare, a.ops);
   for (const std::string& p : a.profiles)
     if (!find_profile(p)) throw UsageError(fmt::format("--profiles: unknown profile '{}' (known: {})", p, profile_names(", ")));
   o.space.profiles = a.profiles;
@@ -51,8 +54,10 @@ void run(const FuzzArgs& a, int& exit_code) {
     if (b->declaration()) fmt::print("fuzz: {} declares {}\n", backend_label(*b), b->declaration()->to_json().dump());
   const fuzz::CampaignResult r = fuzz::run_campaign(o, *ba, *bb);
   print_campaign_summary(r, backends);
+  if (o.compare.ulp) fmt::print("{}", describe_ulp_totals(r.ulp));
   if (!a.report.empty()) {
     Summary s{"nvfp4-verify fuzz", backends, r.seconds, {}};
+    if (o.compare.ulp) s.ulp = r.ulp;
     report_failures(r, backends, a.report, s);
     write_page(a.report, "index.html", render_summary(s));
     fmt::print("report: {}\n", (std::filesystem::path(a.report) / "index.html").string());
@@ -64,7 +69,7 @@ void run(const FuzzArgs& a, int& exit_code) {
 
 void register_fuzz(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<FuzzArgs>();
-  CLI::App* cmd = app.add_subcommand("fuzz", "Run a fuzzing campaign comparing two backends bit for bit");
+  CLI::App* cmd = app.add_subcommand("fuzz", "Run a fuzzing campaign comparing two backends bit for bit (or GEMM outputs by ULP distance)");
   cmd->add_option("--ops", a->ops, "operations (default: all): " + operation_names(", "))->delimiter(',');
   cmd->add_option("--profiles", a->profiles, "profiles (default: all)")->delimiter(',');
   cmd->add_option("--time", a->time, "stop after this long, e.g. 60s, 5m (default 60s)");
@@ -77,6 +82,7 @@ void register_fuzz(CLI::App& app, int& exit_code) {
   cmd->add_option("--report", a->report, "write HTML reports (index.html and one page per failure) here");
   cmd->add_option("--max-dim", a->max_dim, "largest generated M or K")->capture_default_str();
   add_external_options(cmd, a->external);
+  add_compare_options(cmd, a->compare);
   cmd->callback([a, &exit_code] { run(*a, exit_code); });
 }
 

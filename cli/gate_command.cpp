@@ -5,10 +5,12 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/backends.h"
 #include "cli/campaign_report.h"
 #include "cli/commands.h"
+#include "cli/compare_options.h"
 #include "cases/corpus.h"
 #include "reports/failure_page.h"
 
@@ -19,6 +21,7 @@ struct GateArgs {
   std::string time = "60s", junit, report = "gate-report", corpus = "corpora", found = "corpora/found", backends;
   std::uint64_t seed = 0;
   ExternalOptions external;
+  CompareArgs compare;
 };
 
 std::string xml_escape(const std::string& s) {
@@ -71,8 +74,14 @@ void run(const GateArgs& a, int& exit_code) {
   const std::string no_gpu = device_unavailable();
   const auto [na, nb] = a.backends.empty() ? default_backends() : parse_backends(a.backends);
   const std::string backends = na + " vs " + nb;
+  const CompareMode mode = compare_mode(a.compare);
+  // In ulp mode only the GEMM operations run: their outputs are the ones with a tolerance.
+  const std::vector<std::string> ops = campaign_operations(mode, {});
   if (no_gpu.empty()) fmt::print("gate: GPU present; comparing {}\n", backends);
   else fmt::print("gate: no GPU ({}); comparing {}: reference self-consistency, metamorphic properties, profile agreement\n", no_gpu, backends);
+  if (mode.ulp)
+    fmt::print("gate: GEMM operations only ({}), by ULP distance to the first backend, {}\n", fmt::join(ops, ", "),
+               mode.max_ulp ? fmt::format("passing within {} ulps", *mode.max_ulp) : std::string("reporting only (no --max-ulp)"));
   const auto ba = make_backend(na, a.external), bb = make_backend(nb, a.external);
   Summary summary{"nvfp4-verify gate", backends, 0, {}};
   std::vector<JunitCase> junit;
@@ -81,15 +90,22 @@ void run(const GateArgs& a, int& exit_code) {
   // 1. The repository corpus.
   std::vector<std::filesystem::path> files;
   if (std::filesystem::exists(a.corpus)) files = collect_case_files({a.corpus});
-  std::size_t corpus_failed = 0, skipped = 0;
+  std::size_t corpus_failed = 0, skipped = 0, not_gemm = 0;
+  UlpTotals ulp;
+  ulp.bound = mode.max_ulp;
   for (const auto& file : files) {
     const auto start = std::chrono::steady_clock::now();
     const CaseRecord r = load_case(file);
+    if (mode.ulp && !is_gemm_operation(r.c.op)) {
+      ++not_gemm;
+      continue;
+    }
     if (!outside_backends(r.c, *ba, *bb).empty()) {  // an external backend does not implement it
       ++skipped;
       continue;
     }
-    const Comparison cmp = compare_backends(r.c, *ba, *bb);
+    const Comparison cmp = compare_backends(r.c, *ba, *bb, mode);
+    for (const UlpReport& u : cmp.ulp) ulp.add(u, file.filename().string());
     SummaryEntry e{file.filename().string(), r.c.op, case_profile_name(r.c), cmp.agree, cmp.problem, ""};
     if (!cmp.agree) {
       ++corpus_failed;
@@ -101,7 +117,8 @@ void run(const GateArgs& a, int& exit_code) {
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
   }
   if (skipped) fmt::print("corpus: {} cases skipped: outside an external backend's declaration\n", skipped);
-  const std::size_t replayed = files.size() - skipped;
+  if (not_gemm) fmt::print("corpus: {} cases skipped: not GEMM operations (--compare ulp)\n", not_gemm);
+  const std::size_t replayed = files.size() - skipped - not_gemm;
   fmt::print("corpus: {} cases replayed, {} failed\n", replayed, corpus_failed);
   failed += corpus_failed;
 
@@ -110,9 +127,16 @@ void run(const GateArgs& a, int& exit_code) {
   o.seconds = parse_duration(a.time);
   o.seed = a.seed;
   o.corpus = a.found;
+  o.space.ops = ops;
+  o.compare = mode;
   o.on_progress = terminal_progress();
   const fuzz::CampaignResult r = fuzz::run_campaign(o, *ba, *bb);
   print_campaign_summary(r, backends);
+  if (mode.ulp) {
+    ulp.merge(r.ulp);
+    fmt::print("{}", describe_ulp_totals(ulp));
+    summary.ulp = ulp;
+  }
   report_failures(r, backends, a.report, summary);
   for (const auto& [op, s] : r.per_operation) {
     std::string failure;
@@ -151,6 +175,7 @@ void register_gate(CLI::App& app, int& exit_code) {
                   "A,B of reference, metamorphic, device, worker, plugin (default: reference,device with a GPU, else "
                   "reference,metamorphic)");
   add_external_options(cmd, a->external);
+  add_compare_options(cmd, a->compare);
   cmd->callback([a, &exit_code] { run(*a, exit_code); });
 }
 

@@ -1,5 +1,6 @@
-// `nvfp4-verify replay PATH... [--backends A,B] [--report DIR] [--max-cases N]`: runs every case
-// file under the paths on two backends and compares their outputs bit for bit (NaN == NaN).
+// `nvfp4-verify replay PATH... [--backends A,B] [--report DIR] [--max-cases N] [--compare ulp
+// [--max-ulp N]]`: runs every case file under the paths on two backends and compares their outputs
+// bit for bit (NaN == NaN), or GEMM outputs by ULP distance (then only GEMM cases replay).
 // Exit 0 when every case agrees, 1 when some case differs, 2 for bad paths or unreadable case
 // files (reported one line each on stderr; the other cases still run).
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "cli/backends.h"
 #include "cli/commands.h"
+#include "cli/compare_options.h"
 #include "compare/compare.h"
 #include "cases/corpus.h"
 #include "cases/registry.h"
@@ -35,13 +37,17 @@ struct ReplayArgs {
   std::string report;
   std::size_t max_cases = 0;  // 0: all
   ExternalOptions external;
+  CompareArgs compare;
 };
 
 // Both backends on one case. compare_backends lets exceptions other than the contract's errors
-// (nvfp4::Error, io::FormatError) through: such a crash is a failure of the case, not of the run.
-Comparison compare_case(const Case& c, Backend& a, Backend& b) {
+// (nvfp4::Error, io::FormatError) through: such a crash is a failure of the case, not of the run;
+// a backend that cannot run at all (a plugin without its GPU) stops the run (exit 2).
+Comparison compare_case(const Case& c, Backend& a, Backend& b, const CompareMode& mode) {
   try {
-    return compare_backends(c, a, b);
+    return compare_backends(c, a, b, mode);
+  } catch (const BackendUnavailable&) {
+    throw;
   } catch (const std::exception& e) {
     Comparison r;
     r.problem = fmt::format("a backend crashed: {}", e.what());
@@ -60,6 +66,7 @@ std::string rejection(const Case& c, Backend& b) {
 }
 
 int replay(const ReplayArgs& args) {
+  const CompareMode mode = compare_mode(args.compare);
   const auto [a_name, b_name] = args.backends.empty() ? default_backends() : parse_backends(args.backends);
   const std::unique_ptr<Backend> a = make_backend(a_name, args.external), b = make_backend(b_name, args.external);
   const std::string why = device_unavailable();
@@ -94,7 +101,9 @@ int replay(const ReplayArgs& args) {
   summary.title = fmt::format("replay of {}", fmt::join(args.paths, " "));
   summary.backends = backends_text;
   std::set<std::string> page_names;
-  int passed = 0, failed = 0, skipped = 0;
+  int passed = 0, failed = 0, skipped = 0, not_gemm = 0;
+  UlpTotals ulp;
+  ulp.bound = mode.max_ulp;
   for (const fs::path& file : files) {
     CaseRecord rec;
     try {
@@ -108,14 +117,23 @@ int replay(const ReplayArgs& args) {
       continue;
     }
     const std::string label = case_label(rec.c);
+    if (mode.ulp && !is_gemm_operation(rec.c.op)) {
+      ++not_gemm;
+      fmt::print("SKIP  {}  {}  (not a GEMM operation: --compare ulp compares GEMM outputs only)\n", file.string(), label);
+      continue;
+    }
     if (const std::string why = outside_backends(rec.c, *a, *b); !why.empty()) {
       ++skipped;
       fmt::print("SKIP  {}  {}  ({})\n", file.string(), label, why);
       continue;
     }
-    const Comparison cmp = compare_case(rec.c, *a, *b);
+    const Comparison cmp = compare_case(rec.c, *a, *b, mode);
     std::string detail = cmp.problem;
     if (cmp.agree && cmp.expected.empty() && cmp.actual.empty()) detail = "both reject: " + rejection(rec.c, *a);
+    for (const UlpReport& u : cmp.ulp) {
+      ulp.add(u, file.filename().string());
+      if (cmp.agree) detail += (detail.empty() ? "" : "; ") + u.brief();
+    }
     SummaryEntry entry{file.string(), rec.c.op, case_profile_name(rec.c), cmp.agree,
                        label + (detail.empty() ? "" : "  " + detail), ""};
     if (cmp.agree) {
@@ -143,12 +161,17 @@ int replay(const ReplayArgs& args) {
     summary.entries.push_back(std::move(entry));
   }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (mode.ulp) {
+    fmt::print("{}", describe_ulp_totals(ulp));
+    summary.ulp = ulp;
+  }
 
   if (!args.report.empty()) {
     write_page(args.report, "index.html", render_summary(summary));
     fmt::print("replay: report written to {}\n", (fs::path(args.report) / "index.html").string());
   }
-  const std::string skips = skipped ? fmt::format(", {} skipped (outside an external backend's declaration)", skipped) : "";
+  std::string skips = skipped ? fmt::format(", {} skipped (outside an external backend's declaration)", skipped) : "";
+  if (not_gemm) skips += fmt::format(", {} skipped (not GEMM operations)", not_gemm);
   if (errors)
     fmt::print("replay: {} passed, {} failed{}, {} unreadable or missing\n", passed, failed, skips, errors);
   else
@@ -160,12 +183,13 @@ int replay(const ReplayArgs& args) {
 
 void register_replay(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ReplayArgs>();
-  CLI::App* cmd = app.add_subcommand("replay", "Replay case files (or directories of them) on two backends and compare bit for bit");
+  CLI::App* cmd = app.add_subcommand("replay", "Replay case files (or directories of them) on two backends and compare bit for bit (or GEMM outputs by ULP distance)");
   cmd->add_option("paths", a->paths, "case files (*.safetensors) or directories searched recursively")->required();
   cmd->add_option("--backends", a->backends,
                   "two backends A,B to compare (reference, metamorphic, device, worker, plugin); default "
                   "reference,device when a GPU is usable, else reference,metamorphic");
   add_external_options(cmd, a->external);
+  add_compare_options(cmd, a->compare);
   cmd->add_option("--report", a->report, "write an HTML report (index.html and one page per failure) into this directory");
   cmd->add_option("--max-cases", a->max_cases, "replay at most the first N case files (sorted by path)")
       ->check(CLI::PositiveNumber);

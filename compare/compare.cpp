@@ -32,6 +32,21 @@ std::string said(std::string_view backend, const Outcome& o) {
   return fmt::format("{}: {}", backend, o.rejected ? o.message : "ran");
 }
 
+// Outputs of one schema in ulp mode: floating-point tensors pass within the bound, the others only
+// when their bits are equal.
+Comparison with_tolerance(Comparison r, const CompareMode& mode) {
+  r.ulp = ulp_reports(r.expected, r.actual, mode.max_ulp);
+  std::string problem;
+  for (const UlpReport& u : r.ulp)
+    if (problem.empty()) problem = u.problem();
+  for (const TensorDiff& d : r.diffs)
+    if (problem.empty() && !has_ulps(r.expected.at(d.tensor).dtype)) problem = describe({d});
+  r.agree = problem.empty();
+  r.verdict = r.agree ? Verdict::kAgree : Verdict::kMismatch;
+  r.problem = problem.substr(0, problem.find('\n'));
+  return r;
+}
+
 }  // namespace
 
 std::string_view verdict_name(Verdict v) {
@@ -46,7 +61,8 @@ std::optional<Verdict> verdict_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_view actual, Outcome a) {
+Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_view actual, Outcome a,
+                            const CompareMode& mode) {
   Comparison r;
   if (e.fault || a.fault) {
     r.verdict = fault_verdict(a.fault ? *a.fault : *e.fault);
@@ -62,22 +78,23 @@ Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_vi
   r.expected = std::move(e.outputs);
   r.actual = std::move(a.outputs);
   r.diffs = diff_outputs(r.expected, r.actual);
+  // A tensor missing, extra, or of another dtype or shape: the outputs' schema differs.
+  const bool schema = std::any_of(r.diffs.begin(), r.diffs.end(), [](const TensorDiff& d) { return !d.problem.empty(); });
+  if (mode.ulp && !schema) return with_tolerance(std::move(r), mode);
   r.agree = r.diffs.empty();
   if (r.agree) {
     r.verdict = Verdict::kAgree;
     return r;
   }
-  // A tensor missing, extra, or of another dtype or shape: the outputs' schema differs.
-  const bool schema = std::any_of(r.diffs.begin(), r.diffs.end(), [](const TensorDiff& d) { return !d.problem.empty(); });
   r.verdict = schema ? Verdict::kSchema : Verdict::kMismatch;
   const std::string d = describe(r.diffs);
   r.problem = d.substr(0, d.find('\n'));
   return r;
 }
 
-Comparison compare_backends(const Case& c, Backend& expected, Backend& actual) {
+Comparison compare_backends(const Case& c, Backend& expected, Backend& actual, const CompareMode& mode) {
   Outcome e = run_outcome(expected, c), a = run_outcome(actual, c);
-  return compare_outcomes(expected.name(), std::move(e), actual.name(), std::move(a));
+  return compare_outcomes(expected.name(), std::move(e), actual.name(), std::move(a), compare_mode_for(mode, c.op));
 }
 
 }  // namespace nvfp4

@@ -1,13 +1,15 @@
-// Runs one case on two backends and compares the outputs bit for bit. Both rejecting the case
-// with the same error code counts as agreement (an uncoded rejection agrees with any rejection);
-// one rejecting it does not.
+// Runs one case on two backends and compares the outputs bit for bit, or GEMM outputs by their
+// ULP distance (compare/compare_mode.h). Both rejecting the case with the same error code counts as
+// agreement (an uncoded rejection agrees with any rejection); one rejecting it does not.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "compare/compare_mode.h"
 #include "compare/diff.h"
+#include "compare/ulp_report.h"
 
 namespace nvfp4 {
 
@@ -15,7 +17,7 @@ namespace nvfp4 {
 // three are faults of the second backend (the first is the reference, which has none).
 enum class Verdict {
   kAgree,     // same tensors and bits, or both rejected the case
-  kMismatch,  // same tensors, different bits
+  kMismatch,  // same tensors, different bits (ulp mode: some element beyond the bound)
   kError,     // one backend rejected the case, the other ran it (or they rejected it with different codes)
   kSchema,    // different tensor names, dtypes or shapes
   kProtocol,  // the backend broke its wire protocol
@@ -29,13 +31,18 @@ struct Comparison {
   bool agree = false;
   Verdict verdict = Verdict::kMismatch;
   TensorMap expected, actual;     // outputs of the first and second backend (empty when it threw)
-  std::vector<TensorDiff> diffs;
+  std::vector<TensorDiff> diffs;  // bitwise, also in ulp mode (where they may agree)
+  std::vector<UlpReport> ulp;     // ulp mode: one per floating-point output, against `expected`
   std::string problem;            // the disagreement in one line ("" when they agree)
 };
 
-// Two outcomes of one case, by backends named `expected` and `actual`.
-Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_view actual, Outcome a);
+// Two outcomes of one case, by backends named `expected` and `actual`. In ulp mode every F32,
+// BF16 and F16 output is compared by ULP distance and every other output bit for bit: pass it only
+// for GEMM operations (compare_mode_for).
+Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_view actual, Outcome a,
+                            const CompareMode& mode = {});
 
-Comparison compare_backends(const Case& c, Backend& expected, Backend& actual);
+// Runs c on both backends; `mode` applies when c's operation has GEMM outputs.
+Comparison compare_backends(const Case& c, Backend& expected, Backend& actual, const CompareMode& mode = {});
 
 }  // namespace nvfp4

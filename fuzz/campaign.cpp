@@ -6,6 +6,7 @@
 #include <rapidcheck.h>
 
 #include "cases/corpus.h"
+#include "cases/registry.h"
 #include "fuzz/shrink_master_weights.h"
 
 namespace nvfp4::fuzz {
@@ -25,7 +26,7 @@ std::uint64_t round_seed(std::uint64_t seed, int shards, std::uint64_t round) {
 // every floating-point input (x, a shard's xs, each master weight) one at a time, keeping each
 // change that still fails, so the saved case holds only the blocks that matter. A changed input
 // is then stored as a tensor, no longer as its recipe.
-void zero_irrelevant_blocks(CaseRecord& r, Backend& expected, Backend& actual) {
+void zero_irrelevant_blocks(CaseRecord& r, Backend& expected, Backend& actual, const CompareMode& mode) {
   for (auto& [name, tensor] : r.c.inputs) {
     if (tensor.dtype != io::DType::F32 && tensor.dtype != io::DType::BF16 && tensor.dtype != io::DType::F16) continue;
     std::vector<std::uint8_t>& bytes = tensor.bytes;
@@ -35,13 +36,20 @@ void zero_irrelevant_blocks(CaseRecord& r, Backend& expected, Backend& actual) {
       const std::vector<std::uint8_t> saved(bytes.begin() + off, bytes.begin() + off + block_bytes);
       if (std::all_of(saved.begin(), saved.end(), [](std::uint8_t b) { return b == 0; })) continue;
       std::fill(bytes.begin() + off, bytes.begin() + off + block_bytes, 0);
-      if (compare_backends(r.c, expected, actual).agree)
+      if (compare_backends(r.c, expected, actual, mode).agree)
         std::copy(saved.begin(), saved.end(), bytes.begin() + off);
       else
         changed = true;
     }
     if (changed) r.recipes.erase(name);
   }
+}
+
+// How a saved case was compared when found, for its origin: replayed bit for bit, a case found
+// beyond a ULP bound still differs, but only `replay --compare ulp --max-ulp N` checks the bound.
+std::string compare_origin(const CompareMode& mode) {
+  if (!mode.ulp) return "";
+  return mode.max_ulp ? " compare=ulp max-ulp=" + std::to_string(*mode.max_ulp) : " compare=ulp";
 }
 
 // The cases of one round: RapidCheck's draws for this seed, generated without running them, so
@@ -79,6 +87,7 @@ std::vector<CaseRecord> sample_cases(const CaseSpace& space, std::size_t n, std:
 
 CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend& actual) {
   CampaignResult result;
+  result.ulp.bound = o.compare.max_ulp;
   const auto t0 = Clock::now();
   CaseSpace space = o.space;
   space.declarations.push_back(expected.declaration());
@@ -103,8 +112,10 @@ CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend
       OperationStats& s = result.per_operation[batch[i].c.op];
       ++s.cases;
       s.seconds += e[i].seconds + a[i].seconds;
-      if (!first_failure && !compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i])).agree)
-        first_failure = i;
+      const Comparison cmp = compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i]),
+                                              compare_mode_for(o.compare, batch[i].c.op));
+      for (const UlpReport& u : cmp.ulp) result.ulp.add(u, case_label(batch[i].c));
+      if (!first_failure && !cmp.agree) first_failure = i;
     }
     const std::size_t cases_before = result.cases;
     result.cases += batch.size();
@@ -117,7 +128,7 @@ CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend
     const auto property = [&] {
       const CaseRecord r = *gen;
       if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
-      const Comparison cmp = compare_backends(r.c, expected, actual);
+      const Comparison cmp = compare_backends(r.c, expected, actual, o.compare);
       if (!cmp.agree) {
         last_failing = r;
         RC_FAIL(cmp.problem);
@@ -130,13 +141,13 @@ CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend
     // A backend that fails only sometimes (in a batch, not alone) leaves the batch's case unshrunk.
     f.shrunk = last_failing ? *last_failing : batch[*first_failure];
     f.shrunk.origin = "fuzz campaign seed=" + std::to_string(o.seed) + " shard=" + std::to_string(o.shard) + "/" +
-                      std::to_string(o.shards) + " round=" + std::to_string(round) +
+                      std::to_string(o.shards) + " round=" + std::to_string(round) + compare_origin(o.compare) +
                       (last_failing ? "" : " (failed in a batch, not when rerun alone: not shrunk)");
     if (last_failing) {
       shrink_master_weights(f.shrunk, expected, actual);
-      zero_irrelevant_blocks(f.shrunk, expected, actual);
+      zero_irrelevant_blocks(f.shrunk, expected, actual, o.compare);
     }
-    f.comparison = compare_backends(f.shrunk.c, expected, actual);
+    f.comparison = compare_backends(f.shrunk.c, expected, actual, o.compare);
     f.shrunk.found = std::string(verdict_name(f.comparison.verdict));
     f.cases_to_detection = cases_before + *first_failure + 1;
     if (!o.corpus.empty()) f.saved = save_case(o.corpus, f.shrunk);

@@ -27,6 +27,7 @@ struct CampaignOptions {
   int cases_per_round = 25;
   std::size_t max_failures = 8;      // stop once this many distinct failures were found
   std::filesystem::path corpus;      // failures are saved here ("" = not saved)
+  CompareMode compare;               // ulp: GEMM outputs by ULP distance (the space should hold only GEMM operations)
   std::function<void(const CampaignProgress&)> on_progress;
 };
 
@@ -47,6 +48,7 @@ struct CampaignResult {
   double seconds = 0;
   std::map<std::string, OperationStats> per_operation;
   std::vector<CampaignFailure> failures;
+  UlpTotals ulp;  // ulp mode: every generated case's ULP distances (not the shrinking's reruns)
 };
 
 CampaignResult run_campaign(const CampaignOptions& options, Backend& expected, Backend& actual);

@@ -22,6 +22,8 @@
 
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"
+#include "reports/html.h"
+#include "reports/ulp_section.h"
 
 namespace nvfp4 {
 namespace {
@@ -35,22 +37,7 @@ constexpr std::size_t kMaxOpenPassed = 50;
 
 using Out = std::back_insert_iterator<std::string>;
 
-// HTML text and attribute-value escaping (both contexts: quotes are escaped too).
-std::string esc(std::string_view s) {
-  std::string r;
-  r.reserve(s.size() + s.size() / 8);
-  for (const char ch : s) {
-    switch (ch) {
-      case '&': r += "&amp;"; break;
-      case '<': r += "&lt;"; break;
-      case '>': r += "&gt;"; break;
-      case '"': r += "&quot;"; break;
-      case '\'': r += "&#39;"; break;
-      default: r += ch;
-    }
-  }
-  return r;
-}
+using report_html::esc;
 
 std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
 std::string dec(float f) { return fmt::format("{:.9g}", double(f)); }
@@ -126,6 +113,10 @@ svg.heatmap text{font:10px ui-monospace,"DejaVu Sans Mono",monospace;fill:var(--
 svg.heatmap text.axis{font:11px system-ui,"DejaVu Sans",sans-serif;fill:var(--fg)}
 svg.heatmap rect{fill:var(--grey)}
 svg.heatmap rect.m{fill:var(--bad)}
+svg.ulpmap{display:block;background:#fff}
+svg.ulpmap text{font:10px ui-monospace,"DejaVu Sans Mono",monospace;fill:var(--muted)}
+svg.ulpmap text.axis{font:11px system-ui,"DejaVu Sans",sans-serif;fill:var(--fg)}
+.bar{display:inline-block;height:10px;vertical-align:-1px}
 .legend{font-size:12px;color:var(--muted);margin:2px 0 8px}
 .sw{display:inline-block;width:10px;height:10px;vertical-align:-1px;margin:0 4px 0 10px}
 .trace{margin:10px 0 22px}
@@ -484,6 +475,7 @@ std::string render_failure(const FailureReport& r) {
                  "</header>\n",
                  esc(r.replay_command));
 
+  fmt::format_to(o, "{}", render_ulp_reports(r.ulp));
   section_maps(o, e);
   fmt::format_to(o, "<div class=\"row\">\n");
   section_kinds(o, e, total);
@@ -524,6 +516,7 @@ std::string render_summary(const Summary& s) {
                  "<div class=\"ok\"><span class=\"v\" id=\"passed-cases\">{}</span>passed</div>"
                  "<div class=\"{}\"><span class=\"v\" id=\"failed-cases\">{}</span>failed</div></div>\n</header>\n",
                  total, passed, failed ? "bad" : "ok", failed);
+  if (s.ulp) fmt::format_to(o, "{}", render_ulp_totals(*s.ulp));
 
   fmt::format_to(o, "<section>\n<h2>Failures</h2>\n");
   if (failed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");

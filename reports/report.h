@@ -3,10 +3,12 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compare/explain.h"
+#include "compare/ulp_report.h"
 #include "cases/case.h"
 
 namespace nvfp4 {
@@ -19,11 +21,13 @@ struct FailureReport {
   Case c;                       // inputs (for the element table's input values)
   std::vector<TensorDiff> diffs;
   Explanation explanation;
+  std::vector<UlpReport> ulp;   // GEMM outputs: each one's ULP distances to EXACT
 };
 
 // The page for one failure: case, replay command, heatmap of mismatching blocks (SVG), table of
 // the first mismatches with input value (decimal and hex), expected and actual code, scale
-// bytes, block amax and the reference's intermediates, the classification and the verdict.
+// bytes, block amax and the reference's intermediates, the classification and the verdict; for
+// GEMM outputs, the ULP heatmap, histogram and worst elements.
 std::string render_failure(const FailureReport& r);
 
 struct SummaryEntry {
@@ -40,9 +44,11 @@ struct Summary {
   std::string backends;
   double seconds = 0;
   std::vector<SummaryEntry> entries;
+  std::optional<UlpTotals> ulp = std::nullopt;  // --compare ulp: the distances over every case
 };
 
-// The summary page: totals, per operation/profile counts, and links to each failure page.
+// The summary page: totals, per operation/profile counts, links to each failure page, and in ulp
+// mode the ULP histogram and worst elements of the whole run.
 std::string render_summary(const Summary& s);
 
 // Writes `html` to dir/name atomically (temporary file + rename); creates dir.

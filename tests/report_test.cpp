@@ -1,6 +1,6 @@
 // The HTML reports as text: escaping, the ids other tools and the browser test rely on, the
-// counts, one heatmap rect per block (or per downsampled cell), no external reference, and the
-// atomic page writer.
+// counts, one heatmap rect per block (or per downsampled cell), the ULP sections of GEMM outputs,
+// no external reference, and the atomic page writer.
 #include <gtest/gtest.h>
 
 #include "cases/registry.h"
@@ -345,6 +345,66 @@ TEST(ReportFailure, WithoutElementExplanationCountsTheDiffs) {
   EXPECT_EQ(text_of(html, "mismatch-count"), "123");
   EXPECT_EQ(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("id=\"verdict\""), std::string::npos);
+}
+
+// A GEMM output of 300 x 200 F32 elements, all 1.0 except: 7 ulps at [0, 1], 1 ulp at [2, 0]
+// (both in cell (0, 0) of 3 x 2 elements), a NaN mismatch at [299, 199].
+UlpReport gemm_ulp_report(std::optional<std::uint64_t> bound) {
+  std::vector<std::uint32_t> e(300 * 200, 0x3F800000u), a = e;
+  a[0 * 200 + 1] += 7;
+  a[2 * 200 + 0] += 1;
+  a[299 * 200 + 199] = 0x7FC00000u;
+  return ulp_report("d", io::make_tensor_from<std::uint32_t>(io::DType::F32, {300, 200}, e),
+                    io::make_tensor_from<std::uint32_t>(io::DType::F32, {300, 200}, a), bound);
+}
+
+TEST(ReportFailure, UlpSectionHasTheHeatmapHistogramAndWorstElements) {
+  FailureReport r = sample_failure();
+  EXPECT_EQ(render_failure(r).find("id=\"ulp\""), std::string::npos);  // only GEMM outputs have one
+  r.ulp = {gemm_ulp_report(3)};
+  const std::string html = render_failure(r);
+  const std::string_view section = between(html, "<section id=\"ulp\">", "</section>\n<section id=\"heatmaps\">");
+  ASSERT_FALSE(section.empty());
+  // 300 x 200 elements in cells of 3 x 2: 100 x 100 rects, coloured by the largest distance.
+  const std::string_view svg = between(section, "<svg class=\"ulpmap\"", "</svg>");
+  EXPECT_NE(svg.find("data-tensor=\"d\" data-rows=\"300\" data-cols=\"200\" data-cell-rows=\"3\" data-cell-cols=\"2\""),
+            std::string::npos);
+  EXPECT_EQ(count(svg, "<rect"), 100u * 100u);
+  EXPECT_EQ(count(svg, "fill=\"#e4e4e7\""), 100u * 100u - 2);
+  EXPECT_NE(svg.find("fill=\"#fc4e2a\"><title>rows 0-2, columns 0-1: max 7 ulps</title>"), std::string::npos);  // 5-8
+  EXPECT_NE(svg.find("fill=\"#111111\"><title>rows 297-299, columns 198-199: max nan ulps</title>"), std::string::npos);
+  EXPECT_NE(section.find("Downsampled</b> to 100 &#215; 100 cells of 3 &#215; 2 elements"), std::string::npos);
+  // The histogram: one row per non-empty bucket (0, 1, 5-8, nan).
+  const std::string_view hist = between(section, "class=\"ulp-histogram\" data-tensor=\"d\"", "</table>");
+  EXPECT_EQ(count(hist, "<tr><td class=\"mono\">"), 4u);
+  EXPECT_NE(hist.find(">5-8</td><td class=\"n\">1</td>"), std::string::npos);
+  EXPECT_NE(hist.find(">0</td><td class=\"n\">59997</td>"), std::string::npos);
+  // The worst elements, worst first, with exact and actual values and their bits.
+  const std::string_view worst = between(section, "class=\"ulp-worst\" data-tensor=\"d\"", "</table>");
+  EXPECT_EQ(count(between(worst, "<tbody>", "</tbody>"), "<tr>"), 3u);
+  EXPECT_LT(worst.find(">nan</td>"), worst.find(">7</td>"));
+  EXPECT_NE(worst.find("<span class=\"d\">1.0000008</span><span class=\"h\">0x3F800007</span>"), std::string::npos);
+  // The bound's verdict: two elements beyond 3 ulps.
+  EXPECT_NE(section.find("--max-ulp 3: 2 elements beyond it"), std::string::npos);
+  expect_self_contained(html);
+}
+
+TEST(ReportSummary, UlpTotalsOfTheRun) {
+  EXPECT_EQ(render_summary(sample_summary(3, 0)).find("ulp-totals"), std::string::npos);
+  Summary s = sample_summary(3, 1);
+  UlpTotals t;
+  t.bound = 3;
+  t.add(gemm_ulp_report(3), "case-<1>");
+  s.ulp = t;
+  const std::string html = render_summary(s);
+  const std::string_view section = between(html, "<section id=\"ulp-totals\">", "</section>");
+  ASSERT_FALSE(section.empty());
+  EXPECT_NE(section.find("60000 elements of 1 output tensor: max 7 ulps"), std::string::npos) << section;
+  EXPECT_NE(section.find("--max-ulp 3: 1 output tensor beyond it"), std::string::npos) << section;
+  EXPECT_EQ(count(between(between(section, "id=\"ulp-histogram\"", "</table>"), "<tbody>", "</tbody>"), "<tr>"), 4u);
+  const std::string_view worst = between(section, "id=\"ulp-worst\"", "</table>");
+  EXPECT_EQ(count(worst, "case-&lt;1&gt;"), 3u);  // the case of each element, escaped
+  expect_self_contained(html);
 }
 
 TEST(ReportSummary, TotalsGroupsAndFailures) {

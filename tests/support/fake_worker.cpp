@@ -15,16 +15,21 @@
 //   extra     adds a tensor "bonus" when direction == both
 //   dtype     returns "amax" as I32 bits when direction == both
 //   version   says hello with protocol 2
+//   ulp1      also declares gemm, and answers it with the last element of d one ULP above the
+//             reference's (below it for +inf; a NaN stays)
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "cases/declaration.h"
 #include "cases/reference_backend.h"
+#include "compare/ulp.h"
 #include "external/wire.h"
 
 namespace {
@@ -38,6 +43,29 @@ const json kImplements = json::parse(R"([
    "dtype": ["F32", "BF16"]},
   {"op": "amax_global"}
 ])");
+
+json implements(const std::string& mode) {
+  json j = kImplements;
+  if (mode == "ulp1") j.push_back({{"op", "gemm"}});
+  return j;
+}
+
+// The last element of t moved one step along the format's ordered line.
+void move_last_by_one_ulp(io::Tensor& t) {
+  const std::size_t size = io::dtype_size(t.dtype);
+  if (t.bytes.empty()) return;
+  std::uint8_t* last = t.bytes.data() + t.bytes.size() - size;
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, last, size);
+  const std::optional<std::int64_t> ordinal = ulp_ordinal(t.dtype, bits);
+  if (!ordinal) return;
+  try {
+    bits = ulp_bits(t.dtype, *ordinal + 1);
+  } catch (const std::out_of_range&) {  // +inf: nothing lies above it
+    bits = ulp_bits(t.dtype, *ordinal - 1);
+  }
+  std::memcpy(last, &bits, size);
+}
 
 bool both(const Case& c) { return c.op == "quantize" && c.params.text("direction") == "both"; }
 
@@ -58,6 +86,7 @@ wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, c
   } catch (const Error& e) {
     return wire::error_result(id, e.what(), e.code());
   }
+  if (mode == "ulp1" && c.op == "gemm") move_last_by_one_ulp(out.at("d"));
   if (both(c)) {
     if (mode == "mismatch") out.at("scale").bytes.at(0) ^= 1;
     if (mode == "missing") out.erase("amax");
@@ -71,14 +100,14 @@ wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, c
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "conform";
-  const Declaration declaration = Declaration::parse(kImplements, "fake worker");
+  const Declaration declaration = Declaration::parse(implements(mode), "fake worker");
   try {
     while (std::optional<wire::Message> m = wire::read_message(0)) {
       const std::string type = m->body.value("type", "");
       if (type == "bye") return 0;
       if (type == "hello") {
         wire::write_message(1, {{{"type", "hello"}, {"protocol", mode == "version" ? 2 : 1}, {"worker", "fake worker " + mode},
-                                 {"implements", kImplements}},
+                                 {"implements", implements(mode)}},
                                 {}});
         continue;
       }

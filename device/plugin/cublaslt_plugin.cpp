@@ -1,0 +1,78 @@
+// libnvfp4_cublaslt_plugin.so: the vendor NVFP4 GEMM (cuBLASLt, what TransformerEngine runs) behind
+// the plugin ABI (include/nvfp4_verify/plugin.h), for `--compare ulp` against EXACT
+// (docs/gemm-ulp.md). It declares the per-tensor product cuBLASLt computes in one call: no C, no
+// bias, no row scaling, F32 or BF16 output. Without a GPU, or on one without NVFP4 block-scaled
+// GEMM (Hopper), its first case answers NVFP4_PLUGIN_UNAVAILABLE with the reason.
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cases/gemm_case.h"
+#include "device/plugin/abi_case.h"
+#include "device/plugin/cublaslt_gemm.h"
+#include "reference/layout.h"
+
+namespace nvfp4::cublaslt {
+namespace {
+
+using nlohmann::json;
+
+const std::string& declaration() {
+  static const std::string text =
+      json{{"worker", "cuBLASLt NVFP4 GEMM (E2M1 x E2M1, VEC16_UE4M3 scales, TN, compute 32F)"},
+           {"implements",
+            {{{"op", "gemm"},
+              {"params",
+               {{"output_dtype", {"F32", "BF16"}},
+                {"beta", {nullptr}},
+                {"bias", {false}},
+                {"row_scaled", {false}},
+                {"accumulate", {false}}}}}}}}
+          .dump();
+  return text;
+}
+
+// The reference's shape rules, checked here so that cuBLASLt never sees a malformed operand; a
+// case they reject is rejected without a code (it agrees with the reference's rejection, whatever
+// its code).
+void check_operand(const GemmOperand& x, const char* side, std::int64_t K) {
+  const std::int64_t rows = std::int64_t(x.data.shape(0));
+  if (2 * std::int64_t(x.data.shape(1)) != K || K % 16)
+    throw UncodedRejection(fmt::format("{}_data is [{}, {}]: K must be a common multiple of 16", side, rows, x.data.shape(1)));
+  if (std::int64_t(x.scale.shape(0)) != scale_rows(rows) || std::int64_t(x.scale.shape(1)) != scale_cols(K / 16))
+    throw UncodedRejection(fmt::format("{}_scale is [{}, {}], expected [{}, {}]", side, x.scale.shape(0), x.scale.shape(1),
+                                       scale_rows(rows), scale_cols(K / 16)));
+  if (x.amax.size() != 1) throw UncodedRejection(fmt::format("{}_amax holds {} values, not 1", side, x.amax.size()));
+  // cuBLASLt reads scale bytes as UE4M3; what it makes of bit 7 is unverified (NUMERICS.md §3.20.3).
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < K / 16; ++j)
+      if (x.scale(r, j) & 0x80)
+        throw UncodedRejection(fmt::format("{}_scale[{}, {}] = 0x{:02X} is negative: cuBLASLt reads scales as unsigned "
+                                           "UE4M3 (NUMERICS.md §3.20.3)",
+                                           side, r, j, x.scale(r, j)));
+}
+
+TensorMap run(const Case& c) {
+  // Unavailable first: the run stops on its first case, whatever that case holds.
+  if (const auto& why = nvfp4_gemm_unavailable()) throw BackendUnavailable(*why);
+  GemmInputs in;
+  read_gemm_inputs(c, in);
+  const std::int64_t K = 2 * std::int64_t(in.a.data.shape(1));
+  check_operand(in.a, "a", K);
+  check_operand(in.b, "b", K);
+  const float alpha = in.options.alpha ? *in.options.alpha : gemm_alpha(1.0f, in.a.amax(0), in.b.amax(0));
+  return {{"d", nvfp4_gemm(in.a, in.b, alpha, gemm_output_dtype(c))}};
+}
+
+}  // namespace
+}  // namespace nvfp4::cublaslt
+
+int nvfp4_plugin_abi_version(void) { return NVFP4_PLUGIN_ABI_VERSION; }
+
+const char* nvfp4_plugin_declaration(void) { return nvfp4::cublaslt::declaration().c_str(); }
+
+int nvfp4_plugin_run(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs,
+                     nvfp4_output_allocator allocate, void* allocator_ctx, nvfp4_plugin_error* error) {
+  return nvfp4::plugin::run_case(op, params_json, inputs, n_inputs, allocate, allocator_ctx, error, nvfp4::cublaslt::run);
+}
