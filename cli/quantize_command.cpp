@@ -18,7 +18,7 @@ namespace {
 struct QuantizeArgs {
   std::string input, tensor, output, profile = "te", block = "1d", direction = "rowwise", amax,
                                      scale_layout = "compact", rounding = "nearest", rht_mask = "0xD7E8";
-  bool row_scaled = false, rht = false;
+  bool row_scaled = false, rht = false, experts = false;
   std::uint64_t seed = 0, offset = 0;
 };
 
@@ -43,7 +43,7 @@ void run(const QuantizeArgs& a) {
   const io::File in = io::read_file(a.input);
   std::string name;
   const io::Tensor& t = pick_tensor(in, a, name);
-  io::require_rank(t, 2, "quantize", name);
+  io::require_rank(t, a.experts ? 3 : 2, "quantize", name);
 
   // The case the registry's quantize runs: the same options as every backend reads.
   Case c = make_case("quantize");
@@ -51,6 +51,7 @@ void run(const QuantizeArgs& a) {
   c.params.set("block", a.block);
   c.params.set("direction", a.direction);
   c.params.set("row_scaled", a.row_scaled);
+  c.params.set("experts", a.experts);
   if (!a.amax.empty()) c.params.set("amax", F32Bits{bits_of(parse_f32("--amax", a.amax))});
   c.params.set("scale_layout", a.scale_layout);
   c.params.set("rounding", a.rounding);
@@ -70,6 +71,7 @@ void run(const QuantizeArgs& a) {
       {"block", a.block},
       {"direction", a.direction},
       {"row_scaled", a.row_scaled ? "true" : "false"},
+      {"experts", a.experts ? "true" : "false"},
       {"amax_override", o.amax ? fmt::format("0x{:08X}", bits_of(*o.amax)) : "none"},
       {"scale_layout", a.scale_layout},
       {"rounding", a.rounding},
@@ -113,6 +115,7 @@ void register_quantize(CLI::App& app) {
       ->check(CLI::IsMember({"rowwise", "columnwise", "both"}))
       ->capture_default_str();
   cmd->add_flag("--row-scaled", a->row_scaled, "per-row global amax (per-column for the columnwise copy)");
+  cmd->add_flag("--experts", a->experts, "x is [E, N, K] expert weights: each expert quantized alone with its own amax");
   cmd->add_option("--amax", a->amax, "global amax to use instead of the computed one (float or 0x bit pattern)");
   cmd->add_option("--scale-layout", a->scale_layout, "compact or swizzled (cuBLASLt 128x4)")
       ->check(CLI::IsMember({"compact", "swizzled"}))

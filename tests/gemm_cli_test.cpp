@@ -97,5 +97,32 @@ TEST_F(GemmCli, AlphaBetaCAndBiasEnterTheProduct) {
   EXPECT_NE(bad.err.find("--beta needs --c"), std::string::npos) << bad.err;
 }
 
+TEST_F(GemmCli, QuantizeExpertsStacksEachExpertQuantizedAlone) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> normal;
+  std::vector<float> x(3 * 32 * 64);
+  for (float& v : x) v = normal(rng);
+  x[32 * 64 + 5] *= 100.0f;  // expert 1 gets its own, larger amax
+  io::File f, one;
+  f.tensors["x"] = io::make_tensor_from<float>(io::DType::F32, {3, 32, 64}, x);
+  one.tensors["x"] = io::make_tensor_from<float>(io::DType::F32, {32, 64}, std::span<const float>(x).subspan(32 * 64, 32 * 64));
+  const std::string in = (dir_ / "e.safetensors").string(), in1 = (dir_ / "e1.safetensors").string();
+  io::write_file_atomic(in, f);
+  io::write_file_atomic(in1, one);
+  const std::string out = (dir_ / "qe.safetensors").string(), out1 = (dir_ / "qe1.safetensors").string();
+  ASSERT_EQ(run_cli("quantize --experts --direction both --input " + in + " --output " + out, dir_).exit_code, 0);
+  ASSERT_EQ(run_cli("quantize --direction both --input " + in1 + " --output " + out1, dir_).exit_code, 0);
+  const io::File all = io::read_file(out), alone = io::read_file(out1);
+  for (const auto& [name, t] : alone.tensors) {
+    SCOPED_TRACE(name);
+    const io::Tensor& stacked = all.tensors.at(name);
+    ASSERT_EQ(stacked.shape.size(), t.shape.size() + 1);
+    EXPECT_EQ(stacked.shape[0], 3);
+    const std::size_t n = t.bytes.size();
+    EXPECT_TRUE(std::equal(t.bytes.begin(), t.bytes.end(), stacked.bytes.begin() + std::ptrdiff_t(n)));
+  }
+  EXPECT_EQ(run_cli("quantize --input " + in + " --output " + out + "x", dir_).exit_code, 2) << "3-D without --experts";
+}
+
 }  // namespace
 }  // namespace nvfp4
