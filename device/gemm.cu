@@ -148,9 +148,10 @@ __device__ __forceinline__ double scale_n(std::uint32_t b) {
 
 __device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_t m0, std::int64_t n0, int step, int tid) {
   const std::int64_t k0 = std::int64_t(step) * kTileK;
-#pragma unroll
-  for (int i = tid; i < kTileM * 4; i += kThreads) {
-    const int row = i >> 2, chunk = i & 3;
+  static_assert(kTileM == kTileN && kTileM * 4 % kThreads == 0, "whole 16-byte chunks per thread");
+#pragma unroll 1  // kept rolled: unrolled, ptxas hoists the addresses and spills (255 registers)
+  for (int k = 0; k < kTileM * 4 / kThreads; ++k) {  // a fixed count, not a loop over tid
+    const int i = tid + k * kThreads, row = i >> 2, chunk = i & 3;
     cp_async16(st.a + chunk_offset(row, chunk), p.a + (m0 + row) * p.padded_k + k0 + 16 * chunk);
     cp_async16(st.b + chunk_offset(row, chunk), p.b + (n0 + row) * p.padded_k + k0 + 16 * chunk);
   }
@@ -159,9 +160,10 @@ __device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_
 }
 
 __device__ __forceinline__ void decode_scales(Shared& s, const Stage& st, int tid) {
+  static_assert(kBlocksPerStage * kTileM % kThreads == 0, "whole scale entries per thread");
 #pragma unroll
-  for (int i = tid; i < kBlocksPerStage * kTileM; i += kThreads) {
-    const int row = i % kTileM, block = i / kTileM;
+  for (int k = 0; k < kBlocksPerStage * kTileM / kThreads; ++k) {  // a fixed count, as in load_stage
+    const int i = tid + k * kThreads, row = i % kTileM, block = i / kTileM;
     const double na = scale_n((st.a_scale[row] >> (8 * block)) & 0xFFu);
     s.a_n[block][row] = make_double2(na, __dmul_rn(-kBias, na));  // exact: 27 significant bits at most
     s.b_n[block][row] = scale_n((st.b_scale[row] >> (8 * block)) & 0xFFu);
