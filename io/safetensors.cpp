@@ -92,9 +92,8 @@ const json& field(const json& entry, const char* key, std::string_view origin,
   return *it;
 }
 
-Tensor parse_tensor(const json& entry, const std::string& name,
-                    std::span<const std::uint8_t> data, std::string_view origin,
-                    std::pair<std::uint64_t, std::uint64_t>& range) {
+TensorInfo parse_entry(const json& entry, const std::string& name, std::uint64_t data_size,
+                       std::string_view origin) {
   const std::string q = quoted(name);
   if (!entry.is_object()) fail(origin, "tensor {}: entry is not a JSON object", q);
 
@@ -107,7 +106,7 @@ Tensor parse_tensor(const json& entry, const std::string& name,
   if (!dtype) fail(origin, "tensor {}: unknown dtype {}", q, jdtype.dump());
 
   if (!jshape.is_array()) fail(origin, "tensor {}: \"shape\" must be an array of integers", q);
-  Tensor t;
+  TensorInfo t;
   t.dtype = *dtype;
   for (const json& d : jshape) {
     if (!d.is_number_integer()) {
@@ -129,9 +128,9 @@ Tensor parse_tensor(const json& entry, const std::string& name,
   const auto begin = joffsets[0].get<std::uint64_t>();
   const auto end = joffsets[1].get<std::uint64_t>();
   if (begin > end) fail(origin, "tensor {}: data_offsets begin {} > end {}", q, begin, end);
-  if (end > data.size()) {
+  if (end > data_size) {
     fail(origin, "tensor {}: truncated: data_offsets end {} is beyond the data section ({} bytes)",
-         q, end, data.size());
+         q, end, data_size);
   }
   auto expected = byte_size(t.shape, t.dtype);
   if (!expected) fail(origin, "tensor {}: shape {} is too large", q, jshape.dump());
@@ -139,9 +138,8 @@ Tensor parse_tensor(const json& entry, const std::string& name,
     fail(origin, "tensor {}: byte length {} does not match shape {} x {} ({} bytes)", q,
          end - begin, jshape.dump(), dtype_name(t.dtype), *expected);
   }
-  t.bytes.assign(data.begin() + static_cast<std::ptrdiff_t>(begin),
-                 data.begin() + static_cast<std::ptrdiff_t>(end));
-  range = {begin, end};
+  t.begin = begin;
+  t.end = end;
   return t;
 }
 
@@ -207,22 +205,11 @@ Tensor make_tensor(DType dtype, std::vector<std::int64_t> shape,
   return Tensor{dtype, std::move(shape), {bytes.begin(), bytes.end()}};
 }
 
-File parse(std::span<const std::uint8_t> bytes, std::string_view origin) {
-  if (bytes.size() < 8) {
-    fail(origin, "file is shorter than 8 bytes ({} bytes), no header length", bytes.size());
-  }
-  std::uint64_t header_len = 0;
-  std::memcpy(&header_len, bytes.data(), 8);
-  if (header_len > kMaxHeaderBytes) {
-    fail(origin, "header length {} is absurd (limit is 100 MB)", header_len);
-  }
-  if (header_len > bytes.size() - 8) {
-    fail(origin, "truncated: header says {} bytes but only {} follow the length prefix",
-         header_len, bytes.size() - 8);
-  }
-  const auto header_bytes = bytes.subspan(8, header_len);
-  const auto data = bytes.subspan(8 + header_len);
+namespace {
 
+// The header (the JSON after the length prefix) of a file whose data section has `data_size`
+// bytes: every entry checked against it, and no two tensors overlapping.
+Header parse_header(std::span<const std::uint8_t> header_bytes, std::uint64_t data_size, std::string_view origin) {
   json header;
   try {
     header = json::parse(header_bytes.begin(), header_bytes.end());
@@ -231,16 +218,15 @@ File parse(std::span<const std::uint8_t> bytes, std::string_view origin) {
   }
   if (!header.is_object()) fail(origin, "header is not a JSON object");
 
-  File file;
+  Header h;
   std::vector<std::tuple<std::uint64_t, std::uint64_t, std::string>> ranges;
   for (const auto& [name, entry] : header.items()) {
     if (name == kMetadataKey) {
-      file.metadata = parse_metadata(entry, origin);
+      h.metadata = parse_metadata(entry, origin);
       continue;
     }
-    std::pair<std::uint64_t, std::uint64_t> range;
-    file.tensors.emplace(name, parse_tensor(entry, name, data, origin, range));
-    if (range.first != range.second) ranges.emplace_back(range.first, range.second, name);
+    const TensorInfo& t = h.tensors.emplace(name, parse_entry(entry, name, data_size, origin)).first->second;
+    if (t.begin != t.end) ranges.emplace_back(t.begin, t.end, name);
   }
 
   // Empty ranges cannot overlap anything; among the rest, sorted by begin,
@@ -254,6 +240,36 @@ File parse(std::span<const std::uint8_t> bytes, std::string_view origin) {
            quoted(name), b, e);
     }
   }
+  return h;
+}
+
+// The header's length from the 8-byte prefix, checked against the bytes that follow it.
+std::uint64_t header_length(std::span<const std::uint8_t> prefix, std::uint64_t after_prefix, std::string_view origin) {
+  std::uint64_t header_len = 0;
+  std::memcpy(&header_len, prefix.data(), 8);
+  if (header_len > kMaxHeaderBytes) {
+    fail(origin, "header length {} is absurd (limit is 100 MB)", header_len);
+  }
+  if (header_len > after_prefix) {
+    fail(origin, "truncated: header says {} bytes but only {} follow the length prefix",
+         header_len, after_prefix);
+  }
+  return header_len;
+}
+
+}  // namespace
+
+File parse(std::span<const std::uint8_t> bytes, std::string_view origin) {
+  if (bytes.size() < 8) {
+    fail(origin, "file is shorter than 8 bytes ({} bytes), no header length", bytes.size());
+  }
+  const std::uint64_t header_len = header_length(bytes.first(8), bytes.size() - 8, origin);
+  const auto data = bytes.subspan(8 + header_len);
+  Header h = parse_header(bytes.subspan(8, header_len), data.size(), origin);
+  File file;
+  file.metadata = std::move(h.metadata);
+  for (const auto& [name, t] : h.tensors)
+    file.tensors.emplace(name, Tensor{t.dtype, t.shape, {data.begin() + std::ptrdiff_t(t.begin), data.begin() + std::ptrdiff_t(t.end)}});
   return file;
 }
 
@@ -348,6 +364,137 @@ void write_file_atomic(const std::filesystem::path& path, const File& file) {
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
   Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (d.fd >= 0) ::fsync(d.fd);
+}
+
+// ---- one tensor at a time ------------------------------------------------------------------
+
+namespace {
+
+// Reads exactly n bytes at offset, retrying on EINTR and short reads; false at end of file.
+bool read_at(int fd, std::uint8_t* out, std::size_t n, std::uint64_t offset, std::string_view origin) {
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, out, n, static_cast<off_t>(offset));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      fail(origin, "cannot read file: {}", os_error(errno));
+    }
+    if (r == 0) return false;
+    out += r;
+    n -= static_cast<std::size_t>(r);
+    offset += static_cast<std::uint64_t>(r);
+  }
+  return true;
+}
+
+}  // namespace
+
+LazyFile::LazyFile(const std::filesystem::path& path) : path_(path) {
+  const std::string origin = path.string();
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) fail(origin, "cannot open file: {}", os_error(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fail(origin, "cannot read file: not a regular file");
+  }
+  try {
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    std::array<std::uint8_t, 8> prefix{};
+    if (size < 8 || !read_at(fd_, prefix.data(), 8, 0, origin))
+      fail(origin, "file is shorter than 8 bytes ({} bytes), no header length", size);
+    const std::uint64_t header_len = header_length(prefix, size - 8, origin);
+    std::vector<std::uint8_t> text(header_len);
+    read_at(fd_, text.data(), text.size(), 8, origin);
+    data_start_ = 8 + header_len;
+    header_ = parse_header(text, size - data_start_, origin);
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
+
+LazyFile::LazyFile(LazyFile&& o) noexcept
+    : path_(std::move(o.path_)), header_(std::move(o.header_)), data_start_(o.data_start_), fd_(std::exchange(o.fd_, -1)) {}
+
+LazyFile& LazyFile::operator=(LazyFile&& o) noexcept {
+  std::swap(path_, o.path_);
+  std::swap(header_, o.header_);
+  std::swap(data_start_, o.data_start_);
+  std::swap(fd_, o.fd_);
+  return *this;
+}
+
+LazyFile::~LazyFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Tensor LazyFile::read(const std::string& name) const {
+  const auto it = header_.tensors.find(name);
+  if (it == header_.tensors.end()) fail(path_.string(), "no tensor {}", quoted(name));
+  const TensorInfo& t = it->second;
+  Tensor out{t.dtype, t.shape, std::vector<std::uint8_t>(t.end - t.begin)};
+  if (!read_at(fd_, out.bytes.data(), out.bytes.size(), data_start_ + t.begin, path_.string()))
+    fail(path_.string(), "tensor {}: truncated: the file ends inside its bytes", quoted(name));
+  return out;
+}
+
+FileWriter::FileWriter(const std::filesystem::path& path, std::vector<std::pair<std::string, TensorInfo>> tensors,
+                       std::map<std::string, std::string> metadata)
+    : path_(path), tensors_(std::move(tensors)) {
+  const std::string origin = path.string();
+  json header = json::object();
+  if (!metadata.empty()) header[std::string(kMetadataKey)] = metadata;
+  std::uint64_t offset = 0;
+  for (auto& [name, t] : tensors_) {
+    const auto n = byte_size(t.shape, t.dtype);
+    if (!n) fail(origin, "tensor {}: negative or overflowing shape", quoted(std::as_const(name)));
+    t.begin = offset;
+    t.end = offset += *n;
+    header[name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {t.begin, t.end}}};
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // keep the data section 8-byte aligned
+  tmp_ = path;
+  tmp_ += fmt::format(".tmp.{}.{:016x}", ::getpid(), std::random_device{}() * 0x9E3779B97F4A7C15ull);
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(origin, "cannot create temp file {}: {}", tmp_.string(), os_error(errno));
+  std::array<std::uint8_t, 8> prefix{};
+  const std::uint64_t len = text.size();
+  std::memcpy(prefix.data(), &len, 8);
+  if (int e = write_all(fd_, prefix); e != 0) fail(origin, "cannot write: {}", os_error(e));
+  if (int e = write_all(fd_, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}); e != 0)
+    fail(origin, "cannot write: {}", os_error(e));
+}
+
+FileWriter::~FileWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+void FileWriter::write(const std::string& name, const Tensor& t) {
+  const std::string origin = path_.string();
+  if (next_ >= tensors_.size()) fail(origin, "tensor {} written after every declared tensor", quoted(name));
+  const auto& [expected_name, info] = tensors_[next_];
+  if (name != expected_name || t.dtype != info.dtype || t.shape != info.shape)
+    fail(origin, "tensor {} written where {} ({}) was declared", quoted(name), quoted(expected_name), dtype_name(info.dtype));
+  if (int e = write_all(fd_, t.bytes); e != 0) fail(origin, "cannot write: {}", os_error(e));
+  ++next_;
+}
+
+void FileWriter::commit() {
+  const std::string origin = path_.string();
+  if (next_ != tensors_.size())
+    fail(origin, "{} of {} declared tensors written; not committing", next_, tensors_.size());
+  if (::fsync(fd_) != 0) fail(origin, "cannot fsync: {}", os_error(errno));
+  ::close(fd_);
+  fd_ = -1;
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp_.c_str());
+    fail(origin, "cannot rename temp file onto it: {}", os_error(e));
+  }
 }
 
 }  // namespace nvfp4::io

@@ -50,6 +50,18 @@ struct File {
   std::map<std::string, std::string> metadata;  // "__metadata__"
 };
 
+// A tensor's entry in a file's header: dtype, shape and its byte range in the data section.
+struct TensorInfo {
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin = 0, end = 0;
+};
+
+struct Header {
+  std::map<std::string, TensorInfo> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
 class FormatError : public std::runtime_error {
  public:
   using runtime_error::runtime_error;
@@ -71,6 +83,46 @@ std::vector<std::uint8_t> serialize(const File&);
 // never a partial one. On failure the temp file is removed and FormatError is
 // thrown.
 void write_file_atomic(const std::filesystem::path&, const File&);
+
+// A file read one tensor at a time (checkpoints larger than memory): opening reads and
+// validates the header only; read() reads one tensor's bytes. Throws FormatError.
+class LazyFile {
+ public:
+  explicit LazyFile(const std::filesystem::path&);
+  LazyFile(LazyFile&&) noexcept;
+  LazyFile& operator=(LazyFile&&) noexcept;
+  ~LazyFile();
+  const Header& header() const { return header_; }
+  const std::filesystem::path& path() const { return path_; }
+  Tensor read(const std::string& name) const;  // FormatError naming the file for an unknown name
+
+ private:
+  std::filesystem::path path_;
+  Header header_;
+  std::uint64_t data_start_ = 0;
+  int fd_ = -1;
+};
+
+// Writes a file tensor by tensor, in the order declared: the header first (from the declared
+// dtypes and shapes), then each tensor's bytes as write() receives them, into a temp file beside
+// `path`; commit() checks that every tensor came, fsyncs and renames it onto `path`. Destroyed
+// without commit(), it removes the temp file: a reader never sees a partial file.
+class FileWriter {
+ public:
+  FileWriter(const std::filesystem::path& path, std::vector<std::pair<std::string, TensorInfo>> tensors,
+             std::map<std::string, std::string> metadata = {});
+  FileWriter(const FileWriter&) = delete;
+  FileWriter& operator=(const FileWriter&) = delete;
+  ~FileWriter();
+  void write(const std::string& name, const Tensor& t);  // the next declared tensor, same dtype and shape
+  void commit();
+
+ private:
+  std::filesystem::path path_, tmp_;
+  std::vector<std::pair<std::string, TensorInfo>> tensors_;
+  std::size_t next_ = 0;
+  int fd_ = -1;
+};
 
 // Builds a tensor, checking that `bytes` holds exactly numel*dtype_size bytes
 // and that no dimension is negative.

@@ -450,3 +450,73 @@ TEST_F(SafetensorsFileTest, ReplacesExistingFileByRename) {
 
 }  // namespace
 }  // namespace nvfp4::io
+
+namespace nvfp4::io {
+namespace {
+
+std::vector<std::pair<std::string, TensorInfo>> infos_of(const File& f) {
+  std::vector<std::pair<std::string, TensorInfo>> v;
+  for (const auto& [name, t] : f.tensors) v.push_back({name, TensorInfo{t.dtype, t.shape}});
+  return v;
+}
+
+File three_tensors() {
+  File f;
+  f.tensors["b"] = make_tensor(DType::U8, {3, 5}, std::vector<std::uint8_t>(15, 7));
+  f.tensors["a"] = make_tensor_from<float>(DType::F32, {2}, std::vector<float>{1.5f, -2.0f});
+  f.tensors["c"] = make_tensor(DType::BF16, {0, 4}, {});
+  f.metadata["k"] = "v";
+  return f;
+}
+
+TEST_F(SafetensorsFileTest, LazyFileReadsEachTensorAsReadFileDoes) {
+  const File f = three_tensors();
+  write_file_atomic(dir_ / "x.safetensors", f);
+  const LazyFile lazy(dir_ / "x.safetensors");
+  EXPECT_EQ(lazy.header().metadata, f.metadata);
+  ASSERT_EQ(lazy.header().tensors.size(), 3u);
+  for (const auto& [name, t] : f.tensors) {
+    const Tensor got = lazy.read(name);
+    EXPECT_EQ(got.dtype, t.dtype) << name;
+    EXPECT_EQ(got.shape, t.shape) << name;
+    EXPECT_EQ(got.bytes, t.bytes) << name;
+  }
+  EXPECT_THROW(lazy.read("nope"), FormatError);
+}
+
+TEST_F(SafetensorsFileTest, LazyFileRejectsATruncatedFileWhenOpened) {
+  write_file_atomic(dir_ / "x.safetensors", three_tensors());
+  fs::resize_file(dir_ / "x.safetensors", fs::file_size(dir_ / "x.safetensors") - 3);
+  try {
+    LazyFile lazy(dir_ / "x.safetensors");
+    ADD_FAILURE() << "opened a truncated file";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SafetensorsFileTest, FileWriterStreamsTensorsIntoAFileReadFileAccepts) {
+  const File f = three_tensors();
+  {
+    FileWriter w(dir_ / "w.safetensors", infos_of(f), f.metadata);
+    for (const auto& [name, t] : f.tensors) w.write(name, t);
+    w.commit();
+  }
+  const File back = read_file(dir_ / "w.safetensors");
+  EXPECT_EQ(back.metadata, f.metadata);
+  for (const auto& [name, t] : f.tensors) EXPECT_EQ(back.tensors.at(name).bytes, t.bytes) << name;
+}
+
+TEST_F(SafetensorsFileTest, AnAbandonedOrIncompleteFileWriterLeavesNoFile) {
+  const File f = three_tensors();
+  {
+    FileWriter w(dir_ / "w.safetensors", infos_of(f));
+    w.write("a", f.tensors.at("a"));
+    EXPECT_THROW(w.write("c", f.tensors.at("c")), FormatError) << "out of the declared order";
+    EXPECT_THROW(w.commit(), FormatError) << "two tensors missing";
+  }
+  EXPECT_TRUE(fs::is_empty(dir_)) << "neither the file nor its temp file may remain";
+}
+
+}  // namespace
+}  // namespace nvfp4::io
