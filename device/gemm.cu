@@ -82,10 +82,14 @@ struct Stage {
   std::uint32_t b_scale[kTileN];
 };
 
-struct Shared {
-  Stage stage[kStages];
+struct Scales {  // one stage's decoded scales
   double2 a_n[kBlocksPerStage][kTileM];  // (n_a, -kBias · n_a)
   double b_n[kBlocksPerStage][kTileN];
+};
+
+struct Shared {
+  Stage stage[kStages];
+  Scales scales[2];  // by stage parity: stage step + 1 is decoded while stage step is computed
   long long total[kOutputs][kThreads];   // T so far, each thread's own column
 };
 
@@ -159,7 +163,7 @@ __device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_
   else cp_async4(&st.b_scale[tid - kTileM], p.b_scale + (n0 + tid - kTileM) * p.scale_pitch + 4 * step);
 }
 
-__device__ __forceinline__ void decode_scales(Shared& s, const Stage& st, int tid) {
+__device__ __forceinline__ void decode_scales(Scales& s, const Stage& st, int tid) {
   static_assert(kBlocksPerStage * kTileM % kThreads == 0, "whole scale entries per thread");
 #pragma unroll
   for (int k = 0; k < kBlocksPerStage * kTileM / kThreads; ++k) {  // a fixed count, as in load_stage
@@ -170,37 +174,57 @@ __device__ __forceinline__ void decode_scales(Shared& s, const Stage& st, int ti
   }
 }
 
+// One group: the 4 MMAs of one A fragment (rows wm + 16·row .. +15) with the 4 B fragments.
+__device__ __forceinline__ void mma_group(const std::uint32_t (&af)[4], int half, const std::uint32_t (&bf)[4],
+                                          std::int32_t (&c)[kFragsN][4]) {
+#pragma unroll
+  for (int f = 0; f < kFragsN; ++f) mma_block(af[2 * half], af[2 * half + 1], bf[f], c[f]);
+}
+
 // acc += P_j · n_a · n_b for every output of the warp tile and every block of the stage.
-__device__ __forceinline__ void compute_stage(const Shared& s, const Stage& st, int wm, int wn, int lane,
+// Software-pipelined over 16 groups (4 blocks x 4 A fragments): the fragments, scales and MMAs of
+// group q + 1 are issued before the binary64 FMAs of group q, so the MMA latency overlaps them.
+// Only the order of independent instructions changes, not the arithmetic (docs/gemm-kernel.md, "ILP").
+__device__ __forceinline__ void compute_stage(const Scales& s, const Stage& st, int wm, int wn, int lane,
                                               double (&acc)[kOutputs]) {
-  const int g = lane >> 2, t = lane & 3;
+  const int g = lane >> 2, t = lane & 3, q8 = lane >> 3;
+  constexpr int kGroups = kBlocksPerStage * kFragsM;
+  std::uint32_t bf[2][4], af[2][4];  // by block parity; by A fragment pair parity
+  double2 nb[2][kFragsN];            // by block parity
+  double2 na[2][2];                  // by group parity
+  std::int32_t c[2][kFragsN][4];     // by group parity
+  // Issue everything group q needs except its FMAs.
+  auto issue = [&](int grp) {
+    const int block = grp / kFragsM, row = grp % kFragsM;
+    if (row == 0) ldmatrix_x4(bf[block & 1], st.b + chunk_offset(wn + 8 * (lane >> 3) + (lane & 7), block));
+    if (row % 2 == 0)
+      ldmatrix_x4(af[(row / 2) & 1], st.a + chunk_offset(wm + 16 * (row + (q8 >> 1)) + 8 * (q8 & 1) + (lane & 7), block));
+    mma_group(af[(row / 2) & 1], row & 1, bf[block & 1], c[grp & 1]);
+    na[grp & 1][0] = s.a_n[block][wm + 16 * row + g];
+    na[grp & 1][1] = s.a_n[block][wm + 16 * row + g + 8];
+    if (row == 0) {
 #pragma unroll
-  for (int block = 0; block < kBlocksPerStage; ++block) {
-    std::uint32_t bf[4];  // fragment f: columns wn + 8f .. +7
-    ldmatrix_x4(bf, st.b + chunk_offset(wn + 8 * (lane >> 3) + (lane & 7), block));
-    double2 nb[kFragsN];
+      for (int f = 0; f < kFragsN; ++f)
+        nb[block & 1][f] = *reinterpret_cast<const double2*>(&s.b_n[block][wn + 8 * f + 2 * t]);
+    }
+  };
+  issue(0);
 #pragma unroll
-    for (int f = 0; f < kFragsN; ++f) nb[f] = *reinterpret_cast<const double2*>(&s.b_n[block][wn + 8 * f + 2 * t]);
+  for (int grp = 0; grp < kGroups; ++grp) {
+    if (grp + 1 < kGroups) issue(grp + 1);
+    const int block = grp / kFragsM, row = grp % kFragsM;
 #pragma unroll
-    for (int i = 0; i < kFragsM; i += 2) {
-      std::uint32_t af[4];  // fragments i and i + 1: rows +0..7, +8..15 of each
-      const int q = lane >> 3;
-      ldmatrix_x4(af, st.a + chunk_offset(wm + 16 * (i + (q >> 1)) + 8 * (q & 1) + (lane & 7), block));
+    for (int f = 0; f < kFragsN; ++f) {
+      double u[4];
 #pragma unroll
-      for (int ii = 0; ii < 2; ++ii) {
-        const double2 na[2] = {s.a_n[block][wm + 16 * (i + ii) + g], s.a_n[block][wm + 16 * (i + ii) + g + 8]};
+      for (int r = 0; r < 4; ++r) {
+        const double d = __hiloint2double(int(kHighWord), c[grp & 1][f][r]);  // 2^52 + 2^30 + P_j
+        u[r] = __fma_rn(d, na[grp & 1][r >> 1].x, na[grp & 1][r >> 1].y);      // P_j · n_a, exact
+      }
 #pragma unroll
-        for (int f = 0; f < kFragsN; ++f) {
-          std::int32_t c[4];
-          mma_block(af[2 * ii], af[2 * ii + 1], bf[f], c);
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const double d = __hiloint2double(int(kHighWord), c[r]);           // 2^52 + 2^30 + P_j
-            const double u = __fma_rn(d, na[r >> 1].x, na[r >> 1].y);           // P_j · n_a, exact
-            double& a = acc[((i + ii) * kFragsN + f) * 4 + r];
-            a = __fma_rn(u, r & 1 ? nb[f].y : nb[f].x, a);                      // exact while |a| < 2^53
-          }
-        }
+      for (int r = 0; r < 4; ++r) {
+        double& a = acc[(row * kFragsN + f) * 4 + r];
+        a = __fma_rn(u[r], r & 1 ? nb[block & 1][f].y : nb[block & 1][f].x, a);  // exact while |a| < 2^53
       }
     }
   }
@@ -247,16 +271,21 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
     if (i < steps) load_stage(s.stage[i], p, m0, n0, i, tid);
     cp_async_commit();
   }
+  // One barrier per stage: the scales of stage step + 1 are decoded (into the other Scales) by the
+  // same warps that then compute stage step, so the decoding overlaps other warps' FMAs.
+  cp_async_wait<kStages - 2>();  // stage 0 has landed
+  __syncthreads();
+  if (steps > 0) decode_scales(s.scales[0], s.stage[0], tid);
   for (int step = 0; step < steps; ++step) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();  // the stage has landed; every warp is done with the previous one
+    cp_async_wait<0>();  // stage step + 1 has landed (this thread's copies)
+    __syncthreads();     // ... everyone's; scales of stage step decoded; every warp done with stage step - 1
     const int next = step + kStages - 1;
     if (next < steps) load_stage(s.stage[next % kStages], p, m0, n0, next, tid);
     cp_async_commit();
-    const Stage& st = s.stage[step % kStages];
-    decode_scales(s, st, tid);
-    __syncthreads();
-    compute_stage(s, st, wm, wn, lane, acc);
+    compute_stage(s.scales[step & 1], s.stage[step % kStages], wm, wn, lane, acc);
+    // Unconditional (no branch, so ptxas may interleave it with the FMAs): after the last stage it
+    // decodes that stage again into the unused buffer.
+    decode_scales(s.scales[(step + 1) & 1], s.stage[min(step + 1, steps - 1) % kStages], tid);
     if ((step + 1) % kFlushStages == 0 || step + 1 == steps) flush(s, tid, acc);
   }
 
