@@ -43,5 +43,7 @@ void register_seed_corpus(CLI::App& app);
 void register_cast_master_weights(CLI::App& app);
 void register_rht(CLI::App& app);
 void register_gemm(CLI::App& app);
+void register_convert_checkpoint(CLI::App& app);
+void register_check_checkpoint(CLI::App& app, int& exit_code);
 
 }  // namespace nvfp4::cli

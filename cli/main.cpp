@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   nvfp4::cli::register_cast_master_weights(app);
   nvfp4::cli::register_rht(app);
   nvfp4::cli::register_gemm(app);
+  nvfp4::cli::register_convert_checkpoint(app);
+  nvfp4::cli::register_check_checkpoint(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

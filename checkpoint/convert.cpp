@@ -1,0 +1,166 @@
+#include "checkpoint/convert.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+
+#include "checkpoint/hf_checkpoint.h"
+#include "checkpoint/weight_quantizer.h"
+#include "reference/profiles.h"
+
+namespace nvfp4::checkpoint {
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_json(const fs::path& p, const nlohmann::json& j) {
+  std::ofstream f(p);
+  f << j.dump(2) << "\n";
+  if (!f.flush()) throw io::FormatError(fmt::format("{}: cannot write file", p.string()));
+}
+
+std::uint64_t byte_size(const io::TensorInfo& t) {
+  std::uint64_t n = io::dtype_size(t.dtype);
+  for (std::int64_t d : t.shape) n *= std::uint64_t(d);
+  return n;
+}
+
+// The tensors a shard of the output declares, in the source shard's order.
+std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint& src, const std::string& file,
+                                                             const std::map<std::string, std::string>& group_of,
+                                                             const CheckpointFormat& f) {
+  std::vector<std::pair<std::string, io::TensorInfo>> out;
+  for (const std::string& t : src.tensors_of(file)) {
+    const io::TensorInfo& in = src.info(t);
+    if (!group_of.count(t)) {
+      out.emplace_back(t, io::TensorInfo{in.dtype, in.shape, 0, 0});
+      continue;
+    }
+    const std::string m = module_of(t);
+    const std::int64_t n = in.shape.at(0), k = in.shape.at(1);
+    out.emplace_back(m + f.data_suffix, io::TensorInfo{io::DType::U8, {n, k / 2}, 0, 0});
+    out.emplace_back(m + f.scale_suffix, io::TensorInfo{io::DType::F8_E4M3, {n, k / 16}, 0, 0});
+    out.emplace_back(m + f.global_suffix, io::TensorInfo{io::DType::F32, {}, 0, 0});
+  }
+  return out;
+}
+
+void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint& src,
+                  const std::map<std::string, std::string>& group_of, const std::map<std::string, float>& group_amax,
+                  const std::vector<std::string>& exclude_modules, const fs::path& tmp, ConvertProgress& p,
+                  const std::function<void(const ConvertProgress&)>& progress, ConvertSummary& s) {
+  const CheckpointFormat& f = o.format;
+  nlohmann::json weight_map = nlohmann::json::object();
+  std::uint64_t total_size = 0;
+  for (const std::string& file : src.shards()) {
+    const auto decls = declared(src, file, group_of, f);
+    for (const auto& [name, info] : decls) {
+      weight_map[name] = file;
+      total_size += byte_size(info);
+    }
+    io::FileWriter out(tmp / file, decls, {{"format", "pt"}});
+    for (const std::string& t : src.tensors_of(file)) {
+      io::Tensor w = src.read(t);
+      p.bytes_done += w.bytes.size();
+      if (!group_of.count(t)) {
+        out.write(t, w);
+        ++s.kept;
+      } else {
+        const std::string m = module_of(t);
+        QuantizedWeight q = quantize_weight(backend, t, w, o.profile, group_amax.at(group_of.at(t)), f.swizzled_scales);
+        out.write(m + f.data_suffix, q.data);
+        out.write(m + f.scale_suffix, q.scale);
+        out.write(m + f.global_suffix, *q.global_scale);
+        ++s.quantized;
+      }
+      ++p.tensors_done;
+      if (progress) progress(p);
+    }
+    out.commit();
+    ++s.shards;
+  }
+  if (src.sharded())
+    write_json(tmp / kIndexFile, {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}});
+  for (const std::string& name : src.other_files()) {
+    if (name == "config.json")
+      write_json(tmp / name, with_quantization_config(src.config(), exclude_modules));
+    else if (name != "hf_quant_config.json")
+      fs::copy_file(src.dir() / name, tmp / name);
+  }
+  write_json(tmp / "hf_quant_config.json", hf_quant_config(exclude_modules));
+}
+
+}  // namespace
+
+ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
+                                  const std::function<void(const ConvertProgress&)>& progress) {
+  // "OUT/" names OUT: its temporary sibling must not land inside it.
+  fs::path output = o.output.lexically_normal();
+  if (!output.has_filename()) output = output.parent_path();
+  if (fs::exists(fs::symlink_status(output)))
+    throw io::FormatError(
+        fmt::format("{}: already exists; convert-checkpoint writes a new directory only", output.string()));
+  const NamedProfile* profile = find_profile(o.profile);
+  if (!profile)
+    throw Error("convert-checkpoint", ErrorCode::E_UNSUPPORTED,
+                fmt::format("unknown profile {} (profiles: {})", o.profile, profile_names(", ")));
+  if (profile->knobs.exported == ExportedGlobal::NONE)
+    throw Error("convert-checkpoint", ErrorCode::E_UNSUPPORTED,
+                fmt::format("profile {} exports no global scale; format {} stores one ({}*)", o.profile, o.format.name,
+                            o.format.global_suffix));
+  const HfCheckpoint src(o.input);
+
+  std::map<std::string, std::string> group_of;  // quantized tensor -> its shared-amax group
+  std::vector<std::string> exclude_modules;     // 2-D linears left in the source dtype
+  ConvertProgress p;
+  for (const auto& [t, file] : src.weight_map()) {
+    const io::TensorInfo& info = src.info(t);
+    p.bytes_total += byte_size(info);
+    if (is_quantized(o.format, t, info, o.excludes)) {
+      group_of[t] = amax_group(o.format, module_of(t));
+      p.bytes_total += byte_size(info);  // read in both passes
+    } else if (info.shape.size() == 2 && t.ends_with(".weight") && t.find("embed_tokens") == std::string::npos) {
+      exclude_modules.push_back(module_of(t));
+    }
+  }
+  p.tensors_total = group_of.size() + src.weight_map().size();
+
+  // Pass 1: every quantized weight's amax, combined per group under the profile's NaN rule.
+  std::map<std::string, float> group_amax;
+  for (const std::string& file : src.shards())
+    for (const std::string& t : src.tensors_of(file)) {
+      if (!group_of.count(t)) continue;
+      const io::Tensor w = src.read(t);
+      const float a = weight_amax(backend, t, w, o.profile);
+      const auto [it, fresh] = group_amax.emplace(group_of.at(t), a);
+      if (!fresh) it->second = combine_amax(o.profile, it->second, a);
+      p.bytes_done += w.bytes.size();
+      ++p.tensors_done;
+      if (progress) progress(p);
+    }
+
+  // Pass 2, into a temporary directory renamed onto the output at the end.
+  const fs::path tmp = output.string() + ".tmp-" + std::to_string(::getpid());
+  ConvertSummary s;
+  try {
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    write_output(o, backend, src, group_of, group_amax, exclude_modules, tmp, p, progress, s);
+    if (fs::exists(fs::symlink_status(output)))
+      throw io::FormatError(fmt::format("{}: appeared during the conversion; left as it is", output.string()));
+    fs::rename(tmp, output);
+  } catch (const fs::filesystem_error& e) {
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);
+    throw io::FormatError(fmt::format("{}: {}", e.path1().string(), e.code().message()));
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);
+    throw;
+  }
+  return s;
+}
+
+}  // namespace nvfp4::checkpoint

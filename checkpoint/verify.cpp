@@ -1,0 +1,220 @@
+#include "checkpoint/verify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <regex>
+
+#include "cases/reference_backend.h"
+#include "checkpoint/weight_quantizer.h"
+#include "reference/profiles.h"
+
+namespace nvfp4::checkpoint {
+namespace {
+
+struct Stored {
+  io::Tensor data, scale, global;
+};
+
+std::size_t count_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+  if (a.size() != b.size()) return std::max(a.size(), b.size());
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
+  return n;
+}
+
+bool one_byte(io::DType d) { return io::dtype_size(d) == 1; }
+
+std::uint32_t f32_bits(const io::Tensor& t) {
+  std::uint32_t b;
+  std::memcpy(&b, t.bytes.data(), 4);
+  return b;
+}
+
+class Checker {
+ public:
+  Checker(const HfCheckpoint& src, const HfCheckpoint& q, const CheckpointFormat& f) : src_(src), q_(q), f_(f) {
+    for (const auto& [t, file] : q.weight_map())
+      if (t.ends_with(f.scale_suffix)) modules_.push_back(t.substr(0, t.size() - f.scale_suffix.size()));
+    if (modules_.empty())
+      throw io::FormatError(
+          fmt::format("{}: no tensor named *{}: not a {} checkpoint", q.dir().string(), f.scale_suffix, f.name));
+    for (const std::string& m : modules_) groups_[amax_group(f, m)].push_back(m);
+  }
+
+  const std::vector<std::string>& modules() const { return modules_; }
+
+  TensorVerdict check(const std::string& m, const std::string& profile, bool classify) {
+    const Stored s = stored(m);
+    const QuantizedWeight e = expect(profile, m, group_amax(profile, m), f_.swizzled_scales);
+    TensorVerdict v = compare(m, s, e, true);
+    if (!v.match() && classify) v.fault = fault(m, s, e, v, profile);
+    return v;
+  }
+
+ private:
+  const io::TensorInfo& source_info(const std::string& m) const {
+    const std::string name = m + ".weight";
+    if (!src_.has(name))
+      throw io::FormatError(
+          fmt::format("{}: no tensor {} (the source of {}{})", src_.dir().string(), name, m, f_.scale_suffix));
+    return src_.info(name);
+  }
+
+  io::Tensor source(const std::string& m) {
+    source_info(m);
+    const std::string name = m + ".weight";
+    io::Tensor w = src_.read(name);
+    if (w.shape.size() != 2) throw io::FormatError(fmt::format("{}: {} is not 2-D", src_.dir().string(), name));
+    return w;
+  }
+
+  Stored stored(const std::string& m) {
+    Stored s{q_.read(m + f_.data_suffix), q_.read(m + f_.scale_suffix), q_.read(m + f_.global_suffix)};
+    const io::TensorInfo& w = source_info(m);
+    const std::string where = q_.dir().string();
+    if (w.shape.size() != 2) throw io::FormatError(fmt::format("{}: {}.weight is not 2-D", src_.dir().string(), m));
+    if (!one_byte(s.data.dtype) || s.data.shape != std::vector<std::int64_t>{w.shape.at(0), w.shape.at(1) / 2})
+      throw io::FormatError(fmt::format("{}: {}{} is not a byte tensor [{}, {}]", where, m, f_.data_suffix,
+                                        w.shape.at(0), w.shape.at(1) / 2));
+    if (!one_byte(s.scale.dtype) || s.scale.shape.size() != 2)
+      throw io::FormatError(fmt::format("{}: {}{} is not a 2-D byte tensor", where, m, f_.scale_suffix));
+    if (s.global.dtype != io::DType::F32 || s.global.numel() != 1)
+      throw io::FormatError(fmt::format("{}: {}{} is not one F32 value", where, m, f_.global_suffix));
+    return s;
+  }
+
+  float own_amax(const std::string& profile, const std::string& m) {
+    const auto key = std::make_pair(profile, m);
+    if (!amax_.count(key)) amax_[key] = weight_amax(ref_, m + ".weight", source(m), profile);
+    return amax_.at(key);
+  }
+
+  float group_amax(const std::string& profile, const std::string& m) {
+    const std::vector<std::string>& members = groups_.at(amax_group(f_, m));
+    float g = own_amax(profile, members.front());
+    for (std::size_t i = 1; i < members.size(); ++i) g = combine_amax(profile, g, own_amax(profile, members[i]));
+    return g;
+  }
+
+  QuantizedWeight expect(const std::string& profile, const std::string& m, float amax, bool swizzled) {
+    return quantize_weight(ref_, m + ".weight", source(m), profile, amax, swizzled);
+  }
+
+  // With `global`: a profile that exports no global scale leaves it uncompared.
+  TensorVerdict compare(const std::string& m, const Stored& s, const QuantizedWeight& e, bool global) {
+    TensorVerdict v;
+    v.module = m;
+    v.data_total = e.data.bytes.size();
+    v.data_diff = count_diff(s.data.bytes, e.data.bytes);
+    v.scale_total = e.scale.bytes.size();
+    v.scale_diff = count_diff(s.scale.bytes, e.scale.bytes);
+    if (global) v.global_differs = !e.global_scale || f32_bits(s.global) != f32_bits(*e.global_scale);
+    return v;
+  }
+
+  std::string fault(const std::string& m, const Stored& s, const QuantizedWeight& e, const TensorVerdict& v,
+                    const std::string& profile) {
+    const bool data_ok = v.data_diff == 0, scale_ok = v.scale_diff == 0, global_ok = !v.global_differs;
+    if (data_ok && scale_ok && e.global_scale) {
+      const float g = std::bit_cast<float>(f32_bits(*e.global_scale));
+      if (f32_bits(s.global) == std::bit_cast<std::uint32_t>(1.0f / g)) return "global scale stored as its reciprocal";
+    }
+    if (data_ok && global_ok) {
+      const QuantizedWeight other = expect(profile, m, group_amax(profile, m), !f_.swizzled_scales);
+      if (s.scale.bytes == other.scale.bytes)
+        return f_.swizzled_scales ? "scales linear where the format stores them swizzled"
+                                  : "scales swizzled where the format stores them linear";
+      if (const auto e2 = neighbour_with_scales(m, s, profile)) return "scales of expert " + *e2;
+    }
+    const std::vector<std::string>& members = groups_.at(amax_group(f_, m));
+    const float own = own_amax(profile, m);
+    if (members.size() > 1 &&
+        std::bit_cast<std::uint32_t>(own) != std::bit_cast<std::uint32_t>(group_amax(profile, m)) &&
+        compare(m, s, expect(profile, m, own, f_.swizzled_scales), true).match()) {
+      std::string peers;
+      for (const std::string& p : members)
+        if (p != m) peers += (peers.empty() ? "" : ", ") + p;
+      return "separate amax (not shared with " + peers + ")";
+    }
+    for (const NamedProfile& p : all_profiles()) {
+      const std::string name(p.name);
+      if (name == profile) continue;
+      const bool exports = p.knobs.exported != ExportedGlobal::NONE;
+      if (compare(m, s, expect(name, m, group_amax(name, m), f_.swizzled_scales), exports).match())
+        return "another profile: " + name;
+    }
+    return "";
+  }
+
+  // The expert e' (e - 1 or e + 1) whose reference scales `m` (expert e) holds.
+  std::optional<std::string> neighbour_with_scales(const std::string& m, const Stored& s, const std::string& profile) {
+    static const std::regex expert(R"((.*\.experts\.)(\d+)(\..*))");
+    std::smatch g;
+    if (!std::regex_match(m, g, expert)) return std::nullopt;
+    const long e = std::stol(g[2].str());
+    for (long other : {e - 1, e + 1}) {
+      if (other < 0) continue;
+      const std::string n = g[1].str() + std::to_string(other) + g[3].str();
+      if (!q_.has(n + f_.scale_suffix) || !src_.has(n + ".weight")) continue;
+      if (expect(profile, n, group_amax(profile, n), f_.swizzled_scales).scale.bytes == s.scale.bytes)
+        return std::to_string(other);
+    }
+    return std::nullopt;
+  }
+
+  const HfCheckpoint &src_, &q_;
+  const CheckpointFormat& f_;
+  ReferenceBackend ref_;
+  std::vector<std::string> modules_;
+  std::map<std::string, std::vector<std::string>> groups_;
+  std::map<std::pair<std::string, std::string>, float> amax_;
+};
+
+}  // namespace
+
+std::string TensorVerdict::line() const {
+  if (match()) return module + ": match";
+  std::string s =
+      fmt::format("{}: MISMATCH (data: {} of {} bytes differ; weight_scale: {} of {} bytes differ; weight_scale_2 {})",
+                  module, data_diff, data_total, scale_diff, scale_total, global_differs ? "differs" : "matches");
+  return fault.empty() ? s : s + ": " + fault;
+}
+
+std::size_t CheckpointCheck::mismatches() const {
+  return std::size_t(std::count_if(tensors.begin(), tensors.end(), [](const TensorVerdict& v) { return !v.match(); }));
+}
+
+CheckpointCheck check_checkpoint(const HfCheckpoint& source, const HfCheckpoint& quantized, const CheckpointFormat& f,
+                                 const std::string& profile, bool classify) {
+  if (!find_profile(profile))
+    throw Error("check-checkpoint", ErrorCode::E_UNSUPPORTED,
+                fmt::format("unknown profile {} (profiles: {})", profile, profile_names(", ")));
+  Checker c(source, quantized, f);
+  CheckpointCheck out;
+  out.profile = profile;
+  for (const std::string& m : c.modules()) out.tensors.push_back(c.check(m, profile, classify));
+  return out;
+}
+
+std::string detect_format(const HfCheckpoint& quantized) {
+  if (std::filesystem::exists(quantized.dir() / "hf_quant_config.json")) return "modelopt";
+  const nlohmann::json& c = quantized.config();
+  std::string method;
+  if (c.is_object() && c.contains("quantization_config") && c["quantization_config"].is_object() &&
+      c["quantization_config"].value("quant_method", nlohmann::json()).is_string())
+    method = c["quantization_config"]["quant_method"].get<std::string>();
+  if (method == "modelopt") return "modelopt";
+  if (method.empty())
+    throw io::FormatError(
+        fmt::format("{}: no hf_quant_config.json and no quantization_config.quant_method: give --format",
+                    quantized.dir().string()));
+  throw io::FormatError(fmt::format("{}: quant_method {} is not a supported format (supported: {})",
+                                    quantized.dir().string(), method, supported_formats()));
+}
+
+}  // namespace nvfp4::checkpoint

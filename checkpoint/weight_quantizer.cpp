@@ -1,0 +1,64 @@
+#include "checkpoint/weight_quantizer.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+
+#include "cases/registry.h"
+#include "reference/formulas.h"
+#include "reference/profiles.h"
+
+namespace nvfp4::checkpoint {
+
+float weight_amax(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile) {
+  Case c = make_case("amax_global");
+  c.params.set("profile", profile);
+  c.inputs["x"] = w;
+  io::Tensor a;
+  try {
+    a = b.run(c).at("amax");
+  } catch (const Error& e) {
+    throw Error(name, e.code(), e.what());
+  }
+  float v;
+  std::memcpy(&v, a.bytes.data(), 4);
+  return v;
+}
+
+float combine_amax(const std::string& profile, float a, float b) {
+  const NamedProfile* p = find_profile(profile);
+  if (!p) throw Error("checkpoint", ErrorCode::E_UNSUPPORTED, fmt::format("unknown profile {}", profile));
+  return amax_combine(p->knobs.amax, a, b);
+}
+
+QuantizedWeight quantize_weight(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
+                                float amax, bool swizzled) {
+  Case c = make_case("quantize");
+  c.params.set("profile", profile);
+  c.params.set("direction", std::string("rowwise"));
+  c.params.set("amax", F32Bits{std::bit_cast<std::uint32_t>(amax)});
+  c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
+  c.inputs["x"] = w;
+  TensorMap out;
+  try {
+    out = b.run(c);
+  } catch (const Error& e) {
+    throw Error(name, e.code(), e.what());
+  }
+  QuantizedWeight q;
+  q.data = std::move(out.at("data"));
+  io::Tensor& scale = out.at("scale");
+  const std::int64_t rows = w.shape.at(0), cols = w.shape.at(1) / 16;
+  if (swizzled) {
+    q.scale = io::Tensor{io::DType::F8_E4M3, scale.shape, std::move(scale.bytes)};
+  } else {  // the compact layout's unpadded [N, K/16] entries
+    q.scale = io::Tensor{io::DType::F8_E4M3, {rows, cols}, std::vector<std::uint8_t>(std::size_t(rows * cols))};
+    for (std::int64_t r = 0; r < rows; ++r)
+      std::memcpy(q.scale.bytes.data() + r * cols, scale.bytes.data() + r * scale.shape.at(1), std::size_t(cols));
+  }
+  if (out.count("global_scale")) q.global_scale = io::Tensor{io::DType::F32, {}, out.at("global_scale").bytes};
+  return q;
+}
+
+}  // namespace nvfp4::checkpoint

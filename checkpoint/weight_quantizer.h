@@ -1,0 +1,27 @@
+// One weight through the registry's operations on a backend: its global amax, and its NVFP4
+// quantization with a given (shared) amax, in the stored forms of a checkpoint.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cases/case.h"
+
+namespace nvfp4::checkpoint {
+
+struct QuantizedWeight {
+  io::Tensor data;                         // U8 [N, K/2]
+  io::Tensor scale;                        // F8_E4M3: linear [N, K/16], or swizzled and padded
+  std::optional<io::Tensor> global_scale;  // F32 0-d; none when the profile exports none
+};
+
+// amax_global of w under the profile's NaN rule; errors name `name`.
+float weight_amax(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile);
+// The profile's NaN rule applied to two amaxes (the max of a shared-amax group).
+float combine_amax(const std::string& profile, float a, float b);
+// quantize of w, rowwise, with the global amax given. Throws nvfp4::Error naming `name` when the
+// backend rejects it (K not a multiple of 16, say).
+QuantizedWeight quantize_weight(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
+                                float amax, bool swizzled);
+
+}  // namespace nvfp4::checkpoint

@@ -1,0 +1,98 @@
+// `nvfp4-verify check-checkpoint --source HF_DIR --quantized Q_DIR [--format auto|modelopt]
+// [--profile P | --identify] [--junit FILE]`: every quantized tensor of Q recomputed from the
+// source and compared byte for byte (checkpoint/verify.h, docs/checkpoints.md#commands). Exit 0
+// when every tensor matches (--identify: under some profile), 1 when one differs, 2 for bad input.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint/junit.h"
+#include "checkpoint/verify.h"
+#include "cli/commands.h"
+#include "io/safetensors.h"
+#include "reference/profiles.h"
+
+namespace nvfp4::cli {
+namespace {
+
+struct CheckCheckpointArgs {
+  std::string source, quantized, format = "auto", profile, junit;
+  bool identify = false;
+};
+
+// Written beside and renamed, so that a reader never sees a partial file.
+void write_text(const std::string& path, const std::string& text) {
+  const std::filesystem::path tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0)
+    throw io::FormatError(fmt::format("{}: cannot write file", path));
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw io::FormatError(fmt::format("{}: cannot write file: {}", path, ec.message()));
+}
+
+int run(const CheckCheckpointArgs& a) {
+  const checkpoint::HfCheckpoint source(a.source), quantized(a.quantized);
+  const std::string format_name = a.format == "auto" ? checkpoint::detect_format(quantized) : a.format;
+  const auto format = checkpoint::find_format(format_name);
+  if (!format)
+    throw UsageError(
+        fmt::format("--format {}: not supported; supported: auto, {}", a.format, checkpoint::supported_formats()));
+
+  if (a.identify) {
+    std::vector<std::string> matching;
+    checkpoint::CheckpointCheck best;
+    for (const NamedProfile& p : all_profiles()) {
+      checkpoint::CheckpointCheck c =
+          checkpoint::check_checkpoint(source, quantized, *format, std::string(p.name), false);
+      std::printf("identify: %s: %zu of %zu tensors match\n", c.profile.c_str(), c.tensors.size() - c.mismatches(),
+                  c.tensors.size());
+      if (c.mismatches() == 0) matching.push_back(c.profile);
+      if (best.tensors.empty() || c.mismatches() < best.mismatches()) best = std::move(c);
+    }
+    if (!a.junit.empty()) write_text(a.junit, checkpoint::junit_xml(best));
+    if (matching.empty()) {
+      std::printf("identify: no profile matches every tensor (best: %s)\n", best.profile.c_str());
+      return 1;
+    }
+    std::printf("identify: every tensor matches under %s\n", fmt::format("{}", fmt::join(matching, ", ")).c_str());
+    return 0;
+  }
+
+  const std::string profile = a.profile.empty() ? format->default_profile : a.profile;
+  const checkpoint::CheckpointCheck c = checkpoint::check_checkpoint(source, quantized, *format, profile, true);
+  for (const checkpoint::TensorVerdict& v : c.tensors) std::printf("%s\n", v.line().c_str());
+  std::printf("check-checkpoint: %s under %s: %zu of %zu tensors match%s\n", a.quantized.c_str(), profile.c_str(),
+              c.tensors.size() - c.mismatches(), c.tensors.size(), c.mismatches() ? "" : ", every one bit for bit");
+  if (!a.junit.empty()) write_text(a.junit, checkpoint::junit_xml(c));
+  return c.mismatches() ? 1 : 0;
+}
+
+}  // namespace
+
+void register_check_checkpoint(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<CheckCheckpointArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("check-checkpoint", "Check an NVFP4 checkpoint against its BF16 source, tensor by tensor");
+  cmd->add_option("--source", a->source, "the BF16 Hugging Face model directory")->required();
+  cmd->add_option("--quantized", a->quantized, "the NVFP4 checkpoint directory")->required();
+  cmd->add_option("--format", a->format, "auto or modelopt")
+      ->check(CLI::IsMember({"auto", "modelopt"}))
+      ->capture_default_str();
+  CLI::Option* profile = cmd->add_option("--profile", a->profile, "numerics profile (default: the format's, modelopt)");
+  cmd->add_flag("--identify", a->identify, "check under every profile and name those under which every tensor matches")
+      ->excludes(profile);
+  cmd->add_option("--junit", a->junit, "write a JUnit XML file, one testcase per tensor");
+  cmd->callback([a, &exit_code] {
+    exit_code = run(*a);
+    std::fflush(stdout);
+  });
+}
+
+}  // namespace nvfp4::cli

@@ -1,0 +1,83 @@
+// `nvfp4-verify convert-checkpoint --input HF_DIR --output OUT_DIR --format modelopt [--profile P]
+// [--exclude PATTERN ...] [--backend reference|device]`: a BF16 Hugging Face model to an NVFP4
+// checkpoint (checkpoint/convert.h, docs/checkpoints.md#commands). Exit 0, or 2 for bad input
+// with nothing written at OUT_DIR.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint/convert.h"
+#include "cli/backends.h"
+#include "cli/commands.h"
+
+namespace nvfp4::cli {
+namespace {
+
+struct ConvertArgs {
+  std::string input, output, format, profile = "modelopt", backend = "reference";
+  std::vector<std::string> excludes;
+};
+
+// One carriage-returned line on a terminal: tensors, bytes, throughput and the time left.
+class ProgressLine {
+ public:
+  void operator()(const checkpoint::ConvertProgress& p) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double mb = double(p.bytes_done) / 1e6, rate = s > 0 ? mb / s : 0;
+    const double left = rate > 0 ? double(p.bytes_total - p.bytes_done) / 1e6 / rate : 0;
+    std::fprintf(stderr, "\rconvert-checkpoint: %zu/%zu tensors, %.1f/%.1f MB, %.1f MB/s, %.0f s left   ",
+                 p.tensors_done, p.tensors_total, mb, double(p.bytes_total) / 1e6, rate, left);
+    if (p.tensors_done == p.tensors_total) std::fputc('\n', stderr);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+void convert(const ConvertArgs& a) {
+  const auto format = checkpoint::find_format(a.format);
+  if (!format) {
+    const std::string why =
+        a.format == "compressed-tensors"
+            ? " (compressed-tensors needs a profile the project does not have yet: docs/checkpoints.md section 3.6)"
+            : "";
+    throw UsageError(
+        fmt::format("--format {}: not supported{}; supported: {}", a.format, why, checkpoint::supported_formats()));
+  }
+  if (std::filesystem::exists(std::filesystem::symlink_status(a.output)))
+    throw UsageError(fmt::format("--output {}: already exists; give a directory that does not exist yet", a.output));
+  std::unique_ptr<Backend> backend = make_backend(a.backend);
+  checkpoint::ConvertOptions o{a.input, a.output, *format, a.profile, a.excludes};
+  std::function<void(const checkpoint::ConvertProgress&)> progress;
+  if (::isatty(STDERR_FILENO)) progress = ProgressLine();
+  const checkpoint::ConvertSummary s = checkpoint::convert_checkpoint(o, *backend, progress);
+  std::printf("convert-checkpoint: wrote %s (%s, profile %s): %zu weights quantized, %zu tensors kept, %zu shard(s)\n",
+              a.output.c_str(), format->name.c_str(), a.profile.c_str(), s.quantized, s.kept, s.shards);
+}
+
+}  // namespace
+
+void register_convert_checkpoint(CLI::App& app) {
+  auto a = std::make_shared<ConvertArgs>();
+  CLI::App* cmd = app.add_subcommand("convert-checkpoint", "Convert a BF16 Hugging Face model to an NVFP4 checkpoint");
+  cmd->add_option("--input", a->input, "the Hugging Face model directory")->required();
+  cmd->add_option("--output", a->output, "the directory to write (must not exist)")->required();
+  cmd->add_option("--format", a->format, "checkpoint format: modelopt")->required();
+  cmd->add_option("--profile", a->profile, "numerics profile (see `nvfp4-verify profiles`)")->capture_default_str();
+  cmd->add_option("--exclude", a->excludes, "keep modules matching this fnmatch pattern unquantized (repeatable)");
+  cmd->add_option("--backend", a->backend, "reference or device")
+      ->check(CLI::IsMember({"reference", "device"}))
+      ->capture_default_str();
+  cmd->callback([a] {
+    convert(*a);
+    std::fflush(stdout);
+  });
+}
+
+}  // namespace nvfp4::cli
