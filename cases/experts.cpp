@@ -4,22 +4,40 @@
 #include "reference/error.h"
 
 namespace nvfp4 {
+namespace {
 
-TensorMap run_per_expert(const Case& c, const std::function<TensorMap(const Case&)>& quantize) {
-  if (!c.params.flag("experts")) return quantize(c);
+// Slice i of a [E, ...] tensor.
+io::Tensor leading_slice(const io::Tensor& t, std::int64_t i) {
+  io::Tensor out{t.dtype, std::vector<std::int64_t>(t.shape.begin() + 1, t.shape.end()), {}};
+  const std::size_t n = std::size_t(out.numel()) * io::dtype_size(t.dtype);
+  out.bytes.assign(t.bytes.begin() + std::ptrdiff_t(i * n), t.bytes.begin() + std::ptrdiff_t((i + 1) * n));
+  return out;
+}
+
+}  // namespace
+
+Case expert_case(const Case& c, std::int64_t e) {
   const io::Tensor& x = case_input(c, "x");
   if (x.shape.size() != 3)
     fail(c.op, ErrorCode::E_RANK, "experts: x has rank {}; expert weights are [E, N, K]", x.shape.size());
-  const std::int64_t E = x.shape[0];
-  const std::size_t bytes = x.bytes.size() / std::size_t(std::max<std::int64_t>(E, 1));
+  Case one = c;
+  one.params.set("experts", false);
+  one.inputs["x"] = leading_slice(x, e);
+  return one;
+}
+
+TensorMap expert_outputs(const TensorMap& stacked, std::int64_t e) {
   TensorMap out;
-  for (std::int64_t e = 0; e < E; ++e) {
-    Case one = c;
-    one.params.set("experts", false);
-    io::Tensor& xe = one.inputs["x"];
-    xe.shape = {x.shape[1], x.shape[2]};
-    xe.bytes.assign(x.bytes.begin() + std::ptrdiff_t(e * bytes), x.bytes.begin() + std::ptrdiff_t((e + 1) * bytes));
-    for (auto& [name, t] : quantize(one)) {
+  for (const auto& [name, t] : stacked) out[name] = leading_slice(t, e);
+  return out;
+}
+
+TensorMap run_per_expert(const Case& c, const std::function<TensorMap(const Case&)>& quantize) {
+  if (!c.params.flag("experts")) return quantize(c);
+  const std::int64_t E = case_input(c, "x").shape.size() == 3 ? case_input(c, "x").shape[0] : 0;
+  TensorMap out;
+  for (std::int64_t e = 0; e < std::max<std::int64_t>(E, 1); ++e) {
+    for (auto& [name, t] : quantize(expert_case(c, e))) {
       io::Tensor& stacked = out[name];
       if (e == 0) {
         stacked.dtype = t.dtype;

@@ -12,4 +12,9 @@ namespace nvfp4 {
 // expert x[e] quantized by `quantize` as a 2-D case, the outputs stacked along a new first axis.
 TensorMap run_per_expert(const Case& c, const std::function<TensorMap(const Case&)>& quantize);
 
+// The 2-D case of expert e (x[e], parameter experts false), and expert e's slice of stacked
+// outputs: what run_per_expert ran and stacked, for explanations of one expert.
+Case expert_case(const Case& c, std::int64_t e);
+TensorMap expert_outputs(const TensorMap& stacked, std::int64_t e);
+
 }  // namespace nvfp4

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/weight_quantizer.h"
@@ -43,6 +44,8 @@ std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint&
     out.emplace_back(m + f.data_suffix, io::TensorInfo{io::DType::U8, {n, k / 2}, 0, 0});
     out.emplace_back(m + f.scale_suffix, io::TensorInfo{io::DType::F8_E4M3, {n, k / 16}, 0, 0});
     out.emplace_back(m + f.global_suffix, io::TensorInfo{io::DType::F32, {}, 0, 0});
+    if (!f.placeholder_input_suffix.empty())
+      out.emplace_back(m + f.placeholder_input_suffix, io::TensorInfo{io::DType::F32, {}, 0, 0});
   }
   return out;
 }
@@ -69,10 +72,13 @@ void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint&
         ++s.kept;
       } else {
         const std::string m = module_of(t);
-        QuantizedWeight q = quantize_weight(backend, t, w, o.profile, group_amax.at(group_of.at(t)), f.swizzled_scales);
+        QuantizedWeight q = quantize_for_format(backend, f, t, w, o.profile, group_amax.at(group_of.at(t)));
         out.write(m + f.data_suffix, q.data);
         out.write(m + f.scale_suffix, q.scale);
         out.write(m + f.global_suffix, *q.global_scale);
+        if (!f.placeholder_input_suffix.empty())  // no activation calibration: 1.0, as the format writes
+          out.write(m + f.placeholder_input_suffix,
+                    io::make_tensor_from<float>(io::DType::F32, {}, std::vector<float>{1.0f}));
         ++s.quantized;
       }
       ++p.tensors_done;
@@ -85,11 +91,11 @@ void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint&
     write_json(tmp / kIndexFile, {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}});
   for (const std::string& name : src.other_files()) {
     if (name == "config.json")
-      write_json(tmp / name, with_quantization_config(src.config(), exclude_modules));
+      write_json(tmp / name, f.with_quantization_config(src.config(), exclude_modules));
     else if (name != "hf_quant_config.json")
       fs::copy_file(src.dir() / name, tmp / name);
   }
-  write_json(tmp / "hf_quant_config.json", hf_quant_config(exclude_modules));
+  write_json(tmp / "hf_quant_config.json", f.hf_quant_config(exclude_modules));
 }
 
 }  // namespace
@@ -106,14 +112,15 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
   if (!profile)
     throw Error("convert-checkpoint", ErrorCode::E_UNSUPPORTED,
                 fmt::format("unknown profile {} (profiles: {})", o.profile, profile_names(", ")));
-  if (profile->knobs.exported == ExportedGlobal::NONE)
+  if (profile->knobs.exported == ExportedGlobal::NONE && o.format.stored_global == StoredGlobal::PROFILE)
     throw Error("convert-checkpoint", ErrorCode::E_UNSUPPORTED,
                 fmt::format("profile {} exports no global scale; format {} stores one ({}*)", o.profile, o.format.name,
                             o.format.global_suffix));
   const HfCheckpoint src(o.input);
 
   std::map<std::string, std::string> group_of;  // quantized tensor -> its shared-amax group
-  std::vector<std::string> exclude_modules;     // 2-D linears left in the source dtype
+  std::vector<std::string> exclude_modules;     // the format's ignore list, without repeats
+  std::set<std::string> excluded;
   ConvertProgress p;
   for (const auto& [t, file] : src.weight_map()) {
     const io::TensorInfo& info = src.info(t);
@@ -121,9 +128,15 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
     if (is_quantized(o.format, t, info, o.excludes)) {
       group_of[t] = amax_group(o.format, module_of(t));
       p.bytes_total += byte_size(info);  // read in both passes
-    } else if (info.shape.size() == 2 && t.ends_with(".weight") && t.find("embed_tokens") == std::string::npos) {
-      exclude_modules.push_back(module_of(t));
+      continue;
     }
+    if (o.format.stacked_experts && info.shape.size() == 3 && is_selected(o.format, t, o.excludes))
+      throw io::FormatError(fmt::format(
+          "{}: {} is a 3-D expert tensor; format {} quantizes it expert by expert, which convert-checkpoint does "
+          "not do yet",
+          o.input.string(), t, o.format.name));
+    for (std::string& m : o.format.ignored(t, info))
+      if (excluded.insert(m).second) exclude_modules.push_back(std::move(m));
   }
   p.tensors_total = group_of.size() + src.weight_map().size();
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cases/case.h"
-#include "checkpoint/modelopt_format.h"
+#include "checkpoint/format.h"
 
 namespace nvfp4::checkpoint {
 

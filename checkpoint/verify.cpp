@@ -42,7 +42,8 @@ class Checker {
       if (t.ends_with(f.scale_suffix)) modules_.push_back(t.substr(0, t.size() - f.scale_suffix.size()));
     if (modules_.empty())
       throw io::FormatError(
-          fmt::format("{}: no tensor named *{}: not a {} checkpoint", q.dir().string(), f.scale_suffix, f.name));
+          fmt::format("{}: no tensor named *{}: no quantized module to check (format {})", q.dir().string(),
+                      f.scale_suffix, f.name));
     for (const std::string& m : modules_) groups_[amax_group(f, m)].push_back(m);
   }
 
@@ -50,7 +51,7 @@ class Checker {
 
   TensorVerdict check(const std::string& m, const std::string& profile, bool classify) {
     const Stored s = stored(m);
-    const QuantizedWeight e = expect(profile, m, group_amax(profile, m), f_.swizzled_scales);
+    const QuantizedWeight e = expect(profile, m, group_amax(profile, m));
     TensorVerdict v = compare(m, s, e, true);
     if (!v.match() && classify) v.fault = fault(m, s, e, v, profile);
     return v;
@@ -101,8 +102,8 @@ class Checker {
     return g;
   }
 
-  QuantizedWeight expect(const std::string& profile, const std::string& m, float amax, bool swizzled) {
-    return quantize_weight(ref_, m + ".weight", source(m), profile, amax, swizzled);
+  QuantizedWeight expect(const std::string& profile, const std::string& m, float amax) {
+    return quantize_for_format(ref_, f_, m + ".weight", source(m), profile, amax);
   }
 
   // With `global`: a profile that exports no global scale leaves it uncompared.
@@ -125,7 +126,8 @@ class Checker {
       if (f32_bits(s.global) == std::bit_cast<std::uint32_t>(1.0f / g)) return "global scale stored as its reciprocal";
     }
     if (data_ok && global_ok) {
-      const QuantizedWeight other = expect(profile, m, group_amax(profile, m), !f_.swizzled_scales);
+      const QuantizedWeight other =
+          quantize_weight(ref_, m + ".weight", source(m), profile, group_amax(profile, m), !f_.swizzled_scales);
       if (s.scale.bytes == other.scale.bytes)
         return f_.swizzled_scales ? "scales linear where the format stores them swizzled"
                                   : "scales swizzled where the format stores them linear";
@@ -135,7 +137,7 @@ class Checker {
     const float own = own_amax(profile, m);
     if (members.size() > 1 &&
         std::bit_cast<std::uint32_t>(own) != std::bit_cast<std::uint32_t>(group_amax(profile, m)) &&
-        compare(m, s, expect(profile, m, own, f_.swizzled_scales), true).match()) {
+        compare(m, s, expect(profile, m, own), true).match()) {
       std::string peers;
       for (const std::string& p : members)
         if (p != m) peers += (peers.empty() ? "" : ", ") + p;
@@ -144,8 +146,8 @@ class Checker {
     for (const NamedProfile& p : all_profiles()) {
       const std::string name(p.name);
       if (name == profile) continue;
-      const bool exports = p.knobs.exported != ExportedGlobal::NONE;
-      if (compare(m, s, expect(name, m, group_amax(name, m), f_.swizzled_scales), exports).match())
+      const bool exports = p.knobs.exported != ExportedGlobal::NONE || f_.stored_global != StoredGlobal::PROFILE;
+      if (compare(m, s, expect(name, m, group_amax(name, m)), exports).match())
         return "another profile: " + name;
     }
     return "";
@@ -161,7 +163,7 @@ class Checker {
       if (other < 0) continue;
       const std::string n = g[1].str() + std::to_string(other) + g[3].str();
       if (!q_.has(n + f_.scale_suffix) || !src_.has(n + ".weight")) continue;
-      if (expect(profile, n, group_amax(profile, n), f_.swizzled_scales).scale.bytes == s.scale.bytes)
+      if (expect(profile, n, group_amax(profile, n)).scale.bytes == s.scale.bytes)
         return std::to_string(other);
     }
     return std::nullopt;
@@ -201,14 +203,45 @@ CheckpointCheck check_checkpoint(const HfCheckpoint& source, const HfCheckpoint&
   return out;
 }
 
+namespace {
+
+// Formats A and C declare themselves alike (quant_method "modelopt", hf_quant_config.json of the
+// same shape, producer "modelopt" in both upstream tools), so the tensors decide: format C writes
+// an `input_scale` of exactly 1.0 for every quantized module and quantizes MoE expert linears only;
+// format A writes calibrated input scales (ModelOpt) or none (nvfp4-verify).
+std::string modelopt_or_miles(const HfCheckpoint& q) {
+  const CheckpointFormat& c = miles_format();
+  std::size_t modules = 0, placeholders = 0;
+  bool experts_only = true;
+  for (const auto& [t, file] : q.weight_map()) {
+    if (!t.ends_with(c.scale_suffix)) continue;
+    const std::string m = t.substr(0, t.size() - c.scale_suffix.size());
+    ++modules;
+    experts_only = experts_only && is_selected(c, m + ".weight", {});
+    const std::string in = m + c.placeholder_input_suffix;
+    if (!q.has(in)) continue;
+    const io::Tensor v = q.read(in);
+    placeholders += v.dtype == io::DType::F32 && v.numel() == 1 && f32_bits(v) == std::bit_cast<std::uint32_t>(1.0f);
+  }
+  if (modules == 0 || placeholders == 0 || !experts_only) return "modelopt";
+  if (placeholders == modules) return "miles";
+  throw io::FormatError(fmt::format(
+      "{}: cannot tell format modelopt (A) from miles (C): {} of {} quantized modules have input_scale 1.0 (format C "
+      "writes it for all, format A for none): give --format",
+      q.dir().string(), placeholders, modules));
+}
+
+}  // namespace
+
 std::string detect_format(const HfCheckpoint& quantized) {
-  if (std::filesystem::exists(quantized.dir() / "hf_quant_config.json")) return "modelopt";
   const nlohmann::json& c = quantized.config();
   std::string method;
   if (c.is_object() && c.contains("quantization_config") && c["quantization_config"].is_object() &&
       c["quantization_config"].value("quant_method", nlohmann::json()).is_string())
     method = c["quantization_config"]["quant_method"].get<std::string>();
-  if (method == "modelopt") return "modelopt";
+  if (method == "modelopt_fp4") return "miles";  // miles' first version (docs/checkpoints.md section 4.5)
+  if (method == "modelopt" || std::filesystem::exists(quantized.dir() / "hf_quant_config.json"))
+    return modelopt_or_miles(quantized);
   if (method.empty())
     throw io::FormatError(
         fmt::format("{}: no hf_quant_config.json and no quantization_config.quant_method: give --format",

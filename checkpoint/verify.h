@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "checkpoint/hf_checkpoint.h"
-#include "checkpoint/modelopt_format.h"
+#include "checkpoint/format.h"
 
 namespace nvfp4::checkpoint {
 
@@ -34,8 +34,11 @@ struct CheckpointCheck {
 CheckpointCheck check_checkpoint(const HfCheckpoint& source, const HfCheckpoint& quantized, const CheckpointFormat& f,
                                  const std::string& profile, bool classify);
 
-// The format a checkpoint declares: "modelopt" for hf_quant_config.json or
-// quantization_config.quant_method "modelopt"; FormatError otherwise.
+// The format a checkpoint declares: for hf_quant_config.json or quantization_config.quant_method
+// "modelopt", "miles" when every quantized module is a MoE expert linear with an input_scale of
+// exactly 1.0 (format C's placeholder), "modelopt" when none has that placeholder or a non-expert
+// module is quantized, and a FormatError saying the two cannot be told apart otherwise;
+// "miles" for quant_method "modelopt_fp4" (miles' first version); FormatError otherwise.
 std::string detect_format(const HfCheckpoint& quantized);
 
 }  // namespace nvfp4::checkpoint

@@ -1,4 +1,4 @@
-// `nvfp4-verify check-checkpoint --source HF_DIR --quantized Q_DIR [--format auto|modelopt]
+// `nvfp4-verify check-checkpoint --source HF_DIR --quantized Q_DIR [--format auto|modelopt|miles]
 // [--profile P | --identify] [--junit FILE]`: every quantized tensor of Q recomputed from the
 // source and compared byte for byte (checkpoint/verify.h, docs/checkpoints.md#commands). Exit 0
 // when every tensor matches (--identify: under some profile), 1 when one differs, 2 for bad input.
@@ -82,10 +82,11 @@ void register_check_checkpoint(CLI::App& app, int& exit_code) {
       app.add_subcommand("check-checkpoint", "Check an NVFP4 checkpoint against its BF16 source, tensor by tensor");
   cmd->add_option("--source", a->source, "the BF16 Hugging Face model directory")->required();
   cmd->add_option("--quantized", a->quantized, "the NVFP4 checkpoint directory")->required();
-  cmd->add_option("--format", a->format, "auto or modelopt")
-      ->check(CLI::IsMember({"auto", "modelopt"}))
+  cmd->add_option("--format", a->format, "auto, modelopt or miles")
+      ->check(CLI::IsMember({"auto", "modelopt", "miles"}))
       ->capture_default_str();
-  CLI::Option* profile = cmd->add_option("--profile", a->profile, "numerics profile (default: the format's, modelopt)");
+  CLI::Option* profile =
+      cmd->add_option("--profile", a->profile, "numerics profile (default: the format's, modelopt or te-pyref)");
   cmd->add_flag("--identify", a->identify, "check under every profile and name those under which every tensor matches")
       ->excludes(profile);
   cmd->add_option("--junit", a->junit, "write a JUnit XML file, one testcase per tensor");

@@ -1,4 +1,4 @@
-// `nvfp4-verify convert-checkpoint --input HF_DIR --output OUT_DIR --format modelopt [--profile P]
+// `nvfp4-verify convert-checkpoint --input HF_DIR --output OUT_DIR --format modelopt|miles [--profile P]
 // [--exclude PATTERN ...] [--backend reference|device]`: a BF16 Hugging Face model to an NVFP4
 // checkpoint (checkpoint/convert.h, docs/checkpoints.md#commands). Exit 0, or 2 for bad input
 // with nothing written at OUT_DIR.
@@ -20,7 +20,7 @@ namespace nvfp4::cli {
 namespace {
 
 struct ConvertArgs {
-  std::string input, output, format, profile = "modelopt", backend = "reference";
+  std::string input, output, format, profile, backend = "reference";
   std::vector<std::string> excludes;
 };
 
@@ -53,12 +53,16 @@ void convert(const ConvertArgs& a) {
   if (std::filesystem::exists(std::filesystem::symlink_status(a.output)))
     throw UsageError(fmt::format("--output {}: already exists; give a directory that does not exist yet", a.output));
   std::unique_ptr<Backend> backend = make_backend(a.backend);
-  checkpoint::ConvertOptions o{a.input, a.output, *format, a.profile, a.excludes};
+  const std::string profile = a.profile.empty() ? format->default_profile : a.profile;
+  checkpoint::ConvertOptions o{a.input, a.output, *format, profile, a.excludes};
   std::function<void(const checkpoint::ConvertProgress&)> progress;
   if (::isatty(STDERR_FILENO)) progress = ProgressLine();
   const checkpoint::ConvertSummary s = checkpoint::convert_checkpoint(o, *backend, progress);
   std::printf("convert-checkpoint: wrote %s (%s, profile %s): %zu weights quantized, %zu tensors kept, %zu shard(s)\n",
-              a.output.c_str(), format->name.c_str(), a.profile.c_str(), s.quantized, s.kept, s.shards);
+              a.output.c_str(), format->name.c_str(), profile.c_str(), s.quantized, s.kept, s.shards);
+  if (s.quantized == 0)
+    std::printf("convert-checkpoint: format %s quantizes none of the tensors of %s%s\n", format->name.c_str(),
+                a.input.c_str(), format->quantized_within.empty() ? "" : " (it quantizes MoE expert linears only)");
 }
 
 }  // namespace
@@ -68,8 +72,9 @@ void register_convert_checkpoint(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("convert-checkpoint", "Convert a BF16 Hugging Face model to an NVFP4 checkpoint");
   cmd->add_option("--input", a->input, "the Hugging Face model directory")->required();
   cmd->add_option("--output", a->output, "the directory to write (must not exist)")->required();
-  cmd->add_option("--format", a->format, "checkpoint format: modelopt")->required();
-  cmd->add_option("--profile", a->profile, "numerics profile (see `nvfp4-verify profiles`)")->capture_default_str();
+  cmd->add_option("--format", a->format, "checkpoint format: modelopt or miles")->required();
+  cmd->add_option("--profile", a->profile,
+                  "numerics profile (see `nvfp4-verify profiles`; default: the format's, modelopt or te-pyref)");
   cmd->add_option("--exclude", a->excludes, "keep modules matching this fnmatch pattern unquantized (repeatable)");
   cmd->add_option("--backend", a->backend, "reference or device")
       ->check(CLI::IsMember({"reference", "device"}))

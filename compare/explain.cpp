@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "compare/explain_master_weights.h"
+#include "cases/experts.h"
 #include "cases/quantize_case.h"
 #include "cases/reference_backend.h"
 #include "io/tensor_convert.h"
@@ -296,6 +297,19 @@ std::string_view mismatch_kind_name(MismatchKind k) {
 }
 
 Explanation explain_quantize(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+  // Expert weights: the first expert whose outputs differ, explained as the 2-D case it is.
+  if (c.params.has("experts") && c.params.flag("experts") && c.inputs.count("x") && c.inputs.at("x").shape.size() == 3)
+    for (std::int64_t e = 0; e < c.inputs.at("x").shape[0]; ++e) {
+      const TensorMap exp = expert_outputs(expected, e), act = expert_outputs(actual, e);
+      const bool same = std::all_of(exp.begin(), exp.end(), [&](const auto& kv) {
+        const auto it = act.find(kv.first);
+        return it != act.end() && it->second.shape == kv.second.shape && it->second.bytes == kv.second.bytes;
+      });
+      if (same) continue;
+      Explanation x = explain_quantize(expert_case(c, e), exp, act);
+      x.verdict = fmt::format("expert {}: {}", e, x.verdict);
+      return x;
+    }
   return Explainer(c, expected, actual).run(true);
 }
 

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cfloat>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "cases/reference_backend.h"
+#include "checkpoint/format.h"
 #include "checkpoint/weight_quantizer.h"
 #include "io/safetensors.h"
 #include "tests/support/cli_runner.h"
@@ -126,13 +128,14 @@ class CheckpointTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // A model of the kind asked for, converted to format A; returns the converted directory.
-  fs::path converted(bool moe, const std::string& extra = "") {
+  // A model of the kind asked for, converted to `format` (A unless told); returns the converted
+  // directory.
+  fs::path converted(bool moe, const std::string& extra = "", const std::string& format = "modelopt") {
     write_model(dir_ / "src", model_specs(moe));
-    const auto r = run_cli(
-        "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format modelopt" + extra,
+    convert_out_ = run_cli(
+        "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format " + format + extra,
         dir_);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(convert_out_.exit_code, 0) << convert_out_.err;
     return dir_ / "q";
   }
   std::string src() const { return (dir_ / "src").string(); }
@@ -163,7 +166,14 @@ class CheckpointTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  test_support::CliRun convert_out_;
 };
+
+float f32_of(const io::Tensor& t) {
+  float v;
+  std::memcpy(&v, t.bytes.data(), 4);
+  return v;
+}
 
 TEST_F(CheckpointTest, DenseConversionChecksCleanAndWritesFormatA) {
   const fs::path q = converted(false);
@@ -309,6 +319,91 @@ TEST_F(CheckpointTest, OneTensorUnderAnotherProfileIsNamed) {
   EXPECT_NE(r.out.find(down + ": MISMATCH"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("another profile: te\n"), std::string::npos) << r.out;
   EXPECT_NE(check(" --identify").out.find("identify: no profile matches every tensor"), std::string::npos);
+}
+
+// Format C (docs/checkpoints.md section 4): MoE expert linears only, data and scales of te-pyref,
+// weight_scale_2 = RN(1/S), input_scale = 1.0, gate/up sharing max(gate, up).
+TEST_F(CheckpointTest, MilesMoeConversionChecksCleanAndIdentifiesTePyref) {
+  const fs::path q = converted(true, "", "miles");
+  EXPECT_NE(convert_out_.out.find("(miles, profile te-pyref): 24 weights quantized"), std::string::npos)
+      << convert_out_.out;
+  auto r = check();  // --format auto tells C from A by its input_scale placeholders
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("under te-pyref: 24 of 24 tensors match, every one bit for bit"), std::string::npos) << r.out;
+
+  const std::string x = "model.layers.0.mlp.experts.";
+  const float g = std::max(amax_of(source(x + "0.gate_proj.weight")), amax_of(source(x + "0.up_proj.weight")));
+  float S = std::min(2688.0f / g, FLT_MAX);
+  if (S == 0.0f) S = 1.0f;
+  for (const char* m : {"0.gate_proj", "0.up_proj"}) {
+    const io::Tensor ws2 = stored(x + m + ".weight_scale_2"), in = stored(x + m + ".input_scale");
+    EXPECT_TRUE(ws2.shape.empty());
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(f32_of(ws2)), std::bit_cast<std::uint32_t>(1.0f / S)) << m;
+    EXPECT_EQ(in.dtype, io::DType::F32);
+    EXPECT_EQ(f32_of(in), 1.0f) << m;
+  }
+  EXPECT_NE(stored(x + "0.down_proj.weight_scale_2").bytes, stored(x + "0.gate_proj.weight_scale_2").bytes);
+  EXPECT_EQ(stored("model.layers.0.self_attn.q_proj.weight").dtype, io::DType::BF16);
+  EXPECT_EQ(stored("model.layers.0.mlp.gate.weight").dtype, io::DType::BF16);
+
+  const nlohmann::json hf = read_json(q / "hf_quant_config.json"), config = read_json(q / "config.json");
+  EXPECT_EQ(hf["quantization"]["kv_cache_quant_algo"], "FP8");
+  const nlohmann::json ignore = hf["quantization"]["exclude_modules"];
+  for (const char* m : {"model.embed_tokens", "model.norm", "lm_head", "model.layers.0.mlp.gate",
+                        "model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.qkv_proj",
+                        "model.layers.1.input_layernorm"})
+    EXPECT_NE(std::find(ignore.begin(), ignore.end(), m), ignore.end()) << m << " in " << ignore.dump();
+  EXPECT_EQ(std::count(ignore.begin(), ignore.end(), "model.layers.0.self_attn.qkv_proj"), 1);
+  EXPECT_EQ(config["quantization_config"]["quant_method"], "modelopt");
+  EXPECT_EQ(config["quantization_config"]["ignore"], ignore);
+  EXPECT_EQ(config["quantization_config"]["kv_cache_scheme"]["num_bits"], 8);
+
+  r = check(" --identify");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("identify: te-pyref: 24 of 24 tensors match\n"), std::string::npos) << r.out;
+  const std::size_t verdict = r.out.find("identify: every tensor matches under ");
+  ASSERT_NE(verdict, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(verdict, r.out.find('\n', verdict) - verdict).find("te-pyref"), std::string::npos) << r.out;
+  // The same checkpoint read as format A: the ModelOpt profile's global scale is another number.
+  EXPECT_EQ(check(" --format modelopt").exit_code, 1);
+}
+
+TEST_F(CheckpointTest, MilesDenseModelQuantizesNothingAndSaysSo) {
+  const fs::path q = converted(false, "", "miles");
+  EXPECT_NE(convert_out_.out.find("0 weights quantized"), std::string::npos) << convert_out_.out;
+  EXPECT_NE(convert_out_.out.find("format miles quantizes none of the tensors of " + src() +
+                                  " (it quantizes MoE expert linears only)"),
+            std::string::npos)
+      << convert_out_.out;
+  EXPECT_EQ(stored("model.layers.0.mlp.gate_proj.weight").dtype, io::DType::BF16);
+  EXPECT_FALSE(read_json(q / "model.safetensors.index.json")["weight_map"].contains(
+      "model.layers.0.mlp.gate_proj.weight_scale"));
+  const nlohmann::json ignore = read_json(q / "hf_quant_config.json")["quantization"]["exclude_modules"];
+  EXPECT_NE(std::find(ignore.begin(), ignore.end(), "model.layers.1.mlp.down_proj"), ignore.end()) << ignore.dump();
+  const auto r = check(" --format miles");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no quantized module to check"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckpointTest, MilesGateAndUpWithSeparateAmaxesAreNamed) {
+  converted(true, "", "miles");
+  const std::string x = "model.layers.1.mlp.experts.2.";
+  const std::string gate = x + "gate_proj", up = x + "up_proj";
+  const float ga = amax_of(source(gate + ".weight")), ua = amax_of(source(up + ".weight"));
+  ASSERT_NE(ga, ua);
+  const std::string smaller = ga < ua ? gate : up, peer = ga < ua ? up : gate;
+  ReferenceBackend ref;
+  const auto q = checkpoint::quantize_for_format(ref, checkpoint::miles_format(), smaller + ".weight",
+                                                 source(smaller + ".weight"), "te-pyref", std::min(ga, ua));
+  replace({{smaller + ".weight", q.data},
+           {smaller + ".weight_scale", q.scale},
+           {smaller + ".weight_scale_2", *q.global_scale}});
+  const auto r = check();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find(smaller + ": MISMATCH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("separate amax (not shared with " + peer + ")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(peer + ": match"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("under te-pyref: 23 of 24 tensors match"), std::string::npos) << r.out;
 }
 
 TEST_F(CheckpointTest, TruncatedShardIsBadInput) {

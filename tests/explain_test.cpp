@@ -163,5 +163,21 @@ TEST(ExplainRht, NamesAnOutputOneUlpOff) {
   EXPECT_EQ(e.kind_counts[0].first, single ? MismatchKind::kRhtSingleRounding : MismatchKind::kRhtOneUlp);
 }
 
+TEST(ExplainExperts, ExplainsTheFirstExpertWhoseOutputsDifferAsItsOwnTensor) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> normal;
+  std::vector<float> x(3 * 16 * 32);
+  for (float& v : x) v = normal(rng);
+  Case c = make_case("quantize");
+  c.params.set("experts", true);
+  c.inputs["x"] = io::make_tensor_from<float>(io::DType::F32, {3, 16, 32}, x);
+  const TensorMap expected = ReferenceBackend().run(c);
+  TensorMap actual = expected;
+  actual.at("data").bytes[16 * 16 + 5] ^= 0x01;  // expert 1, row 0, byte 5: one code off
+  const Explanation e = explain(c, expected, actual);
+  EXPECT_EQ(e.verdict.rfind("expert 1: ", 0), 0u) << e.verdict;
+  EXPECT_EQ(e.total_mismatches, 1u);
+}
+
 }  // namespace
 }  // namespace nvfp4

@@ -1,0 +1,197 @@
+#include "checkpoint/format.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include "reference/formulas.h"
+
+namespace nvfp4::checkpoint {
+namespace {
+
+bool matches(const std::string& pattern, const std::string& name) {
+  return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+bool is_float(io::DType d) { return d == io::DType::BF16 || d == io::DType::F16 || d == io::DType::F32; }
+
+nlohmann::json producer() { return {{"name", "nvfp4-verify"}, {"version", NVFP4_VERSION}}; }
+
+// ---- format A: ModelOpt HF export -----------------------------------------------------------
+
+// The 2-D linears left unquantized, one by one (docs/checkpoints.md section 2.4).
+std::vector<std::string> modelopt_ignored(const std::string& t, const io::TensorInfo& info) {
+  if (info.shape.size() == 2 && t.ends_with(".weight") && t.find("embed_tokens") == std::string::npos)
+    return {module_of(t)};
+  return {};
+}
+
+nlohmann::json modelopt_hf_quant_config(const std::vector<std::string>& ignore) {
+  return {{"producer", producer()},
+          {"quantization",
+           {{"quant_algo", "NVFP4"}, {"kv_cache_quant_algo", nullptr}, {"group_size", 16}, {"exclude_modules", ignore}}}};
+}
+
+// convert_hf_quant_config_format's shape (docs/checkpoints.md section 2.4), without
+// kv_cache_scheme: the converter quantizes no KV cache.
+nlohmann::json modelopt_quantization_config(nlohmann::json config, const std::vector<std::string>& ignore) {
+  if (!config.is_object()) config = nlohmann::json::object();
+  const nlohmann::json args = {{"dynamic", false}, {"num_bits", 4}, {"type", "float"}, {"group_size", 16}};
+  config["quantization_config"] = {
+      {"config_groups", {{"group_0", {{"input_activations", args}, {"weights", args}, {"targets", {"Linear"}}}}}},
+      {"ignore", ignore},
+      {"quant_algo", "NVFP4"},
+      {"producer", producer()},
+      {"quant_method", "modelopt"}};
+  return config;
+}
+
+// ---- format C: miles' converter (current version) ------------------------------------------
+
+// Every unquantized `*.weight` as its module name, and `<attn>.qkv_proj` for an ignored q/k/v_proj
+// (docs/checkpoints.md section 4.4).
+std::vector<std::string> miles_ignored(const std::string& t, const io::TensorInfo&) {
+  if (!t.ends_with(".weight")) return {};
+  const std::string m = module_of(t);
+  for (const char* leaf : {".q_proj", ".k_proj", ".v_proj"})
+    if (m.ends_with(leaf)) return {m, m.substr(0, m.size() - 7) + ".qkv_proj"};
+  return {m};
+}
+
+// docs/checkpoints.md section 4.5; the producer is this tool (miles copies the source's file or
+// writes {"name": "modelopt"}).
+nlohmann::json miles_hf_quant_config(const std::vector<std::string>& ignore) {
+  return {{"producer", producer()},
+          {"quantization",
+           {{"quant_algo", "NVFP4"}, {"kv_cache_quant_algo", "FP8"}, {"group_size", 16}, {"exclude_modules", ignore}}}};
+}
+
+nlohmann::json miles_quantization_config(nlohmann::json config, const std::vector<std::string>& ignore) {
+  if (!config.is_object()) config = nlohmann::json::object();
+  config["quantization_config"] = {{"quant_algo", "NVFP4"},
+                                   {"quant_method", "modelopt"},
+                                   {"group_size", 16},
+                                   {"ignore", ignore},
+                                   {"kv_cache_scheme", {{"dynamic", false}, {"num_bits", 8}, {"type", "float"}}}};
+  return config;
+}
+
+// Format C's weight_scale_2, the one place it is computed. miles' _nvfp4_global_decode_scale_te
+// does not take the global scale from the quantizer (TE's NVFP4QuantizerRef exports none): it
+// computes S = torch.div(448 * 6, g), S = min(S, FLT_MAX), S = 1 if S == 0 -- TE's reference
+// encode scale, the project's GS = TE_PYREF -- and stores torch.div(1.0, S) = RN(1/S)
+// (docs/checkpoints.md section 4.2). That is the reciprocal of the encode scale, not g/2688, so
+// it differs from ModelOpt's RN(g * r2688) in the last bit for some g; S is taken from the
+// reference's formula rather than re-derived so that the two cannot drift apart.
+float recip_pyref_s(float g) { return div_rn(1.0f, global_scale(GlobalScaleRule::TE_PYREF, g).S); }
+
+}  // namespace
+
+// docs/checkpoints.md sections 2.5 (default exclusions) and 2.6 (q/k/v and gate/up share one
+// amax; per expert by name).
+const CheckpointFormat& modelopt_format() {
+  static const CheckpointFormat f{
+      "modelopt",
+      "modelopt",
+      {"model.layers.*_proj.weight"},
+      {},
+      {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate", "*mlp.shared_expert_gate",
+       "*block_sparse_moe.gate"},
+      {{"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}},
+      ".weight",
+      ".weight_scale",
+      ".weight_scale_2",
+      "",
+      false,
+      StoredGlobal::PROFILE,
+      false,
+      modelopt_ignored,
+      modelopt_hf_quant_config,
+      modelopt_quantization_config,
+  };
+  return f;
+}
+
+// docs/checkpoints.md sections 4.1 (names, input_scale = 1.0), 4.3 (data and scales of
+// te-pyref), 4.4 (MoE expert linears only) and 4.5 (gate/up, w1/w3 share max(gate, up)).
+const CheckpointFormat& miles_format() {
+  static const CheckpointFormat f{
+      "miles",
+      "te-pyref",
+      {"*.w1.weight", "*.w2.weight", "*.w3.weight", "*.gate_proj.weight", "*.up_proj.weight", "*.down_proj.weight",
+       "*.gate_up_proj.weight"},
+      {".experts.", ".shared_experts.", "block_sparse_moe.experts.", ".moe.experts."},
+      {},
+      {{"gate_proj", "up_proj"}, {"w1", "w3"}},
+      ".weight",
+      ".weight_scale",
+      ".weight_scale_2",
+      ".input_scale",
+      false,
+      StoredGlobal::RECIP_PYREF_S,
+      true,
+      miles_ignored,
+      miles_hf_quant_config,
+      miles_quantization_config,
+  };
+  return f;
+}
+
+std::optional<CheckpointFormat> find_format(const std::string& name) {
+  if (name == "modelopt") return modelopt_format();
+  if (name == "miles") return miles_format();
+  return std::nullopt;
+}
+
+std::string supported_formats() { return "modelopt, miles"; }
+
+std::string module_of(const std::string& weight_name) {
+  const std::string suffix = ".weight";
+  if (weight_name.size() > suffix.size() &&
+      weight_name.compare(weight_name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return weight_name.substr(0, weight_name.size() - suffix.size());
+  return weight_name;
+}
+
+bool is_selected(const CheckpointFormat& f, const std::string& tensor, const std::vector<std::string>& extra_excludes) {
+  bool included = false;
+  for (const std::string& p : f.quantized) included = included || matches(p, tensor);
+  if (!included) return false;
+  bool within = f.quantized_within.empty();
+  for (const std::string& s : f.quantized_within) within = within || tensor.find(s) != std::string::npos;
+  if (!within) return false;
+  const std::string module = module_of(tensor);
+  for (const std::string& p : f.excluded)
+    if (matches(p, module)) return false;
+  for (const std::string& p : extra_excludes)
+    if (matches(p, module)) return false;
+  return true;
+}
+
+bool is_quantized(const CheckpointFormat& f, const std::string& tensor, const io::TensorInfo& info,
+                  const std::vector<std::string>& extra_excludes) {
+  return info.shape.size() == 2 && is_float(info.dtype) && is_selected(f, tensor, extra_excludes);
+}
+
+std::string amax_group(const CheckpointFormat& f, const std::string& module) {
+  const std::size_t dot = module.rfind('.');
+  const std::string parent = dot == std::string::npos ? "" : module.substr(0, dot + 1);
+  const std::string leaf = dot == std::string::npos ? module : module.substr(dot + 1);
+  for (const auto& group : f.shared_amax)
+    for (const std::string& member : group)
+      if (leaf == member) {
+        std::string key = parent + "{";
+        for (const std::string& m : group) key += m + (&m == &group.back() ? "}" : ",");
+        return key;
+      }
+  return module;
+}
+
+QuantizedWeight quantize_for_format(Backend& b, const CheckpointFormat& f, const std::string& name,
+                                    const io::Tensor& w, const std::string& profile, float amax) {
+  QuantizedWeight q = quantize_weight(b, name, w, profile, amax, f.swizzled_scales);
+  if (!q.global_scale && f.stored_global == StoredGlobal::RECIP_PYREF_S)
+    q.global_scale = io::make_tensor_from<float>(io::DType::F32, {}, std::vector<float>{recip_pyref_s(amax)});
+  return q;
+}
+
+}  // namespace nvfp4::checkpoint

@@ -1,0 +1,77 @@
+// The NVFP4 checkpoint formats as data (docs/checkpoints.md), one descriptor per format: which
+// weights it quantizes, which of them share one global amax, the names it stores them under, how it
+// obtains its global scale and what its configuration files say. Formats A (`modelopt`, ModelOpt's
+// HF export) and C (`miles`, miles' converter, current version) exist; format B needs a profile the
+// project lacks (docs/checkpoints.md section 3.6).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/weight_quantizer.h"
+#include "io/safetensors.h"
+
+namespace nvfp4::checkpoint {
+
+// Where a format's stored global scale (`weight_scale_2`) comes from.
+enum class StoredGlobal {
+  PROFILE,        // the profile's exported global scale; a profile exporting none cannot be used
+  RECIP_PYREF_S,  // the profile's when it exports one, else the format's own RN(1/S) (format C)
+};
+
+struct CheckpointFormat {
+  std::string name;             // "modelopt", "miles"
+  std::string default_profile;  // the profile whose numerics the format's producer has
+  // fnmatch patterns over tensor names of the weights quantized (float) ...
+  std::vector<std::string> quantized;
+  // ... whose name contains one of these (empty: no such condition) ...
+  std::vector<std::string> quantized_within;
+  // ... unless their module name (the name without ".weight") matches one of these.
+  std::vector<std::string> excluded;
+  // Modules sharing one global amax: members' last name component, e.g. {q_proj, k_proj, v_proj};
+  // members are siblings (same parent module).
+  std::vector<std::vector<std::string>> shared_amax;
+  std::string data_suffix, scale_suffix, global_suffix;  // appended to the module name
+  std::string placeholder_input_suffix;                  // written as F32 1.0 when not ""
+  bool swizzled_scales = false;                          // false: linear [N, K/16]
+  StoredGlobal stored_global = StoredGlobal::PROFILE;
+  // The format quantizes 3-D [E, N, K] expert tensors expert by expert; the converter does not
+  // do that yet and refuses such a tensor rather than copying it unquantized.
+  bool stacked_experts = false;
+  // The entries the configuration files' ignore list gets for an unquantized tensor.
+  std::vector<std::string> (*ignored)(const std::string& tensor, const io::TensorInfo& info);
+  // hf_quant_config.json, and config.json with its quantization_config, for the ignore list.
+  nlohmann::json (*hf_quant_config)(const std::vector<std::string>& ignore);
+  nlohmann::json (*with_quantization_config)(nlohmann::json config, const std::vector<std::string>& ignore);
+};
+
+const CheckpointFormat& modelopt_format();
+const CheckpointFormat& miles_format();
+
+// The format of that name; cli-level callers turn nullopt into a usage error.
+std::optional<CheckpointFormat> find_format(const std::string& name);
+std::string supported_formats();  // "modelopt, miles"
+
+// "model.layers.0.mlp.up_proj.weight" -> "model.layers.0.mlp.up_proj".
+std::string module_of(const std::string& weight_name);
+
+// Whether the format's name rules select this tensor, whatever its rank and dtype, with
+// `extra_excludes` (--exclude) added.
+bool is_selected(const CheckpointFormat& f, const std::string& tensor, const std::vector<std::string>& extra_excludes);
+// Whether the format quantizes this tensor: selected, 2-D and float.
+bool is_quantized(const CheckpointFormat& f, const std::string& tensor, const io::TensorInfo& info,
+                  const std::vector<std::string>& extra_excludes);
+
+// The key of the shared-amax group of a module: modules with the same key share one amax; a
+// module in no group gets its own name.
+std::string amax_group(const CheckpointFormat& f, const std::string& module);
+
+// The stored tensors of one weight in format `f`: quantize_weight, with the global scale the format
+// stores: the profile's exported one, or the format's own (StoredGlobal); none where neither has
+// one (format A under a profile exporting none).
+QuantizedWeight quantize_for_format(Backend& b, const CheckpointFormat& f, const std::string& name,
+                                    const io::Tensor& w, const std::string& profile, float amax);
+
+}  // namespace nvfp4::checkpoint
