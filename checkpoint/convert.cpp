@@ -1,6 +1,7 @@
 #include "checkpoint/convert.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -40,12 +41,19 @@ std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint&
       continue;
     }
     const std::string m = module_of(t);
-    const std::int64_t n = in.shape.at(0), k = in.shape.at(1);
-    out.emplace_back(m + f.data_suffix, io::TensorInfo{io::DType::U8, {n, k / 2}, 0, 0});
-    out.emplace_back(m + f.scale_suffix, io::TensorInfo{io::DType::F8_E4M3, {n, k / 16}, 0, 0});
-    out.emplace_back(m + f.global_suffix, io::TensorInfo{io::DType::F32, {}, 0, 0});
+    // 2-D [N, K], or 3-D expert weights [E, N, K]: every stored tensor gains the leading E.
+    std::vector<std::int64_t> lead(in.shape.begin(), in.shape.end() - 2);
+    const std::int64_t n = in.shape.end()[-2], k = in.shape.back();
+    auto shape = [&](std::vector<std::int64_t> tail) {
+      std::vector<std::int64_t> s = lead;
+      s.insert(s.end(), tail.begin(), tail.end());
+      return s;
+    };
+    out.emplace_back(m + f.data_suffix, io::TensorInfo{io::DType::U8, shape({n, k / 2}), 0, 0});
+    out.emplace_back(m + f.scale_suffix, io::TensorInfo{io::DType::F8_E4M3, shape({n, k / 16}), 0, 0});
+    out.emplace_back(m + f.global_suffix, io::TensorInfo{io::DType::F32, lead, 0, 0});
     if (!f.placeholder_input_suffix.empty())
-      out.emplace_back(m + f.placeholder_input_suffix, io::TensorInfo{io::DType::F32, {}, 0, 0});
+      out.emplace_back(m + f.placeholder_input_suffix, io::TensorInfo{io::DType::F32, lead, 0, 0});
   }
   return out;
 }
@@ -72,13 +80,16 @@ void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint&
         ++s.kept;
       } else {
         const std::string m = module_of(t);
-        QuantizedWeight q = quantize_for_format(backend, f, t, w, o.profile, group_amax.at(group_of.at(t)));
+        // 3-D expert weights: each expert its own amax, computed by the quantization itself.
+        const float amax = w.shape.size() == 3 ? 0.0f : group_amax.at(group_of.at(t));
+        QuantizedWeight q = quantize_for_format(backend, f, t, w, o.profile, amax);
         out.write(m + f.data_suffix, q.data);
         out.write(m + f.scale_suffix, q.scale);
         out.write(m + f.global_suffix, *q.global_scale);
         if (!f.placeholder_input_suffix.empty())  // no activation calibration: 1.0, as the format writes
           out.write(m + f.placeholder_input_suffix,
-                    io::make_tensor_from<float>(io::DType::F32, {}, std::vector<float>{1.0f}));
+                    io::make_tensor_from<float>(io::DType::F32, q.global_scale->shape,
+                                                std::vector<float>(std::size_t(q.global_scale->numel()), 1.0f)));
         ++s.quantized;
       }
       ++p.tensors_done;
@@ -127,24 +138,37 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
     p.bytes_total += byte_size(info);
     if (is_quantized(o.format, t, info, o.excludes)) {
       group_of[t] = amax_group(o.format, module_of(t));
-      p.bytes_total += byte_size(info);  // read in both passes
+      if (info.shape.size() == 2) p.bytes_total += byte_size(info);  // read in both passes
       continue;
     }
-    if (o.format.stacked_experts && info.shape.size() == 3 && is_selected(o.format, t, o.excludes))
+    if (!o.format.stacked_experts && info.shape.size() == 3 && is_selected(o.format, t, o.excludes))
       throw io::FormatError(fmt::format(
-          "{}: {} is a 3-D expert tensor; format {} quantizes it expert by expert, which convert-checkpoint does "
-          "not do yet",
+          "{}: {} is a 3-D expert tensor; how format {} stores those (per-expert or per-tensor global scale) is "
+          "not documented (docs/checkpoints.md section 2.7), so convert-checkpoint does not write it",
           o.input.string(), t, o.format.name));
     for (std::string& m : o.format.ignored(t, info))
       if (excluded.insert(m).second) exclude_modules.push_back(std::move(m));
   }
-  p.tensors_total = group_of.size() + src.weight_map().size();
+  p.tensors_total = src.weight_map().size();
+  for (const auto& [t, g] : group_of) p.tensors_total += src.info(t).shape.size() == 2;  // read in pass 1 too
+  // A 3-D expert tensor has one amax per expert; miles rejects sharing an amax with a peer for it
+  // ("global_amax override is only supported for 2D weights", docs/checkpoints.md section 4.5).
+  {
+    std::map<std::string, std::vector<std::string>> members;
+    for (const auto& [t, g] : group_of) members[g].push_back(t);
+    for (const auto& [t, g] : group_of)
+      if (src.info(t).shape.size() == 3 && members.at(g).size() > 1)
+        throw io::FormatError(fmt::format(
+            "{}: {} is a 3-D expert tensor in a shared-amax group ({}); format {} shares an amax for 2-D weights "
+            "only",
+            o.input.string(), t, fmt::join(members.at(g), ", "), o.format.name));
+  }
 
   // Pass 1: every quantized weight's amax, combined per group under the profile's NaN rule.
   std::map<std::string, float> group_amax;
   for (const std::string& file : src.shards())
     for (const std::string& t : src.tensors_of(file)) {
-      if (!group_of.count(t)) continue;
+      if (!group_of.count(t) || src.info(t).shape.size() == 3) continue;  // 3-D: amax per expert, in pass 2
       const io::Tensor w = src.read(t);
       const float a = weight_amax(backend, t, w, o.profile);
       const auto [it, fresh] = group_amax.emplace(group_of.at(t), a);

@@ -169,7 +169,8 @@ bool is_selected(const CheckpointFormat& f, const std::string& tensor, const std
 
 bool is_quantized(const CheckpointFormat& f, const std::string& tensor, const io::TensorInfo& info,
                   const std::vector<std::string>& extra_excludes) {
-  return info.shape.size() == 2 && is_float(info.dtype) && is_selected(f, tensor, extra_excludes);
+  return (info.shape.size() == 2 || (info.shape.size() == 3 && f.stacked_experts)) && is_float(info.dtype) &&
+         is_selected(f, tensor, extra_excludes);
 }
 
 std::string amax_group(const CheckpointFormat& f, const std::string& module) {
@@ -188,6 +189,15 @@ std::string amax_group(const CheckpointFormat& f, const std::string& module) {
 
 QuantizedWeight quantize_for_format(Backend& b, const CheckpointFormat& f, const std::string& name,
                                     const io::Tensor& w, const std::string& profile, float amax) {
+  if (w.shape.size() == 3) {
+    QuantizedWeight q = quantize_experts(b, name, w, profile, f.swizzled_scales);
+    if (!q.global_scale && f.stored_global == StoredGlobal::RECIP_PYREF_S) {
+      std::vector<float> g;
+      for (float a : q.expert_amax) g.push_back(recip_pyref_s(a));
+      q.global_scale = io::make_tensor_from<float>(io::DType::F32, {w.shape.at(0)}, g);
+    }
+    return q;
+  }
   QuantizedWeight q = quantize_weight(b, name, w, profile, amax, f.swizzled_scales);
   if (!q.global_scale && f.stored_global == StoredGlobal::RECIP_PYREF_S)
     q.global_scale = io::make_tensor_from<float>(io::DType::F32, {}, std::vector<float>{recip_pyref_s(amax)});

@@ -37,8 +37,9 @@ struct CheckpointFormat {
   std::string placeholder_input_suffix;                  // written as F32 1.0 when not ""
   bool swizzled_scales = false;                          // false: linear [N, K/16]
   StoredGlobal stored_global = StoredGlobal::PROFILE;
-  // The format quantizes 3-D [E, N, K] expert tensors expert by expert; the converter does not
-  // do that yet and refuses such a tensor rather than copying it unquantized.
+  // The format quantizes 3-D [E, N, K] expert tensors expert by expert, each expert with its own
+  // amax, stored stacked ([E, N, K/2], [E, N, K/16], global scale [E]). false: the format's layout
+  // for them is not documented, and a selected 3-D tensor is refused rather than copied.
   bool stacked_experts = false;
   // The entries the configuration files' ignore list gets for an unquantized tensor.
   std::vector<std::string> (*ignored)(const std::string& tensor, const io::TensorInfo& info);
@@ -60,7 +61,8 @@ std::string module_of(const std::string& weight_name);
 // Whether the format's name rules select this tensor, whatever its rank and dtype, with
 // `extra_excludes` (--exclude) added.
 bool is_selected(const CheckpointFormat& f, const std::string& tensor, const std::vector<std::string>& extra_excludes);
-// Whether the format quantizes this tensor: selected, 2-D and float.
+// Whether the format quantizes this tensor: selected, float, and 2-D (or 3-D [E, N, K] where the
+// format has stacked_experts).
 bool is_quantized(const CheckpointFormat& f, const std::string& tensor, const io::TensorInfo& info,
                   const std::vector<std::string>& extra_excludes);
 
@@ -70,7 +72,9 @@ std::string amax_group(const CheckpointFormat& f, const std::string& module);
 
 // The stored tensors of one weight in format `f`: quantize_weight, with the global scale the format
 // stores: the profile's exported one, or the format's own (StoredGlobal); none where neither has
-// one (format A under a profile exporting none).
+// one (format A under a profile exporting none). A 3-D w [E, N, K] is quantized expert by expert
+// (quantize_experts), each expert with its own amax: `amax` is not used, and the global scale is
+// [E].
 QuantizedWeight quantize_for_format(Backend& b, const CheckpointFormat& f, const std::string& name,
                                     const io::Tensor& w, const std::string& profile, float amax);
 

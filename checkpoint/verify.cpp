@@ -29,12 +29,6 @@ std::size_t count_diff(const std::vector<std::uint8_t>& a, const std::vector<std
 
 bool one_byte(io::DType d) { return io::dtype_size(d) == 1; }
 
-std::uint32_t f32_bits(const io::Tensor& t) {
-  std::uint32_t b;
-  std::memcpy(&b, t.bytes.data(), 4);
-  return b;
-}
-
 class Checker {
  public:
   Checker(const HfCheckpoint& src, const HfCheckpoint& q, const CheckpointFormat& f) : src_(src), q_(q), f_(f) {
@@ -51,7 +45,11 @@ class Checker {
 
   TensorVerdict check(const std::string& m, const std::string& profile, bool classify) {
     const Stored s = stored(m);
-    const QuantizedWeight e = expect(profile, m, group_amax(profile, m));
+    if (stacked(m) && groups_.at(amax_group(f_, m)).size() > 1)
+      throw io::FormatError(fmt::format(
+          "{}: {} is 3-D expert weights in a shared-amax group; format {} shares an amax for 2-D weights only",
+          q_.dir().string(), m, f_.name));
+    const QuantizedWeight e = expect(profile, m, amax_for(profile, m));
     TensorVerdict v = compare(m, s, e, true);
     if (!v.match() && classify) v.fault = fault(m, s, e, v, profile);
     return v;
@@ -70,14 +68,36 @@ class Checker {
     source_info(m);
     const std::string name = m + ".weight";
     io::Tensor w = src_.read(name);
-    if (w.shape.size() != 2) throw io::FormatError(fmt::format("{}: {} is not 2-D", src_.dir().string(), name));
+    if (w.shape.size() != 2 && !(w.shape.size() == 3 && f_.stacked_experts))
+      throw io::FormatError(fmt::format("{}: {} is not 2-D{}", src_.dir().string(), name,
+                                        f_.stacked_experts ? " or 3-D [E, N, K]" : ""));
     return w;
+  }
+
+  // 3-D expert weights [E, N, K]: quantized expert by expert, each with its own amax.
+  bool stacked(const std::string& m) const { return source_info(m).shape.size() == 3; }
+
+  // The amax the module is quantized with: its group's, or (3-D) none, each expert having its own.
+  float amax_for(const std::string& profile, const std::string& m) {
+    return stacked(m) ? 0.0f : group_amax(profile, m);
   }
 
   Stored stored(const std::string& m) {
     Stored s{q_.read(m + f_.data_suffix), q_.read(m + f_.scale_suffix), q_.read(m + f_.global_suffix)};
     const io::TensorInfo& w = source_info(m);
     const std::string where = q_.dir().string();
+    if (w.shape.size() == 3 && f_.stacked_experts) {  // expert weights [E, N, K]
+      const std::int64_t E = w.shape.at(0), n = w.shape.at(1), k = w.shape.at(2);
+      if (!one_byte(s.data.dtype) || s.data.shape != std::vector<std::int64_t>{E, n, k / 2})
+        throw io::FormatError(
+            fmt::format("{}: {}{} is not a byte tensor [{}, {}, {}]", where, m, f_.data_suffix, E, n, k / 2));
+      if (!one_byte(s.scale.dtype) || s.scale.shape.size() != 3 || s.scale.shape.at(0) != E)
+        throw io::FormatError(fmt::format("{}: {}{} is not a 3-D byte tensor [{}, ...]", where, m, f_.scale_suffix, E));
+      if (s.global.dtype != io::DType::F32 || s.global.numel() != E)
+        throw io::FormatError(fmt::format("{}: {}{} is not {} F32 values (one per expert)", where, m,
+                                          f_.global_suffix, E));
+      return s;
+    }
     if (w.shape.size() != 2) throw io::FormatError(fmt::format("{}: {}.weight is not 2-D", src_.dir().string(), m));
     if (!one_byte(s.data.dtype) || s.data.shape != std::vector<std::int64_t>{w.shape.at(0), w.shape.at(1) / 2})
       throw io::FormatError(fmt::format("{}: {}{} is not a byte tensor [{}, {}]", where, m, f_.data_suffix,
@@ -114,24 +134,36 @@ class Checker {
     v.data_diff = count_diff(s.data.bytes, e.data.bytes);
     v.scale_total = e.scale.bytes.size();
     v.scale_diff = count_diff(s.scale.bytes, e.scale.bytes);
-    if (global) v.global_differs = !e.global_scale || f32_bits(s.global) != f32_bits(*e.global_scale);
+    if (global) v.global_differs = !e.global_scale || s.global.bytes != e.global_scale->bytes;
     return v;
   }
 
   std::string fault(const std::string& m, const Stored& s, const QuantizedWeight& e, const TensorVerdict& v,
                     const std::string& profile) {
     const bool data_ok = v.data_diff == 0, scale_ok = v.scale_diff == 0, global_ok = !v.global_differs;
-    if (data_ok && scale_ok && e.global_scale) {
-      const float g = std::bit_cast<float>(f32_bits(*e.global_scale));
-      if (f32_bits(s.global) == std::bit_cast<std::uint32_t>(1.0f / g)) return "global scale stored as its reciprocal";
+    if (data_ok && scale_ok && e.global_scale && s.global.bytes.size() == e.global_scale->bytes.size()) {
+      bool reciprocal = true;  // every value (one per expert for 3-D weights)
+      for (std::size_t i = 0; i < s.global.bytes.size(); i += 4) {
+        float g, stored;
+        std::memcpy(&g, e.global_scale->bytes.data() + i, 4);
+        std::memcpy(&stored, s.global.bytes.data() + i, 4);
+        reciprocal = reciprocal && std::bit_cast<std::uint32_t>(stored) == std::bit_cast<std::uint32_t>(1.0f / g);
+      }
+      if (reciprocal) return "global scale stored as its reciprocal";
     }
     if (data_ok && global_ok) {
       const QuantizedWeight other =
-          quantize_weight(ref_, m + ".weight", source(m), profile, group_amax(profile, m), !f_.swizzled_scales);
+          stacked(m) ? quantize_experts(ref_, m + ".weight", source(m), profile, !f_.swizzled_scales)
+                     : quantize_weight(ref_, m + ".weight", source(m), profile, group_amax(profile, m),
+                                       !f_.swizzled_scales);
       if (s.scale.bytes == other.scale.bytes)
         return f_.swizzled_scales ? "scales linear where the format stores them swizzled"
                                   : "scales swizzled where the format stores them linear";
-      if (const auto e2 = neighbour_with_scales(m, s, profile)) return "scales of expert " + *e2;
+      if (stacked(m)) {
+        if (const auto swapped = experts_with_neighbours_scales(s, e)) return *swapped;
+      } else if (const auto e2 = neighbour_with_scales(m, s, profile)) {
+        return "scales of expert " + *e2;
+      }
     }
     const std::vector<std::string>& members = groups_.at(amax_group(f_, m));
     const float own = own_amax(profile, m);
@@ -147,7 +179,7 @@ class Checker {
       const std::string name(p.name);
       if (name == profile) continue;
       const bool exports = p.knobs.exported != ExportedGlobal::NONE || f_.stored_global != StoredGlobal::PROFILE;
-      if (compare(m, s, expect(name, m, group_amax(name, m)), exports).match())
+      if (compare(m, s, expect(name, m, amax_for(name, m)), exports).match())
         return "another profile: " + name;
     }
     return "";
@@ -167,6 +199,31 @@ class Checker {
         return std::to_string(other);
     }
     return std::nullopt;
+  }
+
+  // 3-D expert weights: every expert whose scales differ holds expert e - 1's or e + 1's (inside
+  // the stacked tensor); "expert <e>: scales of expert <e'>; ..." naming each, or nullopt.
+  static std::optional<std::string> experts_with_neighbours_scales(const Stored& s, const QuantizedWeight& e) {
+    const std::int64_t E = s.scale.shape.at(0);
+    if (e.scale.bytes.size() != s.scale.bytes.size() || E < 2) return std::nullopt;
+    const std::size_t n = s.scale.bytes.size() / std::size_t(E);
+    auto slice = [n](const io::Tensor& t, std::int64_t i) {
+      return std::vector<std::uint8_t>(t.bytes.begin() + std::ptrdiff_t(i * n), t.bytes.begin() + std::ptrdiff_t((i + 1) * n));
+    };
+    std::string out;
+    for (std::int64_t i = 0; i < E; ++i) {
+      const auto mine = slice(s.scale, i);
+      if (mine == slice(e.scale, i)) continue;
+      std::optional<std::int64_t> from;
+      for (std::int64_t other : {i - 1, i + 1})
+        if (other >= 0 && other < E && mine == slice(e.scale, other)) {
+          from = other;
+          break;
+        }
+      if (!from) return std::nullopt;
+      out += fmt::format("{}expert {}: scales of expert {}", out.empty() ? "" : "; ", i, *from);
+    }
+    return out.empty() ? std::nullopt : std::optional<std::string>(out);
   }
 
   const HfCheckpoint &src_, &q_;
@@ -221,7 +278,13 @@ std::string modelopt_or_miles(const HfCheckpoint& q) {
     const std::string in = m + c.placeholder_input_suffix;
     if (!q.has(in)) continue;
     const io::Tensor v = q.read(in);
-    placeholders += v.dtype == io::DType::F32 && v.numel() == 1 && f32_bits(v) == std::bit_cast<std::uint32_t>(1.0f);
+    bool ones = v.dtype == io::DType::F32 && v.numel() >= 1 && v.bytes.size() == std::size_t(v.numel()) * 4;
+    for (std::size_t i = 0; ones && i < v.bytes.size(); i += 4) {  // one value, or one per expert (3-D)
+      std::uint32_t b;
+      std::memcpy(&b, v.bytes.data() + i, 4);
+      ones = b == std::bit_cast<std::uint32_t>(1.0f);
+    }
+    placeholders += ones;
   }
   if (modules == 0 || placeholders == 0 || !experts_only) return "modelopt";
   if (placeholders == modules) return "miles";

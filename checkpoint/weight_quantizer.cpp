@@ -61,4 +61,40 @@ QuantizedWeight quantize_weight(Backend& b, const std::string& name, const io::T
   return q;
 }
 
+QuantizedWeight quantize_experts(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
+                                 bool swizzled) {
+  if (w.shape.size() != 3) throw Error(name, ErrorCode::E_RANK, "expert weights are [E, N, K]");
+  Case c = make_case("quantize");
+  c.params.set("profile", profile);
+  c.params.set("direction", std::string("rowwise"));
+  c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
+  c.params.set("experts", true);
+  c.inputs["x"] = w;
+  TensorMap out;
+  try {
+    out = b.run(c);
+  } catch (const Error& e) {
+    throw Error(name, e.code(), e.what());
+  }
+  const std::int64_t E = w.shape.at(0), rows = w.shape.at(1), cols = w.shape.at(2) / 16;
+  QuantizedWeight q;
+  q.data = std::move(out.at("data"));
+  io::Tensor& scale = out.at("scale");  // [E, roundup(N, 128), roundup(K/16, 4)]
+  if (swizzled) {
+    q.scale = io::Tensor{io::DType::F8_E4M3, scale.shape, std::move(scale.bytes)};
+  } else {  // each expert's compact scales, unpadded: [E, N, K/16]
+    const std::int64_t prow = scale.shape.at(1), pcol = scale.shape.at(2);
+    q.scale = io::Tensor{io::DType::F8_E4M3, {E, rows, cols}, std::vector<std::uint8_t>(std::size_t(E * rows * cols))};
+    for (std::int64_t e = 0; e < E; ++e)
+      for (std::int64_t r = 0; r < rows; ++r)
+        std::memcpy(q.scale.bytes.data() + (e * rows + r) * cols, scale.bytes.data() + (e * prow + r) * pcol,
+                    std::size_t(cols));
+  }
+  const io::Tensor& amax = out.at("amax");  // [E, 1]
+  q.expert_amax.resize(std::size_t(E));
+  std::memcpy(q.expert_amax.data(), amax.bytes.data(), std::size_t(E) * 4);
+  if (out.count("global_scale")) q.global_scale = io::Tensor{io::DType::F32, {E}, out.at("global_scale").bytes};
+  return q;
+}
+
 }  // namespace nvfp4::checkpoint

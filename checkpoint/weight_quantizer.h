@@ -4,15 +4,17 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cases/case.h"
 
 namespace nvfp4::checkpoint {
 
 struct QuantizedWeight {
-  io::Tensor data;                         // U8 [N, K/2]
-  io::Tensor scale;                        // F8_E4M3: linear [N, K/16], or swizzled and padded
-  std::optional<io::Tensor> global_scale;  // F32 0-d; none when the profile exports none
+  io::Tensor data;                         // U8 [N, K/2] ([E, N, K/2] for 3-D expert weights)
+  io::Tensor scale;                        // F8_E4M3: linear [N, K/16], or swizzled and padded (leading E)
+  std::optional<io::Tensor> global_scale;  // F32 0-d ([E]); none when the profile exports none
+  std::vector<float> expert_amax;          // 3-D only: each expert's own global amax, in expert order
 };
 
 // amax_global of w under the profile's NaN rule; errors name `name`.
@@ -23,5 +25,10 @@ float combine_amax(const std::string& profile, float a, float b);
 // backend rejects it (K not a multiple of 16, say).
 QuantizedWeight quantize_weight(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
                                 float amax, bool swizzled);
+// quantize of 3-D expert weights w [E, N, K] with the registry's `experts` parameter (cases/
+// experts.h): each expert quantized alone, rowwise, with its own amax (no override), the outputs
+// stacked with a leading E; scales as quantize_weight's, per expert.
+QuantizedWeight quantize_experts(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
+                                 bool swizzled);
 
 }  // namespace nvfp4::checkpoint

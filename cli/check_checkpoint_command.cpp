@@ -1,6 +1,7 @@
 // `nvfp4-verify check-checkpoint --source HF_DIR --quantized Q_DIR [--format auto|modelopt|miles]
-// [--profile P | --identify] [--junit FILE]`: every quantized tensor of Q recomputed from the
-// source and compared byte for byte (checkpoint/verify.h, docs/checkpoints.md#commands). Exit 0
+// [--profile P | --identify] [--junit FILE] [--report DIR]`: every quantized tensor of Q recomputed
+// from the source and compared byte for byte (checkpoint/verify.h, docs/checkpoints.md#commands);
+// --report writes the HTML report of cli/checkpoint_report.h. Exit 0
 // when every tensor matches (--identify: under some profile), 1 when one differs, 2 for bad input.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "checkpoint/junit.h"
+#include "cli/checkpoint_report.h"
 #include "checkpoint/verify.h"
 #include "cli/commands.h"
 #include "io/safetensors.h"
@@ -22,7 +24,7 @@ namespace nvfp4::cli {
 namespace {
 
 struct CheckCheckpointArgs {
-  std::string source, quantized, format = "auto", profile, junit;
+  std::string source, quantized, format = "auto", profile, junit, report;
   bool identify = false;
 };
 
@@ -37,6 +39,12 @@ void write_text(const std::string& path, const std::string& text) {
   if (ec) throw io::FormatError(fmt::format("{}: cannot write file: {}", path, ec.message()));
 }
 
+// The command line that repeats the check, for the report's pages.
+std::string repeat_command(const CheckCheckpointArgs& a, const std::string& format, const std::string& profile) {
+  return fmt::format("nvfp4-verify check-checkpoint --source {} --quantized {} --format {} {}", a.source, a.quantized,
+                     format, a.identify ? std::string("--identify") : "--profile " + profile);
+}
+
 int run(const CheckCheckpointArgs& a) {
   const checkpoint::HfCheckpoint source(a.source), quantized(a.quantized);
   const std::string format_name = a.format == "auto" ? checkpoint::detect_format(quantized) : a.format;
@@ -47,6 +55,7 @@ int run(const CheckCheckpointArgs& a) {
 
   if (a.identify) {
     std::vector<std::string> matching;
+    std::vector<checkpoint::CheckpointCheck> all;
     checkpoint::CheckpointCheck best;
     for (const NamedProfile& p : all_profiles()) {
       checkpoint::CheckpointCheck c =
@@ -54,9 +63,17 @@ int run(const CheckCheckpointArgs& a) {
       std::printf("identify: %s: %zu of %zu tensors match\n", c.profile.c_str(), c.tensors.size() - c.mismatches(),
                   c.tensors.size());
       if (c.mismatches() == 0) matching.push_back(c.profile);
-      if (best.tensors.empty() || c.mismatches() < best.mismatches()) best = std::move(c);
+      if (best.tensors.empty() || c.mismatches() < best.mismatches()) best = c;
+      if (!a.report.empty()) all.push_back(std::move(c));
     }
     if (!a.junit.empty()) write_text(a.junit, checkpoint::junit_xml(best));
+    if (!a.report.empty()) {
+      if (best.mismatches()) {  // the best profile's mismatches classified, for their pages
+        best = checkpoint::check_checkpoint(source, quantized, *format, best.profile, true);
+      }
+      write_checkpoint_report(a.report, source, quantized, *format, best,
+                              {a.source, a.quantized, format_name, repeat_command(a, format_name, best.profile), all});
+    }
     if (matching.empty()) {
       std::printf("identify: no profile matches every tensor (best: %s)\n", best.profile.c_str());
       return 1;
@@ -71,6 +88,9 @@ int run(const CheckCheckpointArgs& a) {
   std::printf("check-checkpoint: %s under %s: %zu of %zu tensors match%s\n", a.quantized.c_str(), profile.c_str(),
               c.tensors.size() - c.mismatches(), c.tensors.size(), c.mismatches() ? "" : ", every one bit for bit");
   if (!a.junit.empty()) write_text(a.junit, checkpoint::junit_xml(c));
+  if (!a.report.empty())
+    write_checkpoint_report(a.report, source, quantized, *format, c,
+                            {a.source, a.quantized, format_name, repeat_command(a, format_name, profile)});
   return c.mismatches() ? 1 : 0;
 }
 
@@ -90,6 +110,9 @@ void register_check_checkpoint(CLI::App& app, int& exit_code) {
   cmd->add_flag("--identify", a->identify, "check under every profile and name those under which every tensor matches")
       ->excludes(profile);
   cmd->add_option("--junit", a->junit, "write a JUnit XML file, one testcase per tensor");
+  cmd->add_option("--report", a->report,
+                  "write an HTML report into this directory: index.html (every tensor's verdict) and a page per "
+                  "mismatching tensor");
   cmd->callback([a, &exit_code] {
     exit_code = run(*a);
     std::fflush(stdout);

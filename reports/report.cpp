@@ -511,6 +511,12 @@ std::string render_summary(const Summary& s) {
                  failed ? "FAIL" : "PASS", esc(s.title));
   fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; <span id=\"seconds\" class=\"mono\">{:.1f}</span> s</p>\n",
                  esc(s.backends), s.seconds);
+  if (!s.facts.empty()) {
+    fmt::format_to(o, "<p class=\"meta\" id=\"facts\">");
+    for (std::size_t i = 0; i < s.facts.size(); ++i)
+      fmt::format_to(o, "{}{}: <b class=\"mono\">{}</b>", i ? " &#183; " : "", esc(s.facts[i].first), esc(s.facts[i].second));
+    fmt::format_to(o, "</p>\n");
+  }
   fmt::format_to(o,
                  "<div class=\"totals\"><div><span class=\"v\" id=\"total-cases\">{}</span>cases</div>"
                  "<div class=\"ok\"><span class=\"v\" id=\"passed-cases\">{}</span>passed</div>"
@@ -540,6 +546,20 @@ std::string render_summary(const Summary& s) {
                    c.failed ? " class=\"bad\"" : "", esc(key.first), esc(key.second), c.cases, c.failed);
   }
   fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+
+  if (s.every_entry) {
+    fmt::format_to(o, "<section>\n<h2>Every entry</h2>\n<table id=\"entries\">\n<thead><tr><th>name</th><th>verdict</th>"
+                      "<th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
+    for (const SummaryEntry& e : s.entries) {
+      std::string name = esc(e.name);
+      if (safe_link(e.report_link)) name = fmt::format("<a href=\"{}\">{}</a>", esc(e.report_link), name);
+      fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td>{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
+                     e.passed ? "" : " class=\"bad\"", name, e.passed ? "match" : "MISMATCH", esc(e.profile), esc(e.detail));
+    }
+    fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+    page_tail(o);
+    return html;
+  }
 
   fmt::format_to(o, "<section>\n<h2>Passed</h2>\n");
   if (passed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");

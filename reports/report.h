@@ -45,10 +45,16 @@ struct Summary {
   double seconds = 0;
   std::vector<SummaryEntry> entries;
   std::optional<UlpTotals> ulp = std::nullopt;  // --compare ulp: the distances over every case
+  // Lines under the title, label and value (check-checkpoint: source, quantized, format, profile).
+  std::vector<std::pair<std::string, std::string>> facts = {};
+  // A table of every entry with its verdict and detail, after the failures (check-checkpoint:
+  // every tensor), instead of the list of passed entries' names.
+  bool every_entry = false;
 };
 
 // The summary page: totals, per operation/profile counts, links to each failure page, and in ulp
-// mode the ULP histogram and worst elements of the whole run.
+// mode the ULP histogram and worst elements of the whole run; with `every_entry`, every entry's
+// verdict and detail.
 std::string render_summary(const Summary& s);
 
 // Writes `html` to dir/name atomically (temporary file + rename); creates dir.

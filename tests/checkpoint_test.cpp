@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,23 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> model_specs(bool 
   return s;
 }
 
+// A MoE model whose experts are fused 3-D tensors [E, N, K] (Llama-4 / GPT-OSS style, under the
+// names miles selects): `mlp.experts.gate_up_proj.weight` [4, 64, H] and `down_proj.weight` [4, H, 32].
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> fused_moe_specs() {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> s = {{"model.embed_tokens.weight", {kVocab, kHidden}}};
+  for (int l = 0; l < 2; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    s.push_back({p + "input_layernorm.weight", {kHidden}});
+    s.push_back({p + "self_attn.q_proj.weight", {4 * kHeadDim, kHidden}});
+    s.push_back({p + "self_attn.o_proj.weight", {kHidden, 4 * kHeadDim}});
+    s.push_back({p + "mlp.router.weight", {4, kHidden}});
+    s.push_back({p + "mlp.experts.gate_up_proj.weight", {4, 64, kHidden}});
+    s.push_back({p + "mlp.experts.down_proj.weight", {4, kHidden, 32}});
+  }
+  s.push_back({"lm_head.weight", {kVocab, kHidden}});
+  return s;
+}
+
 // Writes a model into `dir`: two shards, the index, config.json and a tokenizer file.
 void write_model(const fs::path& dir, const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& specs) {
   fs::create_directories(dir);
@@ -137,6 +155,12 @@ class CheckpointTest : public ::testing::Test {
         dir_);
     EXPECT_EQ(convert_out_.exit_code, 0) << convert_out_.err;
     return dir_ / "q";
+  }
+  // The fused 3-D expert model converted to `format`.
+  test_support::CliRun convert_fused(const std::string& format) {
+    write_model(dir_ / "src", fused_moe_specs());
+    return run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format " + format,
+                   dir_);
   }
   std::string src() const { return (dir_ / "src").string(); }
   test_support::CliRun check(const std::string& extra = "") {
@@ -471,6 +495,83 @@ TEST_F(CheckpointTest, AbandonedConversionLeavesNoOutput) {
   EXPECT_NE(r.err.find("model.layers.1.mlp.down_proj.weight"), std::string::npos) << r.err;
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().rfind("q", 0), std::string::npos) << e.path();
+}
+
+// 3-D expert weights [E, N, K] in format C (docs/checkpoints.md sections 4.1, 4.5): quantized
+// expert by expert, each expert with its own amax (gate and up halves of a fused gate_up_proj
+// sharing it), weight_scale_2 and input_scale [E].
+TEST_F(CheckpointTest, MilesFused3dExpertsConvertAndCheckClean) {
+  const auto c = convert_fused("miles");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("4 weights quantized"), std::string::npos) << c.out;
+  const auto r = check();  // --format auto: [E] input_scale placeholders of 1.0
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("model.layers.0.mlp.experts.gate_up_proj: match"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("under te-pyref: 4 of 4 tensors match, every one bit for bit"), std::string::npos) << r.out;
+
+  const std::string m = "model.layers.1.mlp.experts.gate_up_proj";
+  const io::Tensor w = source(m + ".weight");
+  EXPECT_EQ(stored(m + ".weight").shape, (std::vector<std::int64_t>{4, 64, kHidden / 2}));
+  EXPECT_EQ(stored(m + ".weight_scale").shape, (std::vector<std::int64_t>{4, 64, kHidden / 16}));
+  const io::Tensor ws2 = stored(m + ".weight_scale_2"), in = stored(m + ".input_scale");
+  ASSERT_EQ(ws2.shape, (std::vector<std::int64_t>{4}));
+  ASSERT_EQ(in.shape, (std::vector<std::int64_t>{4}));
+  const std::size_t per_expert = w.bytes.size() / 4;
+  std::set<std::uint32_t> distinct;
+  for (std::size_t e = 0; e < 4; ++e) {
+    // Expert e's amax over its whole slice: gate and up halves share it.
+    const io::Tensor slice{io::DType::BF16, {64, kHidden},
+                           std::vector<std::uint8_t>(w.bytes.begin() + std::ptrdiff_t(e * per_expert),
+                                                     w.bytes.begin() + std::ptrdiff_t((e + 1) * per_expert))};
+    float S = std::min(2688.0f / amax_of(slice), FLT_MAX);
+    if (S == 0.0f) S = 1.0f;
+    float g, one;
+    std::memcpy(&g, ws2.bytes.data() + 4 * e, 4);
+    std::memcpy(&one, in.bytes.data() + 4 * e, 4);
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(g), std::bit_cast<std::uint32_t>(1.0f / S)) << "expert " << e;
+    EXPECT_EQ(one, 1.0f) << "expert " << e;
+    distinct.insert(std::bit_cast<std::uint32_t>(g));
+  }
+  EXPECT_GT(distinct.size(), 1u) << "experts have their own amax";
+  EXPECT_EQ(stored("model.layers.0.mlp.router.weight").dtype, io::DType::BF16);
+  EXPECT_EQ(check(" --identify").exit_code, 0);
+}
+
+TEST_F(CheckpointTest, Miles3dExpertScalesSwappedWithTheNeighboursAreNamed) {
+  ASSERT_EQ(convert_fused("miles").exit_code, 0);
+  const std::string m = "model.layers.0.mlp.experts.gate_up_proj";
+  io::Tensor scale = stored(m + ".weight_scale");
+  const std::size_t n = scale.bytes.size() / 4;
+  std::vector<std::uint8_t> e1(scale.bytes.begin() + std::ptrdiff_t(n), scale.bytes.begin() + std::ptrdiff_t(2 * n));
+  ASSERT_FALSE(std::equal(e1.begin(), e1.end(), scale.bytes.begin() + std::ptrdiff_t(2 * n)));
+  std::copy(scale.bytes.begin() + std::ptrdiff_t(2 * n), scale.bytes.begin() + std::ptrdiff_t(3 * n),
+            scale.bytes.begin() + std::ptrdiff_t(n));
+  std::copy(e1.begin(), e1.end(), scale.bytes.begin() + std::ptrdiff_t(2 * n));
+  replace({{m + ".weight_scale", scale}});
+  const auto r = check();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find(m + ": MISMATCH (data: 0 of"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("weight_scale_2 matches): expert 1: scales of expert 2; expert 2: scales of expert 1\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("model.layers.1.mlp.experts.gate_up_proj: match"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 of 4 tensors match"), std::string::npos) << r.out;
+  // The report lists the 3-D tensor with its verdict (its pages are for 2-D tensors).
+  const auto rep = check(" --report " + (dir_ / "report").string());
+  EXPECT_EQ(rep.exit_code, 1) << rep.out << rep.err;
+  const std::string index = test_support::slurp_text(dir_ / "report" / "index.html");
+  EXPECT_NE(index.find("expert 1: scales of expert 2"), std::string::npos);
+  EXPECT_NE(index.find("no block-level page for 3-D expert tensors"), std::string::npos);
+}
+
+// Format A's layout for 3-D experts is an open question (docs/checkpoints.md section 2.7): refused,
+// naming the tensor, rather than copied unquantized.
+TEST_F(CheckpointTest, Modelopt3dExpertTensorIsRefused) {
+  const auto c = convert_fused("modelopt");
+  EXPECT_EQ(c.exit_code, 2) << c.out << c.err;
+  EXPECT_NE(c.err.find("model.layers.0.mlp.experts.down_proj.weight is a 3-D expert tensor"), std::string::npos)
+      << c.err;
+  EXPECT_FALSE(fs::exists(dir_ / "q"));
 }
 
 }  // namespace

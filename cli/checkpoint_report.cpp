@@ -1,0 +1,145 @@
+#include "cli/checkpoint_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <stdexcept>
+
+#include "cases/case_io.h"
+#include "checkpoint/tensor_case.h"
+#include "compare/diff.h"
+#include "compare/explain.h"
+#include "io/safetensors.h"
+#include "reports/report.h"
+
+namespace nvfp4::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A page name for a module: its name with anything but [A-Za-z0-9._-] replaced.
+std::string page_stem(const std::string& module) {
+  std::string s = module;
+  for (char& ch : s)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-')) ch = '_';
+  return s;
+}
+
+// "data: 3 of 2048 bytes differ; ...": the verdict line without the module.
+std::string counts(const checkpoint::TensorVerdict& v) {
+  return fmt::format("data: {} of {} bytes differ; weight_scale: {} of {} bytes differ; weight_scale_2 {}", v.data_diff,
+                     v.data_total, v.scale_diff, v.scale_total, v.global_differs ? "differs" : "matches");
+}
+
+// The kinds of mismatch the explanation found, most frequent first: "element tie flipped x 3, ...".
+std::string kinds(const Explanation& e) {
+  std::vector<std::pair<MismatchKind, std::size_t>> k = e.kind_counts;
+  std::stable_sort(k.begin(), k.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [kind, n] : k) parts.push_back(fmt::format("{} x {}", mismatch_kind_name(kind), n));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::size_t mismatching_blocks(const Explanation& e) {
+  std::size_t n = 0;
+  for (const auto& m : e.maps) n += std::size_t(std::count(m.mismatching.begin(), m.mismatching.end(), 1));
+  return n;
+}
+
+void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, const checkpoint::HfCheckpoint& quantized,
+                 const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c,
+                 const CheckpointReportInfo& info) {
+  std::map<std::string, std::vector<std::string>> matching_under;  // --identify: module -> profiles
+  for (const checkpoint::CheckpointCheck& p : info.identify)
+    for (const checkpoint::TensorVerdict& v : p.tensors)
+      if (v.match()) matching_under[v.module].push_back(p.profile);
+
+  Summary s;
+  s.title = fmt::format("nvfp4-verify check-checkpoint of {}", info.quantized);
+  s.backends = "reference vs " + info.quantized;
+  s.facts = {{"source", info.source}, {"quantized", info.quantized}, {"format", info.format}, {"profile", c.profile}};
+  if (!info.identify.empty()) {
+    std::vector<std::string> all;
+    for (const checkpoint::CheckpointCheck& p : info.identify)
+      if (p.mismatches() == 0) all.push_back(p.profile);
+    s.facts.push_back({"identify", all.empty() ? fmt::format("no profile matches every tensor (best: {})", c.profile)
+                                               : fmt::format("every tensor matches under {}", fmt::join(all, ", "))});
+  }
+  s.every_entry = true;
+  for (const checkpoint::TensorVerdict& v : c.tensors) {
+    SummaryEntry e{v.module, "quantize", c.profile, v.match(), "match", ""};
+    if (!info.identify.empty() && matching_under.count(v.module))
+      e.detail = fmt::format("match under {}", fmt::join(matching_under.at(v.module), ", "));
+    const std::string weight = v.module + ".weight";
+    if (!v.match() && source.has(weight) && source.info(weight).shape.size() != 2) {
+      // 3-D expert weights [E, N, K]: the verdict line says which experts differ; the block-level
+      // pages are built for 2-D tensors.
+      e.detail = fmt::format("{}{}; no block-level page for 3-D expert tensors", counts(v), v.fault.empty() ? "" : "; fault: " + v.fault);
+    } else if (!v.match()) {
+      const checkpoint::TensorCase tc = checkpoint::tensor_case(source, quantized, f, c.profile, v.module);
+      FailureReport page;
+      page.title = fmt::format("{}: {} differs from the reference", v.module, info.quantized);
+      CaseRecord record;
+      record.c = tc.c;
+      record.origin = "nvfp4-verify check-checkpoint";
+      record.note = fmt::format("{} of {} (source {}.weight of {})", v.module, info.quantized, v.module, info.source);
+      page.case_description = describe_case(record).dump(2);
+      page.replay_command = info.repeat_command;
+      page.backends = "reference vs " + info.quantized;
+      page.c = tc.c;
+      page.diffs = diff_outputs(tc.expected, tc.actual);
+      page.explanation = explain(tc.c, tc.expected, tc.actual);
+      std::vector<std::string> verdict;
+      if (!page.explanation.verdict.empty()) verdict.push_back(page.explanation.verdict);
+      if (!v.fault.empty()) verdict.push_back("checkpoint fault: " + v.fault);
+      if (v.global_differs && !tc.expected.count("global_scale"))
+        verdict.push_back("weight_scale_2 (the format's own global scale) differs");
+      page.explanation.verdict = fmt::format("{}", fmt::join(verdict, "; "));
+
+      std::vector<std::string> detail = {counts(v)};
+      if (const std::size_t blocks = mismatching_blocks(page.explanation)) detail.push_back(fmt::format("{} mismatching blocks", blocks));
+      if (!page.explanation.kind_counts.empty()) detail.push_back(kinds(page.explanation));
+      if (!v.fault.empty()) detail.push_back("fault: " + v.fault);
+      if (!page.explanation.verdict.empty() && page.explanation.verdict != "checkpoint fault: " + v.fault)
+        detail.push_back(page.explanation.verdict);
+      if (!info.identify.empty() && matching_under.count(v.module))
+        detail.push_back(fmt::format("matches under {}", fmt::join(matching_under.at(v.module), ", ")));
+      e.detail = fmt::format("{}", fmt::join(detail, "; "));
+      e.report_link = page_stem(v.module) + ".html";
+      write_page(dir, e.report_link, render_failure(page));
+    }
+    s.entries.push_back(std::move(e));
+  }
+  write_page(dir, "index.html", render_summary(s));  // last: its links point to pages written
+}
+
+}  // namespace
+
+void write_checkpoint_report(const fs::path& dir, const checkpoint::HfCheckpoint& source,
+                             const checkpoint::HfCheckpoint& quantized, const checkpoint::CheckpointFormat& f,
+                             const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info) {
+  fs::path target = dir;
+  if (!target.has_filename()) target = target.parent_path();  // "DIR/" is DIR itself
+  const fs::path tmp = target.string() + ".tmp-" + std::to_string(::getpid());
+  const fs::path old = target.string() + ".old-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  try {
+    write_pages(tmp, source, quantized, f, c, info);
+    if (fs::exists(target)) fs::rename(target, old);
+    fs::rename(tmp, target);
+  } catch (const std::exception& e) {
+    fs::remove_all(tmp, ec);
+    if (fs::exists(old) && !fs::exists(target)) fs::rename(old, target, ec);
+    if (dynamic_cast<const Error*>(&e) || dynamic_cast<const io::FormatError*>(&e)) throw;
+    throw io::FormatError(e.what());  // cannot write the report: exit 2 with its message
+  }
+  fs::remove_all(old, ec);
+  fmt::print("check-checkpoint: report written to {}\n", (target / "index.html").string());
+}
+
+}  // namespace nvfp4::cli

@@ -1,0 +1,30 @@
+// check-checkpoint's --report DIR (docs/checkpoints.md#commands): index.html listing every checked
+// tensor with its verdict, and for each mismatching tensor a failure page (reports/report.h) with
+// its mismatching blocks classified and explained (compare/explain.h) on the tensor's quantize
+// case (checkpoint/tensor_case.h).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "checkpoint/format.h"
+#include "checkpoint/hf_checkpoint.h"
+#include "checkpoint/verify.h"
+
+namespace nvfp4::cli {
+
+struct CheckpointReportInfo {
+  std::string source, quantized, format;
+  std::string repeat_command;  // the check-checkpoint command line, for each page's replay line
+  // --identify: every profile's check (c is the best of them); empty otherwise.
+  std::vector<checkpoint::CheckpointCheck> identify = {};
+};
+
+// Writes the report of `c` into DIR.tmp-<pid> and renames it to `dir` (replacing a previous report
+// there); prints where it went. Throws std::runtime_error when it cannot be written.
+void write_checkpoint_report(const std::filesystem::path& dir, const checkpoint::HfCheckpoint& source,
+                             const checkpoint::HfCheckpoint& quantized, const checkpoint::CheckpointFormat& f,
+                             const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info);
+
+}  // namespace nvfp4::cli
