@@ -1,20 +1,10 @@
 #include "cases/experts.h"
 
+#include "cases/tensor_edit.h"
 #include "io/tensor_convert.h"
 #include "reference/error.h"
 
 namespace nvfp4 {
-namespace {
-
-// Slice i of a [E, ...] tensor.
-io::Tensor leading_slice(const io::Tensor& t, std::int64_t i) {
-  io::Tensor out{t.dtype, std::vector<std::int64_t>(t.shape.begin() + 1, t.shape.end()), {}};
-  const std::size_t n = std::size_t(out.numel()) * io::dtype_size(t.dtype);
-  out.bytes.assign(t.bytes.begin() + std::ptrdiff_t(i * n), t.bytes.begin() + std::ptrdiff_t((i + 1) * n));
-  return out;
-}
-
-}  // namespace
 
 Case expert_case(const Case& c, std::int64_t e) {
   const io::Tensor& x = case_input(c, "x");

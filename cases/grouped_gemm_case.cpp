@@ -17,14 +17,6 @@ namespace {
 
 constexpr std::string_view kOp = "grouped_gemm";
 
-// Slice i of a [G, ...] tensor.
-io::Tensor leading_slice(const io::Tensor& t, std::int64_t i) {
-  io::Tensor out{t.dtype, std::vector<std::int64_t>(t.shape.begin() + 1, t.shape.end()), {}};
-  const std::size_t n = std::size_t(out.numel()) * io::dtype_size(t.dtype);
-  out.bytes.assign(t.bytes.begin() + std::ptrdiff_t(i * n), t.bytes.begin() + std::ptrdiff_t((i + 1) * n));
-  return out;
-}
-
 // Byte columns [c0, c0 + n) of a 2-D U8 tensor.
 io::Tensor column_slice(const io::Tensor& t, std::int64_t c0, std::int64_t n) {
   io::Tensor out{t.dtype, {t.shape[0], n}, {}};

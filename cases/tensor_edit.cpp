@@ -20,6 +20,13 @@ io::Tensor row_slice(const io::Tensor& t, std::int64_t r0, std::int64_t n) {
   return out;
 }
 
+io::Tensor leading_slice(const io::Tensor& t, std::int64_t i) {
+  io::Tensor out{t.dtype, std::vector<std::int64_t>(t.shape.begin() + 1, t.shape.end()), {}};
+  const std::size_t n = std::size_t(out.numel()) * io::dtype_size(t.dtype);
+  out.bytes.assign(t.bytes.begin() + std::ptrdiff_t(i * n), t.bytes.begin() + std::ptrdiff_t((i + 1) * n));
+  return out;
+}
+
 io::Tensor concat_rows(const std::vector<io::Tensor>& parts, std::int64_t cols, io::DType dtype) {
   io::Tensor out{dtype, {0, cols}, {}};
   for (const io::Tensor& p : parts) {
