@@ -10,6 +10,27 @@
 #include "reference/profiles.h"
 
 namespace nvfp4::checkpoint {
+namespace {
+
+// The registry's rowwise quantize of a weight under `profile` (its errors labelled with the
+// tensor's name); `tune` sets the case's other parameters.
+template <class Tune>
+TensorMap quantize_rowwise(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
+                           bool swizzled, Tune tune) {
+  Case c = make_case("quantize");
+  c.params.set("profile", profile);
+  c.params.set("direction", std::string("rowwise"));
+  c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
+  tune(c);
+  c.inputs["x"] = w;
+  try {
+    return b.run(c);
+  } catch (const Error& e) {
+    throw Error(name, e.code(), e.what());
+  }
+}
+
+}  // namespace
 
 float weight_amax(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile) {
   Case c = make_case("amax_global");
@@ -34,18 +55,8 @@ float combine_amax(const std::string& profile, float a, float b) {
 
 QuantizedWeight quantize_weight(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
                                 float amax, bool swizzled) {
-  Case c = make_case("quantize");
-  c.params.set("profile", profile);
-  c.params.set("direction", std::string("rowwise"));
-  c.params.set("amax", F32Bits{std::bit_cast<std::uint32_t>(amax)});
-  c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
-  c.inputs["x"] = w;
-  TensorMap out;
-  try {
-    out = b.run(c);
-  } catch (const Error& e) {
-    throw Error(name, e.code(), e.what());
-  }
+  TensorMap out = quantize_rowwise(b, name, w, profile, swizzled,
+                                   [&](Case& c) { c.params.set("amax", F32Bits{std::bit_cast<std::uint32_t>(amax)}); });
   QuantizedWeight q;
   q.data = std::move(out.at("data"));
   io::Tensor& scale = out.at("scale");
@@ -64,18 +75,7 @@ QuantizedWeight quantize_weight(Backend& b, const std::string& name, const io::T
 QuantizedWeight quantize_experts(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
                                  bool swizzled) {
   if (w.shape.size() != 3) throw Error(name, ErrorCode::E_RANK, "expert weights are [E, N, K]");
-  Case c = make_case("quantize");
-  c.params.set("profile", profile);
-  c.params.set("direction", std::string("rowwise"));
-  c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
-  c.params.set("experts", true);
-  c.inputs["x"] = w;
-  TensorMap out;
-  try {
-    out = b.run(c);
-  } catch (const Error& e) {
-    throw Error(name, e.code(), e.what());
-  }
+  TensorMap out = quantize_rowwise(b, name, w, profile, swizzled, [](Case& c) { c.params.set("experts", true); });
   const std::int64_t E = w.shape.at(0), rows = w.shape.at(1), cols = w.shape.at(2) / 16;
   QuantizedWeight q;
   q.data = std::move(out.at("data"));

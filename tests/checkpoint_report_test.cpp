@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "tests/support/bf16_weights.h"
 #include "tests/support/cli_runner.h"
 
 namespace nvfp4 {
@@ -22,29 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using test_support::run_cli;
+using test_support::random_bf16;
 using test_support::slurp_text;
 
 constexpr std::int64_t kHidden = 64;
-
-std::uint16_t to_bf16(float f) {  // round to nearest even
-  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
-  u += 0x7FFF + ((u >> 16) & 1);
-  return std::uint16_t(u >> 16);
-}
-
-io::Tensor random_bf16(std::vector<std::int64_t> shape, unsigned seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_int_distribution<int> binade(-6, 0);
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  std::vector<std::uint16_t> v(static_cast<std::size_t>(n));
-  for (std::size_t b = 0; b < v.size(); b += 16) {
-    const float m = scale * std::ldexp(1.0f, binade(rng));
-    for (std::size_t i = b; i < b + 16 && i < v.size(); ++i) v[i] = to_bf16(normal(rng) * m);
-  }
-  return io::make_tensor_from<std::uint16_t>(io::DType::BF16, std::move(shape), v);
-}
 
 void write_json(const fs::path& p, const nlohmann::json& j) { std::ofstream(p) << j.dump(2); }
 

@@ -20,46 +20,24 @@
 #include "checkpoint/format.h"
 #include "checkpoint/weight_quantizer.h"
 #include "io/safetensors.h"
+#include "tests/support/bf16_weights.h"
 #include "tests/support/cli_runner.h"
 
 namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::random_bf16;
 using test_support::run_cli;
 
 constexpr std::int64_t kHidden = 64, kVocab = 64, kHeadDim = 16;
-
-std::uint16_t to_bf16(float f) {  // round to nearest even
-  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
-  u += 0x7FFF + ((u >> 16) & 1);
-  return std::uint16_t(u >> 16);
-}
-
-float from_bf16(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t(h) << 16); }
-
-// BF16 values whose 1x16 blocks span a few binades, scaled per tensor so that the members of a
-// shared-amax group have different amaxes.
-io::Tensor random_bf16(std::vector<std::int64_t> shape, unsigned seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_int_distribution<int> binade(-6, 0);
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  std::vector<std::uint16_t> v(static_cast<std::size_t>(n));
-  for (std::size_t b = 0; b < v.size(); b += 16) {
-    const float m = scale * std::ldexp(1.0f, binade(rng));
-    for (std::size_t i = b; i < b + 16 && i < v.size(); ++i) v[i] = to_bf16(normal(rng) * m);
-  }
-  return io::make_tensor_from<std::uint16_t>(io::DType::BF16, std::move(shape), v);
-}
 
 float amax_of(const io::Tensor& t) {
   float a = 0;
   for (std::size_t i = 0; i < t.bytes.size(); i += 2) {
     std::uint16_t h;
     std::memcpy(&h, t.bytes.data() + i, 2);
-    a = std::max(a, std::fabs(from_bf16(h)));
+    a = std::max(a, std::fabs(bf16_to_float(h)));
   }
   return a;
 }
