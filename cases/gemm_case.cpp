@@ -57,7 +57,7 @@ void read_gemm_inputs(const Case& c, GemmInputs& in) {
     in.c = io::to_float_matrix(t, c.op, "c");
     in.options.c = &in.c;
   }
-  if (c.params.flag("bias")) {
+  if (c.params.flag("with_bias")) {
     in.bias = io::to_float_vector(case_input(c, "bias"), c.op, "bias");
     in.options.bias = &in.bias;
   }

@@ -734,7 +734,7 @@ void add_gemm(std::vector<CaseRecord>& out) {
     r.c.params.set("output_dtype", std::string(kOut[i]));
     r.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
     if (i == 2) {
-      r.c.params.set("bias", true);
+      r.c.params.set("with_bias", true);
       r.c.inputs["bias"] = io::from_float_vector(FloatVector(xt::view(generate_values(recipe(Distribution::kRandn, 2300, 16, 32, io::DType::F32)), 0, xt::all())));
     }
     out.push_back(r);

@@ -59,7 +59,7 @@ void run(const GemmArgs& a) {
     throw UsageError("--c needs --beta");
   }
   if (!a.bias.empty()) {
-    c.params.set("bias", true);
+    c.params.set("with_bias", true);
     c.inputs["bias"] = only_tensor(a.bias, "bias");
   }
   c.params.set("output_dtype", std::string(a.out_dtype == "bf16" ? "BF16" : a.out_dtype == "f16" ? "F16" : "F32"));

@@ -320,7 +320,7 @@ TensorMap gemm_case(const Case& c, cudaStream_t s) {
     io::require_rank(*ct, 2, op, "c");
     io::require_dtype(*ct, o.accumulate ? out_dtype : io::DType::F32, op, "c");  // the accumulator is of the output dtype
   }
-  const io::Tensor* bias = c.params.flag("bias") ? &case_input(c, "bias") : nullptr;
+  const io::Tensor* bias = c.params.flag("with_bias") ? &case_input(c, "bias") : nullptr;
   if (bias) {
     io::require_rank(*bias, 1, op, "bias");
     io::require_dtype(*bias, io::DType::F32, op, "bias");

@@ -413,7 +413,7 @@ void gemm_case(CaseRecord& r, std::string_view) {
     }
   }
   if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}})) {
-    r.c.params.set("bias", true);
+    r.c.params.set("with_bias", true);
     r.c.inputs["bias"] = io::from_float_vector(xt::view(fill_data(Shape{1, n}, Dist::kRandn, sd + 23), 0, xt::all()));
   }
 }

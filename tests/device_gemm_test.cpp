@@ -115,7 +115,7 @@ Case gemm_case(const Operand& a, const Operand& b, const Options& o) {
   if (o.beta) c.params.set("beta", F32Bits{bits_of(*o.beta)});
   if (o.c) c.inputs["c"] = io::from_float_matrix(*o.c, o.accumulate ? float_type(o.out) : io::FloatType::F32);
   if (o.bias) {
-    c.params.set("bias", true);
+    c.params.set("with_bias", true);
     c.inputs["bias"] = io::from_float_vector(*o.bias);
   }
   c.params.set("row_scaled", o.row_scaled);

@@ -57,7 +57,7 @@ TEST(CublasLtPlugin, DeclaresThePerTensorGemmOfOneCublasLtCall) {
   const Declaration& d = *plugin().declaration();
   EXPECT_EQ(d.operations(), std::vector<std::string>{"gemm"});
   const auto& params = d.find("gemm")->params;
-  EXPECT_EQ(params.size(), 5u);  // output_dtype, beta, bias, row_scaled, accumulate
+  EXPECT_EQ(params.size(), 5u);  // output_dtype, beta, with_bias, row_scaled, accumulate
   EXPECT_FALSE(params.count("scale_layout"));  // both layouts: the plugin swizzles compact scales
   EXPECT_FALSE(params.count("alpha"));
 }

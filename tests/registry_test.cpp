@@ -79,6 +79,9 @@ TEST(Registry, NamesAreUniqueAndParametersWellDeclared) {
       // The default survives JSON as the case file and ops --json write it.
       EXPECT_TRUE(param_from_json(op, p, param_to_json(p.default_value)) == p.default_value);
     }
+    for (const TensorSpec& t : op.inputs)
+      EXPECT_EQ(op.param(t.name), nullptr) << "parameter and input tensor share the name " << t.name
+                                          << ": keyword interfaces (the Python package) could not tell them apart";
     const Case c = make_case(op.name);
     EXPECT_NO_THROW(validate_params(c)) << "the defaults are valid";
   }

@@ -175,7 +175,7 @@ std::vector<OperationSpec> gemm_operations() {
       enum_param("scale_layout", {"compact", "swizzled"}, "both operands' scales: compact or GEMM-swizzled (128x4)"),
       {"alpha", ParamType::kF32Bits, {}, F32Bits{}, "alpha itself; null: from the amaxes by §3.20.1"},
       {"beta", ParamType::kF32Bits, {}, F32Bits{}, "beta, with tensor c; null: no C term (C is never read when beta = 0)"},
-      {"bias", ParamType::kBool, {}, false, "add bias[n] to the FP32 result (an FP32 add) before the output rounding"},
+      {"with_bias", ParamType::kBool, {}, false, "add tensor bias[n] to the FP32 result (an FP32 add) before the output rounding"},
       {"row_scaled", ParamType::kBool, {}, false, "per-row amaxes: alpha from amaxes of 1, then the post-scale of §3.20.4"},
       {"accumulate", ParamType::kBool, {}, false, "row_scaled only: d = RNout(c + RNout(out)), c of the output dtype"},
   };
@@ -188,7 +188,7 @@ std::vector<OperationSpec> gemm_operations() {
               {"b_amax", {io::DType::F32}, "[1], or [N] when row_scaled"},
               {"c", {io::DType::F32, io::DType::BF16, io::DType::F16}, "[M, N]: F32, or of output_dtype when accumulate", true,
                "beta != null or accumulate"},
-              {"bias", {io::DType::F32}, "[N]", true, "bias"}};
+              {"bias", {io::DType::F32}, "[N]", true, "with_bias"}};
   g.outputs = {{"d", outs, "[M, N] of output_dtype"}};
   g.reference = run_gemm;
   g.metamorphic = gemm_via_relations;

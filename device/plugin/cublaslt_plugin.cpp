@@ -26,7 +26,7 @@ const std::string& declaration() {
               {"params",
                {{"output_dtype", {"F32", "BF16"}},
                 {"beta", {nullptr}},
-                {"bias", {false}},
+                {"with_bias", {false}},
                 {"row_scaled", {false}},
                 {"accumulate", {false}}}}}}}}
           .dump();
