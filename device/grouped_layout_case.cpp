@@ -39,8 +39,7 @@ TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
     io::require_rank(in, 2, op, "scale");
     rows = in.shape[0];
     cols = in.shape[1];
-    const bool ok = axis == GroupAxis::kOuter ? rows == scale_rows(total) && cols % 4 == 0 : cols == scale_cols(total) && rows % 128 == 0;
-    if (!ok) fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], which does not hold groups of {} in all", rows, cols, total);
+    if (!grouped_compact_fits(axis, sizes, rows, cols)) fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], which does not hold groups of {} in all", rows, cols, total);
   } else {
     io::require_rank(in, 1, op, "scale");
     const std::int64_t extent = c.params.integer("extent");
@@ -49,19 +48,15 @@ TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
     rows = axis == GroupAxis::kOuter ? scale_rows(total) : extent;
     cols = axis == GroupAxis::kOuter ? extent : scale_cols(total);
   }
-  std::int64_t grouped_bytes = 0;
-  for (const std::int64_t size : sizes) {
-    const GroupBlock b = block_of(axis, 0, size, rows, cols);
-    grouped_bytes += b.g_rows * b.g_cols;
-  }
-  if (!swizzle && grouped_bytes != in.numel())
-    fail(op, ErrorCode::E_SCALE_SHAPE, "{} bytes; these groups and extent {} take {}", in.numel(), c.params.integer("extent"), grouped_bytes);
+  const std::int64_t grouped = grouped_bytes(axis, sizes, rows, cols);
+  if (!swizzle && grouped != in.numel())
+    fail(op, ErrorCode::E_SCALE_SHAPE, "{} bytes; these groups and extent {} take {}", in.numel(), c.params.integer("extent"), grouped);
 
   const DeviceBuffer src = upload(in, s);
-  DeviceBuffer result = poisoned(std::size_t(swizzle ? grouped_bytes : rows * cols), s);
+  DeviceBuffer result = poisoned(std::size_t(swizzle ? grouped : rows * cols), s);
   if (!swizzle) NVFP4_CUDA_CHECK(cudaMemsetAsync(result.get(), 0, std::size_t(rows * cols), s));  // padding
   std::uint8_t* const compact = swizzle ? src.get<std::uint8_t>() : result.get<std::uint8_t>();
-  std::uint8_t* const grouped = swizzle ? result.get<std::uint8_t>() : src.get<std::uint8_t>();
+  std::uint8_t* const grouped_buffer = swizzle ? result.get<std::uint8_t>() : src.get<std::uint8_t>();
   std::int64_t first = 0, offset = 0;
   for (const std::int64_t size : sizes) {
     const GroupBlock b = block_of(axis, first, size, rows, cols);
@@ -72,9 +67,9 @@ TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
         NVFP4_CUDA_CHECK(cudaMemsetAsync(block.get(), 0, std::size_t(b.g_rows * b.g_cols), s));
         NVFP4_CUDA_CHECK(cudaMemcpy2DAsync(block.get(), std::size_t(b.g_cols), origin, std::size_t(cols), std::size_t(b.used_cols),
                                            std::size_t(b.used_rows), cudaMemcpyDeviceToDevice, s));
-        swizzle_scales(block.get<std::uint8_t>(), b.g_rows, b.g_cols, grouped + offset, s);
+        swizzle_scales(block.get<std::uint8_t>(), b.g_rows, b.g_cols, grouped_buffer + offset, s);
       } else {
-        unswizzle_scales(grouped + offset, b.g_rows, b.g_cols, block.get<std::uint8_t>(), s);
+        unswizzle_scales(grouped_buffer + offset, b.g_rows, b.g_cols, block.get<std::uint8_t>(), s);
         NVFP4_CUDA_CHECK(cudaMemcpy2DAsync(origin, std::size_t(cols), block.get(), std::size_t(b.g_cols), std::size_t(b.used_cols),
                                            std::size_t(b.used_rows), cudaMemcpyDeviceToDevice, s));
       }
@@ -84,7 +79,7 @@ TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
     offset += b.g_rows * b.g_cols;
   }
   TensorMap out;
-  out["scale"] = swizzle ? download(result, io::DType::U8, {grouped_bytes}, s) : download(result, io::DType::U8, {rows, cols}, s);
+  out["scale"] = swizzle ? download(result, io::DType::U8, {grouped}, s) : download(result, io::DType::U8, {rows, cols}, s);
   return out;
 }
 

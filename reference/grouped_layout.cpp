@@ -24,8 +24,7 @@ std::pair<std::int64_t, std::int64_t> group_shape(GroupAxis axis, const std::vec
 
 void check_whole(std::string_view op, const ByteMatrix& compact, GroupAxis axis, const std::vector<std::int64_t>& sizes) {
   const std::int64_t rows = std::int64_t(compact.shape(0)), cols = std::int64_t(compact.shape(1)), total = sum_of(sizes);
-  const bool ok = axis == GroupAxis::kOuter ? rows == scale_rows(total) && cols % 4 == 0 : cols == scale_cols(total) && rows % 128 == 0;
-  if (!ok)
+  if (!grouped_compact_fits(axis, sizes, rows, cols))
     fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}]; groups of {} {} in all need [{}, {}]", rows, cols, total,
          axis == GroupAxis::kOuter ? "rows" : "elements along K",
          axis == GroupAxis::kOuter ? fmt::format("{}", scale_rows(total)) : "a multiple of 128",
@@ -33,6 +32,21 @@ void check_whole(std::string_view op, const ByteMatrix& compact, GroupAxis axis,
 }
 
 }  // namespace
+
+bool grouped_compact_fits(GroupAxis axis, const std::vector<std::int64_t>& sizes, std::int64_t rows, std::int64_t cols) {
+  const std::int64_t total = sum_of(sizes);
+  return axis == GroupAxis::kOuter ? rows == scale_rows(total) && cols % 4 == 0 : cols == scale_cols(total) && rows % 128 == 0;
+}
+
+std::int64_t grouped_bytes(GroupAxis axis, const std::vector<std::int64_t>& sizes, std::int64_t rows, std::int64_t cols) {
+  const std::int64_t extent = axis == GroupAxis::kOuter ? cols : rows;
+  std::int64_t n = 0;
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
+    const auto [r, c] = group_shape(axis, sizes, extent, g);
+    n += r * c;
+  }
+  return n;
+}
 
 void check_groups(std::string_view op, const std::vector<std::int64_t>& sizes, std::int64_t total) {
   for (std::size_t g = 0; g < sizes.size(); ++g)
@@ -83,11 +97,8 @@ ByteMatrix grouped_unswizzle(const std::vector<std::uint8_t>& bytes, GroupAxis a
   const std::int64_t total = sum_of(sizes);
   if (extent < 0 || extent % (axis == GroupAxis::kOuter ? 4 : 128))
     fail("grouped_unswizzle", ErrorCode::E_SCALE_SHAPE, "extent {} is not a multiple of {}", extent, axis == GroupAxis::kOuter ? 4 : 128);
-  std::size_t expected = 0;
-  for (std::size_t g = 0; g < sizes.size(); ++g) {
-    const auto [r, c] = group_shape(axis, sizes, extent, g);
-    expected += std::size_t(r * c);
-  }
+  const std::size_t expected = std::size_t(axis == GroupAxis::kOuter ? grouped_bytes(axis, sizes, scale_rows(total), extent)
+                                                                       : grouped_bytes(axis, sizes, extent, scale_cols(total)));
   if (bytes.size() != expected)
     fail("grouped_unswizzle", ErrorCode::E_SCALE_SHAPE, "{} bytes; these groups and extent {} take {}", bytes.size(), extent, expected);
   ByteMatrix out = axis == GroupAxis::kOuter ? ByteMatrix(xt::zeros<std::uint8_t>({std::size_t(scale_rows(total)), std::size_t(extent)}))

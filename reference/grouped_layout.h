@@ -19,6 +19,12 @@ enum class GroupAxis : std::uint8_t { kOuter, kInner };
 // E_GROUPS (labelled op) unless each is a non-negative multiple of 16 and they sum to `total`.
 void check_groups(std::string_view op, const std::vector<std::int64_t>& sizes, std::int64_t total);
 
+// The shape rule of the whole compact matrix [rows, cols] of a grouped tensor: kOuter rows =
+// roundup(Σ sizes, 128), cols a multiple of 4; kInner cols = roundup(Σ sizes / 16, 4), rows a
+// multiple of 128. And the bytes of its grouped layout: Σ over groups of the group's padded block.
+bool grouped_compact_fits(GroupAxis axis, const std::vector<std::int64_t>& sizes, std::int64_t rows, std::int64_t cols);
+std::int64_t grouped_bytes(GroupAxis axis, const std::vector<std::int64_t>& sizes, std::int64_t rows, std::int64_t cols);
+
 // Group g's own compact scale matrix, cut from the whole compact matrix and padded with 0x00:
 // kOuter [roundup(M_g,128), C'], kInner [R', roundup(n_g/16,4)].
 ByteMatrix group_scales(const ByteMatrix& compact, GroupAxis axis, const std::vector<std::int64_t>& sizes, std::size_t g);

@@ -47,9 +47,7 @@ TensorMap run_grouped_unswizzle(const Case& c) {
 template <class Visit>
 bool for_each_grouped_entry(GroupAxis axis, const std::vector<std::int64_t>& sizes, std::int64_t rows, std::int64_t cols,
                             Visit visit) {
-  const std::int64_t total = std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0));
-  const bool fits = axis == GroupAxis::kOuter ? rows == scale_rows(total) && cols % 4 == 0 : cols == scale_cols(total) && rows % 128 == 0;
-  if (!fits) return false;
+  if (!grouped_compact_fits(axis, sizes, rows, cols)) return false;
   std::int64_t first = 0, base = 0;
   for (const std::int64_t size : sizes) {
     if (size < 0 || size % 16) return false;
@@ -73,10 +71,7 @@ TensorMap grouped_swizzle_by_scatter(const Case& c) {
   std::vector<std::uint8_t> bytes;
   const GroupAxis axis = axis_param(c);
   const std::int64_t rows = std::int64_t(compact.shape(0)), cols = std::int64_t(compact.shape(1));
-  std::size_t size = 0;
-  for (const std::int64_t g : sizes_param(c))
-    size += std::size_t(std::max<std::int64_t>(0, axis == GroupAxis::kOuter ? scale_rows(g) * cols : rows * scale_cols(g)));
-  bytes.assign(size, 0);
+  bytes.assign(std::size_t(std::max<std::int64_t>(0, grouped_bytes(axis, sizes_param(c), rows, cols))), 0);
   if (!for_each_grouped_entry(axis, sizes_param(c), rows, cols,
                               [&](std::int64_t R, std::int64_t C, std::int64_t at) { bytes[std::size_t(at)] = compact(R, C); }))
     return ReferenceBackend().run(c);
@@ -93,9 +88,7 @@ TensorMap grouped_unswizzle_by_gather(const Case& c) {
   if (s.shape.size() != 1 || s.dtype != io::DType::U8 || extent < 0 || total < 0) return ReferenceBackend().run(c);
   const std::int64_t rows = axis == GroupAxis::kOuter ? scale_rows(total) : extent;
   const std::int64_t cols = axis == GroupAxis::kOuter ? extent : scale_cols(total);
-  std::int64_t size = 0;
-  for (const std::int64_t g : sizes_param(c)) size += axis == GroupAxis::kOuter ? scale_rows(g) * cols : rows * scale_cols(g);
-  if (size != std::int64_t(s.bytes.size())) return ReferenceBackend().run(c);
+  if (grouped_bytes(axis, sizes_param(c), rows, cols) != std::int64_t(s.bytes.size())) return ReferenceBackend().run(c);
   ByteMatrix compact = xt::zeros<std::uint8_t>({std::size_t(rows), std::size_t(cols)});
   if (!for_each_grouped_entry(axis, sizes_param(c), rows, cols,
                               [&](std::int64_t R, std::int64_t C, std::int64_t at) { compact(R, C) = s.bytes[std::size_t(at)]; }))
