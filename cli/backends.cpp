@@ -1,5 +1,9 @@
 #include "cli/backends.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "cases/declaration.h"
@@ -39,14 +43,14 @@ std::string device_unavailable() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external) {
+std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external, int device) {
   if (name == "reference") return std::make_unique<ReferenceBackend>();
   if (name == "metamorphic") return std::make_unique<MetamorphicBackend>();
   if (name == "device") {
     const std::string why = device_unavailable();
     if (!why.empty()) throw BackendUnavailable(fmt::format("the device backend cannot run here: {}", why));
 #if NVFP4_WITH_DEVICE
-    return std::make_unique<device::DeviceBackend>();
+    return std::make_unique<device::DeviceBackend>(device);
 #endif
   }
   if (name == "worker") {
@@ -61,6 +65,60 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptio
     return external::load_plugin(external.plugin);
   }
   throw UsageError(fmt::format("unknown backend '{}' (known: {})", name, kKnown));
+}
+
+void add_job_options(CLI::App* cmd, JobOptions& o) {
+  cmd->add_option("--jobs", o.jobs, "threads, each running rounds on its own pair of backends (0: one per hardware thread); "
+                  "the cases do not depend on it")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--devices", o.devices, "GPUs the device backend's jobs take in turn: a count, or all")->capture_default_str();
+}
+
+namespace {
+
+int gpu_count() {
+#if NVFP4_WITH_DEVICE
+  return device::device_count();
+#else
+  return 0;
+#endif
+}
+
+// --devices as a count of GPUs to use.
+int parse_devices(const std::string& text) {
+  if (text == "all") return std::max(gpu_count(), 1);
+  int n = 0;
+  char rest = 0;
+  if (std::sscanf(text.c_str(), "%d%c", &n, &rest) != 1 || n < 1)
+    throw UsageError(fmt::format("--devices '{}': expected a positive count or all", text));
+  if (const int have = gpu_count(); have && n > have)
+    throw UsageError(fmt::format("--devices {}: this machine has {} GPU{}", n, have, have == 1 ? "" : "s"));
+  return n;
+}
+
+}  // namespace
+
+CampaignBackends campaign_backends(const std::string& a, const std::string& b, const ExternalOptions& external,
+                                   const JobOptions& o) {
+  CampaignBackends c;
+  const bool device = a == "device" || b == "device";
+  const int devices = device ? parse_devices(o.devices) : 1;
+  c.jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  // The plugin ABI calls a plugin from one thread at a time (docs/plugin-abi.md).
+  if (a == "plugin" || b == "plugin") {
+    if (o.jobs > 1) fmt::print("note: --jobs {} ignored: a plugin runs one case at a time\n", o.jobs);
+    c.jobs = 1;
+  }
+  c.first = {make_backend(a, external, 0), make_backend(b, external, 0)};
+  const int gpus = std::min(devices, c.jobs);
+  c.description = fmt::format("{} job{}", c.jobs, c.jobs == 1 ? "" : "s");
+  if (device) c.description += fmt::format(" on {} GPU{}", gpus, gpus == 1 ? "" : "s");
+  c.factory = [first = c.first, a, b, external, devices](int job) {
+    if (job == 0) return first;
+    return fuzz::BackendPair{make_backend(a, external, job % devices), make_backend(b, external, job % devices)};
+  };
+  return c;
 }
 
 std::pair<std::string, std::string> default_backends() {

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cases/case.h"
+#include "fuzz/campaign.h"
 
 namespace nvfp4::cli {
 
@@ -23,11 +24,32 @@ struct ExternalOptions {
 // Adds --worker, --worker-timeout and --plugin to a command.
 void add_external_options(CLI::App* cmd, ExternalOptions& o);
 
-// "reference", "metamorphic", "device" (throws BackendUnavailable without a usable GPU, or when
-// this build has no CUDA), "worker" (needs --worker) or "plugin" (needs --plugin). A worker or
-// plugin that cannot start throws BackendUnavailable with the reason. Throws UsageError for an
-// unknown name.
-std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external = {});
+// "reference", "metamorphic", "device" (on GPU `device`; throws BackendUnavailable without a
+// usable GPU, or when this build has no CUDA), "worker" (needs --worker) or "plugin" (needs
+// --plugin). A worker or plugin that cannot start throws BackendUnavailable with the reason.
+// Throws UsageError for an unknown name.
+std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external = {}, int device = 0);
+
+// How a campaign spreads over the machine: --jobs (threads, each with its own pair of backends;
+// 0 = one per hardware thread) and --devices (the GPUs the device backend's jobs take in turn:
+// a count, or "all").
+struct JobOptions {
+  int jobs = 0;
+  std::string devices = "1";
+};
+void add_job_options(CLI::App* cmd, JobOptions& o);
+
+// A campaign's backends: the first job's pair (made here, so that a backend that cannot start
+// fails before any thread does; the factory hands it to job 0), the factory of every job's pair,
+// and what that means in words ("16 jobs on 2 GPUs").
+struct CampaignBackends {
+  fuzz::BackendPair first;
+  int jobs = 1;
+  std::string description;
+  fuzz::BackendFactory factory;
+};
+CampaignBackends campaign_backends(const std::string& a, const std::string& b, const ExternalOptions& external,
+                                   const JobOptions& jobs);
 
 // Why the device backend cannot run here, or "" when it can.
 std::string device_unavailable();

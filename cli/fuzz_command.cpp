@@ -17,6 +17,7 @@ struct FuzzArgs {
   std::size_t cases = 0, max_dim = 256;
   std::uint64_t seed = 0;
   ExternalOptions external;
+  JobOptions jobs;
   CompareArgs compare;
 };
 
@@ -47,12 +48,14 @@ void run(const FuzzArgs& a, int& exit_code) {
   o.on_progress = terminal_progress();
   const auto [na, nb] = a.backends.empty() ? default_backends() : parse_backends(a.backends);
   const std::string backends = na + " vs " + nb;
-  if (nb != "device" && na != "device") fmt::print("fuzz: {} (GPU: {})\n", backends, device_unavailable().empty() ? "present, not used" : device_unavailable());
-  else fmt::print("fuzz: {}\n", backends);
-  const auto ba = make_backend(na, a.external), bb = make_backend(nb, a.external);
-  for (const Backend* b : {ba.get(), bb.get()})
+  const CampaignBackends cb = campaign_backends(na, nb, a.external, a.jobs);
+  if (nb != "device" && na != "device")
+    fmt::print("fuzz: {}, {} (GPU: {})\n", backends, cb.description, device_unavailable().empty() ? "present, not used" : device_unavailable());
+  else
+    fmt::print("fuzz: {}, {}\n", backends, cb.description);
+  for (const Backend* b : {cb.first.expected.get(), cb.first.actual.get()})
     if (b->declaration()) fmt::print("fuzz: {} declares {}\n", backend_label(*b), b->declaration()->to_json().dump());
-  const fuzz::CampaignResult r = fuzz::run_campaign(o, *ba, *bb);
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, cb.factory, cb.jobs);
   print_campaign_summary(r, backends);
   if (o.compare.ulp) fmt::print("{}", describe_ulp_totals(r.ulp));
   if (!a.report.empty()) {
@@ -82,6 +85,7 @@ void register_fuzz(CLI::App& app, int& exit_code) {
   cmd->add_option("--report", a->report, "write HTML reports (index.html and one page per failure) here");
   cmd->add_option("--max-dim", a->max_dim, "largest generated M or K")->capture_default_str();
   add_external_options(cmd, a->external);
+  add_job_options(cmd, a->jobs);
   add_compare_options(cmd, a->compare);
   cmd->callback([a, &exit_code] { run(*a, exit_code); });
 }

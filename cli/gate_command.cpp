@@ -21,6 +21,7 @@ struct GateArgs {
   std::string time = "60s", junit, report = "gate-report", corpus = "corpora", found = "corpora/found", backends;
   std::uint64_t seed = 0;
   ExternalOptions external;
+  JobOptions jobs;
   CompareArgs compare;
 };
 
@@ -82,7 +83,8 @@ void run(const GateArgs& a, int& exit_code) {
   if (mode.ulp)
     fmt::print("gate: GEMM operations only ({}), by ULP distance to the first backend, {}\n", fmt::join(ops, ", "),
                mode.max_ulp ? fmt::format("passing within {} ulps", *mode.max_ulp) : std::string("reporting only (no --max-ulp)"));
-  const auto ba = make_backend(na, a.external), bb = make_backend(nb, a.external);
+  CampaignBackends cb = campaign_backends(na, nb, a.external, a.jobs);
+  const std::shared_ptr<Backend> ba = cb.first.expected, bb = cb.first.actual;
   Summary summary{"nvfp4-verify gate", backends, 0, {}};
   std::vector<JunitCase> junit;
   std::size_t failed = 0;
@@ -130,7 +132,8 @@ void run(const GateArgs& a, int& exit_code) {
   o.space.ops = ops;
   o.compare = mode;
   o.on_progress = terminal_progress();
-  const fuzz::CampaignResult r = fuzz::run_campaign(o, *ba, *bb);
+  fmt::print("gate: campaign on {}\n", cb.description);
+  const fuzz::CampaignResult r = fuzz::run_campaign(o, cb.factory, cb.jobs);
   print_campaign_summary(r, backends);
   if (mode.ulp) {
     ulp.merge(r.ulp);
@@ -175,6 +178,7 @@ void register_gate(CLI::App& app, int& exit_code) {
                   "A,B of reference, metamorphic, device, worker, plugin (default: reference,device with a GPU, else "
                   "reference,metamorphic)");
   add_external_options(cmd, a->external);
+  add_job_options(cmd, a->jobs);
   add_compare_options(cmd, a->compare);
   cmd->callback([a, &exit_code] { run(*a, exit_code); });
 }

@@ -93,18 +93,18 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
   }
 
   // Global amax: the override, per row and column, or one for the tensor.
-  DeviceBuffer amax(sizeof(float) * (o.row_scaled ? std::max<std::int64_t>(M, 1) : 1)), amax_t;
+  DeviceBuffer amax(sizeof(float) * (o.row_scaled ? std::max<std::int64_t>(M, 1) : 1), s), amax_t;
   if (o.amax) {
     amax.upload(&*o.amax, s);
   } else if (o.row_scaled) {
-    amax_t = DeviceBuffer(sizeof(float) * std::max<std::int64_t>(K, 1));
+    amax_t = DeviceBuffer(sizeof(float) * std::max<std::int64_t>(K, 1), s);
     amax_rows(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
     if (y) amax_rows(y.get(), InputType::BF16, K, M, profile.amax, amax_t.get<float>(), s);
     else amax_cols(x.get(), type, M, K, profile.amax, amax_t.get<float>(), s);
   } else {
     amax_global(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
     if (rht_columnwise) {
-      amax_t = DeviceBuffer(sizeof(float));
+      amax_t = DeviceBuffer(sizeof(float), s);
       rht_amax(x.get<std::uint16_t>(), M, K, *o.rht_mask, profile.amax, amax_t.get<float>(), s);
     }
   }
@@ -363,7 +363,7 @@ TensorMap gemm_case(const Case& c, cudaStream_t s) {
   const OutputType type = out_dtype == io::DType::BF16 ? OutputType::BF16
                           : out_dtype == io::DType::F16 ? OutputType::F16
                                                          : OutputType::F32;
-  DeviceBuffer workspace(gemm_workspace_bytes(M, N, K, o.row_scaled));
+  DeviceBuffer workspace(gemm_workspace_bytes(M, N, K, o.row_scaled), s);
   DeviceBuffer d = poisoned(std::size_t(M * N) * io::dtype_size(out_dtype), s);
   if (o.row_scaled) {
     const DeviceBuffer a_amax = upload(*a.amax, s), b_amax = upload(*b.amax, s);
@@ -431,9 +431,24 @@ std::optional<std::string> device_unavailable_reason() {
   return std::nullopt;
 }
 
-DeviceBackend::DeviceBackend() {
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+DeviceBackend::DeviceBackend(int device) : device_(device) {
   if (const auto reason = device_unavailable_reason()) throw BackendUnavailable(*reason);
-  NVFP4_CUDA_CHECK(cudaStreamCreate(&stream_));
+  if (device < 0 || device >= device_count())
+    throw BackendUnavailable("no CUDA device " + std::to_string(device) + ": this machine has " + std::to_string(device_count()));
+  NVFP4_CUDA_CHECK(cudaSetDevice(device_));
+  keep_pool_memory();
+  // Non-blocking: a campaign's jobs each run their own backend, and their streams must not wait
+  // on one another through the legacy default stream.
+  NVFP4_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 
 DeviceBackend::~DeviceBackend() {
@@ -444,6 +459,7 @@ std::span<const DeviceRow> device_runners() { return kRunners; }
 
 TensorMap DeviceBackend::run(const Case& c) {
   validate_params(c);
+  NVFP4_CUDA_CHECK(cudaSetDevice(device_));  // the calling thread may not have picked this backend's GPU
   for (const DeviceRow& row : kRunners)
     if (row.op == c.op) return row.run(c, stream_);
   const OperationSpec& op = operation(c.op);

@@ -15,6 +15,8 @@ namespace nvfp4::device {
 
 // Why no CUDA device can be used here ("no CUDA device: ..."), or nullopt when one can.
 std::optional<std::string> device_unavailable_reason();
+// The number of CUDA devices (0 when none can be used).
+int device_count();
 
 // One operation's kernels: uploads the case's inputs, poisons the outputs, launches, downloads.
 struct DeviceRow {
@@ -26,7 +28,9 @@ std::span<const DeviceRow> device_runners();
 
 class DeviceBackend : public Backend {
  public:
-  DeviceBackend();  // throws BackendUnavailable with device_unavailable_reason()
+  // Runs on GPU `device`; throws BackendUnavailable with device_unavailable_reason(), or when
+  // there is no such GPU.
+  explicit DeviceBackend(int device = 0);
   ~DeviceBackend() override;
   DeviceBackend(const DeviceBackend&) = delete;
   DeviceBackend& operator=(const DeviceBackend&) = delete;
@@ -35,6 +39,7 @@ class DeviceBackend : public Backend {
   TensorMap run(const Case& c) override;
 
  private:
+  int device_ = 0;
   cudaStream_t stream_ = nullptr;
 };
 

@@ -1,4 +1,4 @@
-// An owning device allocation (cudaMalloc, never managed memory) with checked copies.
+// An owning device allocation (cudaMalloc or cudaMallocAsync, never managed memory) with checked copies.
 #pragma once
 
 #include <cstddef>
@@ -13,19 +13,33 @@ namespace nvfp4::device {
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
+  // A long-lived allocation (cudaMalloc; its cudaFree synchronizes the device).
   explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
     NVFP4_CUDA_CHECK(cudaMalloc(&ptr_, bytes ? bytes : 1));  // a valid pointer even when empty
   }
+  // A per-case allocation, ordered on `stream` (cudaMallocAsync from the device's pool, freed with
+  // cudaFreeAsync): no device-wide synchronization, so that jobs on other streams keep running.
+  // Only work on `stream` may use it.
+  DeviceBuffer(std::size_t bytes, cudaStream_t stream) : bytes_(bytes), stream_(stream), ordered_(true) {
+    NVFP4_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes ? bytes : 1, stream));
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), stream_(o.stream_), ordered_(o.ordered_) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     std::swap(ptr_, o.ptr_);
     std::swap(bytes_, o.bytes_);
+    std::swap(stream_, o.stream_);
+    std::swap(ordered_, o.ordered_);
     return *this;
   }
   ~DeviceBuffer() {
-    if (ptr_) cudaFree(ptr_);  // no throw from a destructor; a failure here is a prior error
+    if (!ptr_) return;  // no throw from a destructor; a failure here is a prior error
+    if (ordered_)
+      cudaFreeAsync(ptr_, stream_);
+    else
+      cudaFree(ptr_);
   }
 
   template <class T = void>
@@ -48,6 +62,12 @@ class DeviceBuffer {
  private:
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
+  cudaStream_t stream_ = nullptr;
+  bool ordered_ = false;
 };
+
+// Keeps freed stream-ordered allocations in the current device's pool instead of returning them
+// to the driver at every synchronization, so that per-case buffers are reused (once per device).
+void keep_pool_memory();
 
 }  // namespace nvfp4::device

@@ -19,7 +19,7 @@ TensorMap amax_partial_case(const Case& c, cudaStream_t s) {
   const ShardInput in = shard_input(c);
   const std::int64_t tiles = (in.M / 16) * (in.K / 16);
   const DeviceBuffer xs = upload(case_input(c, "xs"), s);
-  DeviceBuffer tile_amax = poisoned(sizeof(float) * tiles, s), amax(sizeof(float));
+  DeviceBuffer tile_amax = poisoned(sizeof(float) * tiles, s), amax(sizeof(float), s);
   NVFP4_CUDA_CHECK(cudaMemsetAsync(amax.get(), 0, sizeof(float), s));  // the launcher's contract: +0 before
   PartialAmaxTask t;
   t.xs = xs.get<std::uint16_t>();
@@ -94,7 +94,7 @@ TensorMap master_weights_case(const Case& c, cudaStream_t s) {
     shapes.push_back({std::int64_t(w.shape(0)), std::int64_t(w.shape(1))});
     concatenated.insert(concatenated.end(), w.begin(), w.end());
   }
-  DeviceBuffer master(sizeof(float) * concatenated.size());
+  DeviceBuffer master(sizeof(float) * concatenated.size(), s);
   master.upload(concatenated.data(), s);
   const std::int64_t pitch = chunk_pitch(in.ranks);
   std::vector<RankFlow> ranks;

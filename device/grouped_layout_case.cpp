@@ -61,7 +61,7 @@ TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
   for (const std::int64_t size : sizes) {
     const GroupBlock b = block_of(axis, first, size, rows, cols);
     if (b.g_rows * b.g_cols > 0) {
-      DeviceBuffer block(std::size_t(b.g_rows * b.g_cols));
+      DeviceBuffer block(std::size_t(b.g_rows * b.g_cols), s);
       std::uint8_t* const origin = compact + b.row0 * cols + b.col0;
       if (swizzle) {
         NVFP4_CUDA_CHECK(cudaMemsetAsync(block.get(), 0, std::size_t(b.g_rows * b.g_cols), s));

@@ -10,13 +10,13 @@
 namespace nvfp4::device {
 
 inline DeviceBuffer upload(const io::Tensor& t, cudaStream_t s) {
-  DeviceBuffer b(t.bytes.size());
+  DeviceBuffer b(t.bytes.size(), s);
   b.upload(t.bytes.data(), s);
   return b;
 }
 
 inline DeviceBuffer poisoned(std::size_t bytes, cudaStream_t s) {
-  DeviceBuffer b(bytes);
+  DeviceBuffer b(bytes, s);
   b.poison(s);
   return b;
 }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <latch>
+#include <mutex>
+#include <thread>
 
 #include <rapidcheck.h>
 
@@ -13,6 +16,12 @@ namespace nvfp4::fuzz {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// RapidCheck keeps its generation state in globals: every draw and every shrink holds this lock.
+std::mutex& rapidcheck_mutex() {
+  static std::mutex m;
+  return m;
+}
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -54,24 +63,213 @@ std::string compare_origin(const CompareMode& mode) {
 
 // The cases of one round: RapidCheck's draws for this seed, generated without running them, so
 // that they can run on both backends as one batch. A rerun of the round with the same seed draws
-// the same cases.
-std::vector<CaseRecord> round_cases(const rc::Gen<CaseRecord>& gen, const CaseSpace& space,
+// the same cases. Only the draws hold RapidCheck's lock; the plans are built after it, on the
+// calling job's thread, unless a declaration must see a built case to discard it.
+std::vector<CaseRecord> round_cases(const CaseSpace& space, const rc::Gen<CasePlan>& gen,
                                     const rc::detail::TestParams& params) {
+  const bool discards = std::any_of(space.declarations.begin(), space.declarations.end(),
+                                    [](const Declaration* d) { return d != nullptr; });
+  std::vector<CasePlan> plans;
   std::vector<CaseRecord> cases;
   const auto collect = [&] {
-    CaseRecord r = *gen;
+    CasePlan p = *gen;
+    if (!discards) return plans.push_back(std::move(p));
+    CaseRecord r = p.build();
     if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
     cases.push_back(std::move(r));
   };
   rc::detail::TestMetadata metadata;
   metadata.id = metadata.description = "campaign round";
-  const rc::detail::TestResult r = rc::detail::checkTestable(collect, metadata, params);
+  const rc::detail::TestResult r = [&] {
+    const std::lock_guard lock(rapidcheck_mutex());
+    return rc::detail::checkTestable(collect, metadata, params);
+  }();
   if (r.template is<rc::detail::FailureResult>())
     throw std::logic_error("the case generator failed (a harness bug): " + r.template get<rc::detail::FailureResult>().description);
   if (r.template is<rc::detail::GaveUpResult>())
     throw std::invalid_argument("the case generator gave up: too few generated cases lie inside the backends' declarations (" +
                                 r.template get<rc::detail::GaveUpResult>().description + ")");
+  for (const CasePlan& p : plans) cases.push_back(p.build());
   return cases;
+}
+
+// One round of rapidcheck parameters: a pure function of (seed, shards, round).
+rc::detail::TestParams round_params(const CampaignOptions& o, std::uint64_t round) {
+  rc::detail::TestParams params;
+  params.seed = round_seed(o.seed, o.shards, round);
+  params.maxSuccess = o.cases_per_round;
+  params.maxSize = 100;
+  params.maxDiscardRatio = 100;  // cases outside a declaration are discarded
+  return params;
+}
+
+// What one round found, before it is merged into the campaign's result in round order.
+struct RoundResult {
+  std::size_t cases = 0;
+  std::map<std::string, OperationStats> per_operation;
+  std::vector<std::pair<UlpReport, std::string>> ulp;  // each case's ULP reports, in case order
+  std::optional<CampaignFailure> failure;              // shrunk, not saved yet; cases_to_detection within the round
+};
+
+RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uint64_t round, Backend& expected,
+                      Backend& actual) {
+  RoundResult res;
+  const rc::detail::TestParams params = round_params(o, round);
+  const std::vector<CaseRecord> batch = round_cases(space, case_plan(space), params);
+  std::vector<Case> cases;
+  for (const CaseRecord& r : batch) cases.push_back(r.c);
+  std::vector<Outcome> e = expected.run_many(cases), a = actual.run_many(cases);
+  std::optional<std::size_t> first_failure;  // index in the batch
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    OperationStats& s = res.per_operation[batch[i].c.op];
+    ++s.cases;
+    s.seconds += e[i].seconds + a[i].seconds;
+    const Comparison cmp = compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i]),
+                                            compare_mode_for(o.compare, batch[i].c.op));
+    for (const UlpReport& u : cmp.ulp) res.ulp.emplace_back(u, case_label(batch[i].c));
+    if (!first_failure && !cmp.agree) first_failure = i;
+  }
+  res.cases = batch.size();
+  if (!first_failure) return res;
+
+  // Shrinking: the round again, one case at a time. RapidCheck draws the same cases, stops at the
+  // first that fails and shrinks it, ending on the smallest case that still fails.
+  const rc::Gen<CaseRecord> gen = case_record(space);
+  std::optional<CaseRecord> last_failing;
+  const auto property = [&] {
+    const CaseRecord r = *gen;
+    if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
+    const Comparison cmp = compare_backends(r.c, expected, actual, o.compare);
+    if (!cmp.agree) {
+      last_failing = r;
+      RC_FAIL(cmp.problem);
+    }
+  };
+  rc::detail::TestMetadata metadata;
+  metadata.id = metadata.description = "campaign round";
+  {
+    const std::lock_guard lock(rapidcheck_mutex());
+    rc::detail::checkTestable(property, metadata, params);
+  }
+  CampaignFailure f;
+  // A backend that fails only sometimes (in a batch, not alone) leaves the batch's case unshrunk.
+  f.shrunk = last_failing ? *last_failing : batch[*first_failure];
+  f.shrunk.origin = "fuzz campaign seed=" + std::to_string(o.seed) + " shard=" + std::to_string(o.shard) + "/" +
+                    std::to_string(o.shards) + " round=" + std::to_string(round) + compare_origin(o.compare) +
+                    (last_failing ? "" : " (failed in a batch, not when rerun alone: not shrunk)");
+  if (last_failing) {
+    shrink_master_weights(f.shrunk, expected, actual);
+    zero_irrelevant_blocks(f.shrunk, expected, actual, o.compare);
+  }
+  f.comparison = compare_backends(f.shrunk.c, expected, actual, o.compare);
+  f.shrunk.found = std::string(verdict_name(f.comparison.verdict));
+  f.cases_to_detection = *first_failure + 1;
+  ++res.per_operation[f.shrunk.c.op].failures;
+  res.failure = std::move(f);
+  return res;
+}
+
+// The rounds of one campaign, claimed by its jobs in order and merged in order.
+class Campaign {
+ public:
+  Campaign(const CampaignOptions& o, CaseSpace space) : o_(o), space_(std::move(space)), t0_(Clock::now()) {
+    result_.ulp.bound = o.compare.max_ulp;
+  }
+
+  // Runs rounds on these backends until the campaign is done or another job failed.
+  void run_job(Backend& expected, Backend& actual) {
+    for (;;) {
+      std::uint64_t k = 0;
+      {
+        const std::lock_guard lock(mutex_);
+        if (stop_ || (o_.seconds && since(t0_) >= *o_.seconds)) {
+          stop_ = true;
+          return;
+        }
+        k = next_++;
+      }
+      try {
+        RoundResult r = run_round(o_, space_, std::uint64_t(o_.shard) + k * std::uint64_t(o_.shards), expected, actual);
+        const std::lock_guard lock(mutex_);
+        finished_.emplace(k, std::move(r));
+        merge_finished();
+      } catch (...) {
+        const std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+        stop_ = true;
+        return;
+      }
+    }
+  }
+
+  // Every job reports here when it ends, also after a failure to make its backends.
+  void fail(std::exception_ptr e) {
+    const std::lock_guard lock(mutex_);
+    if (!error_) error_ = e;
+    stop_ = true;
+  }
+
+  CampaignResult finish() {
+    if (error_) std::rethrow_exception(error_);
+    result_.seconds = since(t0_);
+    return std::move(result_);
+  }
+
+ private:
+  // The serial campaign's stopping rule, checked before each round is merged (time is checked
+  // when a round is claimed): rounds past the stopping point are dropped.
+  bool enough() const {
+    return (o_.cases && result_.cases >= *o_.cases) || result_.failures.size() >= o_.max_failures;
+  }
+
+  void merge_finished() {
+    for (auto it = finished_.find(merged_); it != finished_.end() && !stop_merging_; it = finished_.find(merged_)) {
+      if (enough()) {
+        stop_merging_ = stop_ = true;
+        break;
+      }
+      merge(std::move(it->second));
+      finished_.erase(it);
+      ++merged_;
+      if (o_.on_progress) o_.on_progress({result_.cases, result_.failures.size(), since(t0_)});
+    }
+    if (enough()) stop_ = true;
+  }
+
+  void merge(RoundResult&& r) {
+    for (const auto& [op, s] : r.per_operation) {
+      OperationStats& t = result_.per_operation[op];
+      t.cases += s.cases;
+      t.failures += s.failures;
+      t.seconds += s.seconds;
+    }
+    for (const auto& [report, where] : r.ulp) result_.ulp.add(report, where);
+    if (r.failure) {
+      CampaignFailure& f = *r.failure;
+      f.cases_to_detection += result_.cases;
+      if (!o_.corpus.empty()) f.saved = save_case(o_.corpus, f.shrunk);
+      result_.failures.push_back(std::move(f));
+    }
+    result_.cases += r.cases;
+  }
+
+  const CampaignOptions& o_;
+  const CaseSpace space_;
+  const Clock::time_point t0_;
+  std::mutex mutex_;
+  CampaignResult result_;
+  std::map<std::uint64_t, RoundResult> finished_;  // finished rounds not merged yet, by claim index
+  std::uint64_t next_ = 0, merged_ = 0;            // claim indices: round = shard + index * shards
+  bool stop_ = false, stop_merging_ = false;
+  std::exception_ptr error_;
+};
+
+// The space the backends' declarations narrow.
+CaseSpace declared_space(const CampaignOptions& o, const Backend& expected, const Backend& actual) {
+  CaseSpace space = o.space;
+  space.declarations.push_back(expected.declaration());
+  space.declarations.push_back(actual.declaration());
+  return space;
 }
 
 }  // namespace
@@ -82,80 +280,49 @@ std::vector<CaseRecord> sample_cases(const CaseSpace& space, std::size_t n, std:
   params.maxSuccess = int(n);
   params.maxSize = 100;
   params.maxDiscardRatio = 100;
-  return round_cases(case_record(space), space, params);
+  return round_cases(space, case_plan(space), params);
 }
 
 CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend& actual) {
-  CampaignResult result;
-  result.ulp.bound = o.compare.max_ulp;
-  const auto t0 = Clock::now();
-  CaseSpace space = o.space;
-  space.declarations.push_back(expected.declaration());
-  space.declarations.push_back(actual.declaration());
-  const rc::Gen<CaseRecord> gen = case_record(space);
-  auto done = [&] {
-    return (o.seconds && since(t0) >= *o.seconds) || (o.cases && result.cases >= *o.cases) ||
-           result.failures.size() >= o.max_failures;
-  };
-  for (std::uint64_t round = std::uint64_t(o.shard); !done(); round += std::uint64_t(o.shards)) {
-    rc::detail::TestParams params;
-    params.seed = round_seed(o.seed, o.shards, round);
-    params.maxSuccess = o.cases_per_round;
-    params.maxSize = 100;
-    params.maxDiscardRatio = 100;  // cases outside a declaration are discarded
-    const std::vector<CaseRecord> batch = round_cases(gen, space, params);
-    std::vector<Case> cases;
-    for (const CaseRecord& r : batch) cases.push_back(r.c);
-    std::vector<Outcome> e = expected.run_many(cases), a = actual.run_many(cases);
-    std::optional<std::size_t> first_failure;  // index in the batch
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      OperationStats& s = result.per_operation[batch[i].c.op];
-      ++s.cases;
-      s.seconds += e[i].seconds + a[i].seconds;
-      const Comparison cmp = compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i]),
-                                              compare_mode_for(o.compare, batch[i].c.op));
-      for (const UlpReport& u : cmp.ulp) result.ulp.add(u, case_label(batch[i].c));
-      if (!first_failure && !cmp.agree) first_failure = i;
-    }
-    const std::size_t cases_before = result.cases;
-    result.cases += batch.size();
-    if (o.on_progress) o.on_progress({result.cases, result.failures.size(), since(t0)});
-    if (!first_failure) continue;
+  Campaign campaign(o, declared_space(o, expected, actual));
+  campaign.run_job(expected, actual);
+  return campaign.finish();
+}
 
-    // Shrinking: the round again, one case at a time. RapidCheck draws the same cases, stops at the
-    // first that fails and shrinks it, ending on the smallest case that still fails.
-    std::optional<CaseRecord> last_failing;
-    const auto property = [&] {
-      const CaseRecord r = *gen;
-      if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
-      const Comparison cmp = compare_backends(r.c, expected, actual, o.compare);
-      if (!cmp.agree) {
-        last_failing = r;
-        RC_FAIL(cmp.problem);
-      }
-    };
-    rc::detail::TestMetadata metadata;
-    metadata.id = metadata.description = "campaign round";
-    rc::detail::checkTestable(property, metadata, params);
-    CampaignFailure f;
-    // A backend that fails only sometimes (in a batch, not alone) leaves the batch's case unshrunk.
-    f.shrunk = last_failing ? *last_failing : batch[*first_failure];
-    f.shrunk.origin = "fuzz campaign seed=" + std::to_string(o.seed) + " shard=" + std::to_string(o.shard) + "/" +
-                      std::to_string(o.shards) + " round=" + std::to_string(round) + compare_origin(o.compare) +
-                      (last_failing ? "" : " (failed in a batch, not when rerun alone: not shrunk)");
-    if (last_failing) {
-      shrink_master_weights(f.shrunk, expected, actual);
-      zero_irrelevant_blocks(f.shrunk, expected, actual, o.compare);
-    }
-    f.comparison = compare_backends(f.shrunk.c, expected, actual, o.compare);
-    f.shrunk.found = std::string(verdict_name(f.comparison.verdict));
-    f.cases_to_detection = cases_before + *first_failure + 1;
-    if (!o.corpus.empty()) f.saved = save_case(o.corpus, f.shrunk);
-    ++result.per_operation[f.shrunk.c.op].failures;
-    result.failures.push_back(std::move(f));
+CampaignResult run_campaign(const CampaignOptions& o, const BackendFactory& backends, int jobs) {
+  if (jobs <= 1) {
+    const BackendPair pair = backends(0);
+    return run_campaign(o, *pair.expected, *pair.actual);
   }
-  result.seconds = since(t0);
-  return result;
+  // Each job makes its backends on its own thread; the first job's declarations narrow the space
+  // (every job runs the same backends).
+  const std::size_t n = std::size_t(jobs);
+  std::vector<BackendPair> pairs(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::latch made(jobs), go(1);
+  std::optional<Campaign> campaign;
+  std::vector<std::thread> threads;
+  for (int j = 0; j < jobs; ++j)
+    threads.emplace_back([&, j] {
+      try {
+        pairs[std::size_t(j)] = backends(j);
+      } catch (...) {
+        errors[std::size_t(j)] = std::current_exception();
+      }
+      made.count_down();
+      go.wait();
+      if (errors[std::size_t(j)]) return campaign->fail(errors[std::size_t(j)]);
+      campaign->run_job(*pairs[std::size_t(j)].expected, *pairs[std::size_t(j)].actual);
+    });
+  made.wait();
+  const BackendPair& first = pairs.front();
+  if (first.expected && first.actual)
+    campaign.emplace(o, declared_space(o, *first.expected, *first.actual));
+  else
+    campaign.emplace(o, o.space);  // job 0 failed to make its backends: its error ends the campaign
+  go.count_down();
+  for (std::thread& t : threads) t.join();
+  return campaign->finish();
 }
 
 }  // namespace nvfp4::fuzz

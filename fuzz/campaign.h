@@ -1,11 +1,14 @@
 // A fuzzing campaign: RapidCheck rounds of generated cases run on two backends; every
 // disagreement is shrunk to a small case, saved to the corpus and returned for reporting.
-// The same seed and shard give the same cases on any machine.
+// The same seed and shard give the same cases on any machine, with any number of jobs: rounds run
+// on `jobs` threads (each with its own pair of backends) and are merged in round order, so the
+// result, the stopping point of --cases and the saved failures do not depend on the thread count.
 #pragma once
 
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "compare/compare.h"
@@ -51,6 +54,15 @@ struct CampaignResult {
   UlpTotals ulp;  // ulp mode: every generated case's ULP distances (not the shrinking's reruns)
 };
 
+// One job's backends. The factory runs on the job's own thread (a device backend binds its GPU
+// there) and is called once per job.
+struct BackendPair {
+  std::shared_ptr<Backend> expected, actual;
+};
+using BackendFactory = std::function<BackendPair(int job)>;
+
+CampaignResult run_campaign(const CampaignOptions& options, const BackendFactory& backends, int jobs);
+// One job on these two backends.
 CampaignResult run_campaign(const CampaignOptions& options, Backend& expected, Backend& actual);
 
 // `n` cases drawn from the space with this seed (the same on any machine), outside any campaign:

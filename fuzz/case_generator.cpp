@@ -74,11 +74,12 @@ std::vector<OpDraws> op_draws(const CaseSpace& space) {
 
 }  // namespace
 
-rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
+rc::Gen<CasePlan> case_plan(const CaseSpace& space) {
   const std::vector<OpDraws> draws = op_draws(space);
   const std::size_t max_dim = space.max_dim;
   return rc::gen::exec([=] {
-    CaseRecord r;
+    CasePlan p;
+    CaseRecord& r = p.record;
     const OpDraws& d = *rc::gen::elementOf(draws);
     r.c = make_case(d.op);
     const std::string profile = *rc::gen::elementOf(d.profiles);
@@ -94,10 +95,13 @@ rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
     // Sparse data first, so that shrinking ends on one or two non-zero blocks.
     recipe.active_blocks = *rc::gen::oneOf(rc::gen::inRange<std::int64_t>(1, 9), rc::gen::just<std::int64_t>(-1));
     r.recipes["x"] = recipe;
-    r.c.inputs["x"] = generate_tensor(recipe);
-    find_generator(r.c.op)(r, profile);
-    return r;
+    find_generator(r.c.op)(p, profile);
+    return p;
   });
+}
+
+rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
+  return rc::gen::map(case_plan(space), [](const CasePlan& p) { return p.build(); });
 }
 
 }  // namespace nvfp4::fuzz

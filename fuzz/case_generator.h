@@ -11,6 +11,7 @@
 
 #include "cases/case_io.h"
 #include "cases/declaration.h"
+#include "fuzz/case_plan.h"
 
 namespace nvfp4::fuzz {
 
@@ -26,6 +27,9 @@ struct CaseSpace {
 // Why a case lies outside one of the space's declarations ("" when inside all).
 std::string outside_declarations(const CaseSpace& space, const Case& c);
 
+// The draws of a case (cheap; RapidCheck's state is global, so one thread at a time), and the
+// whole case: case_plan(space) built.
+rc::Gen<CasePlan> case_plan(const CaseSpace& space);
 rc::Gen<CaseRecord> case_record(const CaseSpace& space);
 
 // Every registry operation, in registry order.

@@ -48,20 +48,16 @@ rc::Gen<std::uint64_t> rht_mask() {
                                                  })}});
 }
 
-// The transform takes BF16: the case's x regenerated from its recipe as BF16.
-void as_bf16_input(CaseRecord& r) {
-  Recipe& x = r.recipes.at("x");
-  x.dtype = io::DType::BF16;
-  r.c.inputs["x"] = generate_tensor(x);
-}
+// The transform takes BF16: the case's x generated from its recipe as BF16.
+void as_bf16_input(CasePlan& p) { p.record.recipes.at("x").dtype = io::DType::BF16; }
 
 // The quantized tensor a dequantize or transpose case starts from: the reference's output for
 // the recipe's data under the case's profile.
-TensorMap quantized(const CaseRecord& base, std::string_view profile, BlockShape block, bool row_scaled) {
+TensorMap quantized(const Recipe& x, const std::string& profile, BlockShape block, bool row_scaled) {
   Case q = make_case("quantize");
-  q.params.set("profile", std::string(profile));
+  q.params.set("profile", profile);
   set_quantize_params(q, block, Direction::kRowwise, row_scaled);
-  q.inputs["x"] = base.c.inputs.at("x");
+  q.inputs["x"] = generate_tensor(x);
   return ReferenceBackend().run(q);
 }
 
@@ -127,11 +123,19 @@ Shard shard_of(Shape s) {
 }
 
 Shape shape_of_recipe(const Recipe& x) { return Shape{std::size_t(x.M), std::size_t(x.K)}; }
-Shape shape_of(const CaseRecord& r) { return shape_of_recipe(r.recipes.at("x")); }
+Shape shape_of(const CasePlan& p) { return shape_of_recipe(p.record.recipes.at("x")); }
+
+// The drawn x's recipe, taken out of the record: the generator builds other inputs from it.
+Recipe take_x(CasePlan& p) {
+  const Recipe x = p.record.recipes.at("x");
+  p.record.recipes.clear();
+  return x;
+}
 
 // ---- quantize family -------------------------------------------------------------------------
 
-void quantize_case(CaseRecord& r, std::string_view) {
+void quantize_case(CasePlan& p, std::string_view) {
+  CaseRecord& r = p.record;
   const BlockShape block = *rc::gen::element(BlockShape::k1D, BlockShape::k2D);
   const Direction direction = *rc::gen::element(Direction::kBoth, Direction::kRowwise, Direction::kColumnwise);
   const bool row_scaled = block == BlockShape::k1D && *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
@@ -151,75 +155,78 @@ void quantize_case(CaseRecord& r, std::string_view) {
   // TransformerEngine's wgrad recipe: the columnwise copy of rht(x); BF16 input, 1D, no override.
   if (block == BlockShape::k1D && direction != Direction::kRowwise && !r.c.params.f32("amax") &&
       *rc::gen::inRange(0, 4) == 3) {
-    as_bf16_input(r);
+    as_bf16_input(p);
     r.c.params.set("rht", true);
     r.c.params.set("rht_mask", *rht_mask());
   }
   // MoE expert weights: x [M, K] seen as E experts [E, M/E, K], each quantized alone.
-  const std::int64_t M = r.c.inputs.at("x").shape.at(0);
+  const std::int64_t M = r.recipes.at("x").M;
   if (M % 32 == 0 && *rc::gen::inRange(0, 6) == 5) {
     const std::int64_t E = M % 48 == 0 ? 3 : 2;
-    io::Tensor& x = r.c.inputs.at("x");
-    x.shape = {E, M / E, x.shape[1]};
-    r.recipes.erase("x");  // the case file stores the 3-D tensor itself
+    const Recipe x = take_x(p);  // the case file stores the 3-D tensor itself
+    p.then([x, E](CaseRecord& r) {
+      io::Tensor t = generate_tensor(x);
+      t.shape = {E, x.M / E, x.K};
+      r.c.inputs["x"] = std::move(t);
+    });
     r.c.params.set("experts", true);
   }
 }
 
-void dequantize_case(CaseRecord& r, std::string_view profile) {
-  const Shape s = shape_of(r);
+void dequantize_case(CasePlan& p, std::string_view profile) {
+  const Shape s = shape_of(p);
+  const Recipe x = take_x(p);
   const bool row_scaled = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
-  TensorMap q = quantized(r, profile, BlockShape::k1D, row_scaled);
-  r.recipes.clear();
-  r.c.inputs = {{"data", q.at("data")}, {"scale", q.at("scale")}, {"amax", q.at("amax")}};
-  if (*rc::gen::weightedElement<bool>({{3, false}, {1, true}})) {  // raw bytes: every code, NaN scales
-    const std::uint32_t sd = *seed();
+  const bool raw = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});  // raw bytes: every code, NaN scales
+  const std::uint32_t sd = raw ? *seed() : 0;
+  p.then([x, s, row_scaled, raw, sd, profile = std::string(profile)](CaseRecord& r) {
+    const TensorMap q = quantized(x, profile, BlockShape::k1D, row_scaled);
+    r.c.inputs = {{"data", q.at("data")}, {"scale", q.at("scale")}, {"amax", q.at("amax")}};
+    if (!raw) return;
     r.c.inputs["data"] = io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd));
     r.c.inputs["scale"] = io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd + 1));
-  }
-  r.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
+  });
+  p.record.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
 }
 
 // The amax operations read the drawn x as it is.
-void amax_case(CaseRecord&, std::string_view) {}
+void amax_case(CasePlan&, std::string_view) {}
 
 // ---- the random Hadamard transform (§3.19) ----------------------------------------------------
 
-void rht_case(CaseRecord& r, std::string_view) {
-  as_bf16_input(r);
-  r.c.params.set("rht_mask", *rht_mask());
+void rht_case(CasePlan& p, std::string_view) {
+  as_bf16_input(p);
+  p.record.c.params.set("rht_mask", *rht_mask());
 }
 
 // ---- layouts -----------------------------------------------------------------------------------
 
-void scale_bytes_case(CaseRecord& r, std::string_view) {
-  const Shape s = shape_of(r);
-  r.recipes.clear();
-  r.c.inputs = {{"scale", io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), *seed()))}};
+void scale_bytes_case(CasePlan& p, std::string_view) {
+  const Shape s = shape_of_recipe(take_x(p));
+  const std::uint32_t sd = *seed();
+  p.then([s, sd](CaseRecord& r) { r.c.inputs = {{"scale", io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd))}}; });
 }
 
-void transpose_packed_case(CaseRecord& r, std::string_view) {
-  const Shape s = shape_of(r);
-  r.recipes.clear();
-  r.c.inputs = {{"data", io::from_byte_matrix(fill_bytes(s.M, s.K / 2, *seed()))}};
+void transpose_packed_case(CasePlan& p, std::string_view) {
+  const Shape s = shape_of_recipe(take_x(p));
+  const std::uint32_t sd = *seed();
+  p.then([s, sd](CaseRecord& r) { r.c.inputs = {{"data", io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd))}}; });
 }
 
-void transpose_scales_2d_case(CaseRecord& r, std::string_view profile) {
-  const Shape s = shape_of(r);
-  const TensorMap q = quantized(r, profile, BlockShape::k2D, false);
-  r.recipes.clear();
-  r.c.inputs = {{"scale", q.at("scale")}};
-  r.c.params.set("M", std::int64_t(s.M));
-  r.c.params.set("K", std::int64_t(s.K));
+void transpose_scales_2d_case(CasePlan& p, std::string_view profile) {
+  const Recipe x = take_x(p);
+  p.then([x, profile = std::string(profile)](CaseRecord& r) {
+    r.c.inputs = {{"scale", quantized(x, profile, BlockShape::k2D, false).at("scale")}};
+  });
+  p.record.c.params.set("M", x.M);
+  p.record.c.params.set("K", x.K);
 }
 
 // ---- the distributed weight cast (TE's path: profile te, docs/NUMERICS.md §3.15-§3.17) --------
 
 // Starts a distributed case: the weight's shape and recipe, no inputs yet.
-std::pair<Shape, Recipe> begin_distributed(CaseRecord& r) {
-  const Recipe recipe = r.recipes.at("x");
-  r.recipes.clear();
-  r.c.inputs.clear();
+std::pair<Shape, Recipe> begin_distributed(CasePlan& p) {
+  const Recipe recipe = take_x(p);
   return {shape_of_recipe(recipe), recipe};
 }
 
@@ -228,47 +235,56 @@ void set_weight_dims(CaseRecord& r, Shape s) {
   r.c.params.set("K", std::int64_t(s.K));
 }
 
-void amax_partial_case(CaseRecord& r, std::string_view) {
-  const auto [s, recipe] = begin_distributed(r);
-  set_weight_dims(r, s);
+void amax_partial_case(CasePlan& p, std::string_view) {
+  const auto [s, recipe] = begin_distributed(p);
+  set_weight_dims(p.record, s);
   const Shard shard = shard_of(s);
-  r.c.params.set("shard_start", shard.start);
-  r.c.inputs["xs"] = io::from_bf16_values(shard_values(bf16_weight(recipe), shard));
+  p.record.c.params.set("shard_start", shard.start);
+  p.then([recipe, shard](CaseRecord& r) { r.c.inputs["xs"] = io::from_bf16_values(shard_values(bf16_weight(recipe), shard)); });
 }
 
-void fused_scale_case(CaseRecord& r, std::string_view) {
-  const auto [s, recipe] = begin_distributed(r);
-  r.c.params.set("profile", std::string("te"));
-  const FloatMatrix w = bf16_weight(recipe);
+void fused_scale_case(CasePlan& p, std::string_view) {
+  const auto [s, recipe] = begin_distributed(p);
+  p.record.c.params.set("profile", std::string("te"));
   const std::optional<float> g = *amax_override();
-  r.c.inputs["tile_amax"] = io::from_float_matrix(amax_tiles_16x16(w, AmaxRule::IGNORE), io::FloatType::F32);
-  r.c.inputs["amax"] = io::from_float_vector(FloatVector({g ? *g : amax_global(w, AmaxRule::IGNORE)}));
+  p.then([recipe, g](CaseRecord& r) {
+    const FloatMatrix w = bf16_weight(recipe);
+    r.c.inputs["tile_amax"] = io::from_float_matrix(amax_tiles_16x16(w, AmaxRule::IGNORE), io::FloatType::F32);
+    r.c.inputs["amax"] = io::from_float_vector(FloatVector({g ? *g : amax_global(w, AmaxRule::IGNORE)}));
+  });
 }
 
-void partial_cast_case(CaseRecord& r, std::string_view) {
-  const auto [s, recipe] = begin_distributed(r);
-  r.c.params.set("profile", std::string("te"));
-  set_weight_dims(r, s);
-  const FloatMatrix w = bf16_weight(recipe);
+void partial_cast_case(CasePlan& p, std::string_view) {
+  const auto [s, recipe] = begin_distributed(p);
+  CaseRecord& plan = p.record;
+  plan.c.params.set("profile", std::string("te"));
+  set_weight_dims(plan, s);
   const Shard shard = shard_of(s);
   const std::optional<float> g = *amax_override();
-  const FusedScale f = fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE),
-                                      GlobalScaleRule::TE);
-  r.c.params.set("shard_start", shard.start);
-  r.c.inputs["xs"] = io::from_bf16_values(shard_values(w, shard));
-  r.c.inputs["tile_scale"] = io::from_float_matrix(f.tile_scale, io::FloatType::F32);
-  r.c.inputs["global_scale"] = io::from_float_vector(FloatVector({f.S}));
-  const ByteMatrix prior = fill_bytes(s.M, s.K / 2, *seed());  // the nibbles the shard must keep
-  if (*rc::gen::element(true, false)) {
-    r.c.inputs["data"] = io::from_byte_matrix(prior);
-  } else {
-    const auto first = prior.begin() + shard.first_byte();
-    r.c.inputs["data"] = io::from_byte_vector(std::vector<std::uint8_t>(first, first + shard.local_bytes()));
-  }
+  plan.c.params.set("shard_start", shard.start);
+  const std::uint32_t sd = *seed();
+  const bool whole = *rc::gen::element(true, false);  // the whole prior tensor, or only the shard's bytes
+  p.then([s, recipe, shard, g, sd, whole](CaseRecord& r) {
+    const FloatMatrix w = bf16_weight(recipe);
+    const FusedScale f = fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE),
+                                        GlobalScaleRule::TE);
+    r.c.inputs["xs"] = io::from_bf16_values(shard_values(w, shard));
+    r.c.inputs["tile_scale"] = io::from_float_matrix(f.tile_scale, io::FloatType::F32);
+    r.c.inputs["global_scale"] = io::from_float_vector(FloatVector({f.S}));
+    const ByteMatrix prior = fill_bytes(s.M, s.K / 2, sd);  // the nibbles the shard must keep
+    if (whole) {
+      r.c.inputs["data"] = io::from_byte_matrix(prior);
+    } else {
+      const auto first = prior.begin() + shard.first_byte();
+      r.c.inputs["data"] = io::from_byte_vector(std::vector<std::uint8_t>(first, first + shard.local_bytes()));
+    }
+  });
 }
 
-void cast_master_weights_case(CaseRecord& r, std::string_view) {
-  const auto [s, recipe] = begin_distributed(r);
+// The weights stay recipes (the case file stores them so); the plan builds them.
+void cast_master_weights_case(CasePlan& p, std::string_view) {
+  const auto [s, recipe] = begin_distributed(p);
+  CaseRecord& r = p.record;
   r.c.params.set("profile", std::string("te"));
   // One to four weights (the first of shape s); sparse data shrinks to one or two tiles.
   std::vector<Shape> shapes = {s};
@@ -280,9 +296,7 @@ void cast_master_weights_case(CaseRecord& r, std::string_view) {
     w.K = std::int64_t(shapes[i].K);
     w.dtype = io::DType::F32;
     w.seed = recipe.seed + i;
-    const std::string name = "w" + std::to_string(i);
-    r.recipes[name] = w;
-    r.c.inputs[name] = generate_tensor(w);
+    r.recipes["w" + std::to_string(i)] = w;
   }
   // Mostly up to 4 ranks, some up to 16 and 64; shrinks towards one rank.
   const int cap = *rc::gen::weightedElement<int>({{6, 4}, {2, 16}, {1, kMaxRanks}});
@@ -346,10 +360,9 @@ FloatVector row_amaxes(std::size_t rows, std::uint32_t sd) {
   return v;
 }
 
-void gemm_case(CaseRecord& r, std::string_view) {
-  const Shape s = shape_of(r);
-  r.recipes.clear();
-  r.c.inputs.clear();
+void gemm_case(CasePlan& p, std::string_view) {
+  const Shape s = shape_of_recipe(take_x(p));
+  CaseRecord& plan = p.record;
   // M and N: the recipe's, or any size (not multiples of 16, 64 or 128); K: the recipe's, one
   // block, or long (up to 64k with small M and N).
   const std::size_t M = *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.M)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
@@ -362,60 +375,67 @@ void gemm_case(CaseRecord& r, std::string_view) {
   const bool nan = raw && *rc::gen::weightedElement<bool>({{5, false}, {1, true}});
   const bool swizzled = *rc::gen::element(false, true);
   const std::uint32_t sd = *seed();
-  GemmOperandBytes a = gemm_operand(m, K, raw, nan, sd), b = gemm_operand(n, K, raw, nan, sd + 7);
   // Cancellation: B's rows copy A's with the second half of the blocks negated, so that whole
   // block sums cancel exactly and small remainders (where the halves differ) decide the result.
-  if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}}) && K >= 32) {
-    b.scale = xt::zeros<std::uint8_t>(b.scale.shape());
-    for (std::size_t row = 0; row < n; ++row)
-      for (std::size_t k = 0; k < K / 2; ++k) {
-        const std::uint8_t byte = a.data(row % m, k);
-        b.data(row, k) = k >= K / 4 ? std::uint8_t(byte ^ 0x88) : byte;
-        if (k % 8 == 0) b.scale(row, k / 8) = a.scale(row % m, k / 8);
-      }
-    if (K >= 48) b.data(0, 0) ^= 0x01;  // one block differs: its remainder survives
-  }
+  const bool cancel = *rc::gen::weightedElement<bool>({{4, false}, {1, true}}) && K >= 32;
   const bool row_scaled = *rc::gen::weightedElement<bool>({{5, false}, {1, true}});
-  r.c.params.set("row_scaled", row_scaled);
-  std::optional<FloatVector> ra, rb;
-  if (row_scaled) {
-    if (*rc::gen::element(false, true)) ra = row_amaxes(m, sd + 11);
-    if (*rc::gen::element(false, true)) rb = row_amaxes(n, sd + 13);
-  }
-  set_gemm_operand(r, "a", a, swizzled, ra);
-  set_gemm_operand(r, "b", b, swizzled, rb);
-  r.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
+  plan.c.params.set("row_scaled", row_scaled);
+  const bool row_amax_a = row_scaled && *rc::gen::element(false, true);
+  const bool row_amax_b = row_scaled && *rc::gen::element(false, true);
+  plan.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
   const io::DType out = *rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16);
-  r.c.params.set("output_dtype", std::string(io::dtype_name(out)));
+  plan.c.params.set("output_dtype", std::string(io::dtype_name(out)));
+  int beta = 0;      // 0: no C; 1: beta * C random; 2: C = D itself with beta = -1
+  float bv = 0.0f;
+  Params before_c;   // the parameters of the GEMM whose D becomes C (beta = 2)
   if (row_scaled) {
-    if (*rc::gen::element(false, true)) {
-      r.c.params.set("accumulate", true);
-      r.c.inputs["c"] = io::from_float_matrix(fill_data(Shape{m, n}, Dist::kRandn, sd + 17), io::float_type_of(out, "gemm"));
-    }
+    if (*rc::gen::element(false, true)) plan.c.params.set("accumulate", true);
   } else {
     if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}}))
-      r.c.params.set("alpha", F32Bits{*rc::gen::weightedOneOf<std::uint32_t>(
-                                  {{3, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0x34149B93, 0x7F800000, 0x00000000, 0x00800000, 0xBF800000})},
-                                   {1, float_bits()}})});
-    const int beta = *rc::gen::weightedElement<int>({{4, 0}, {1, 1}, {1, 2}});
+      plan.c.params.set("alpha", F32Bits{*rc::gen::weightedOneOf<std::uint32_t>(
+                                     {{3, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0x34149B93, 0x7F800000, 0x00000000, 0x00800000, 0xBF800000})},
+                                      {1, float_bits()}})});
+    beta = *rc::gen::weightedElement<int>({{4, 0}, {1, 1}, {1, 2}});
     if (beta) {
-      // β·C random, or C = D itself with β = -1: α·S − RN(α·S), the rounding error, is what remains.
-      FloatMatrix cm = fill_data(Shape{m, n}, Dist(sd % 3), sd + 19);
-      float bv = float_of(*rc::gen::weightedOneOf<std::uint32_t>({{2, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0xBF800000, 0x00000000, 0x40000000})}, {1, finite_float_bits()}}));
-      if (beta == 2) {
-        Case d = r.c;
-        d.params.set("output_dtype", std::string("F32"));
-        cm = io::to_float_matrix(ReferenceBackend().run(d).at("d"), "gemm", "d");
-        bv = -1.0f;
-      }
-      r.c.params.set("beta", F32Bits{bits_of(bv)});
-      r.c.inputs["c"] = io::from_float_matrix(cm, io::FloatType::F32);
+      bv = float_of(*rc::gen::weightedOneOf<std::uint32_t>({{2, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0xBF800000, 0x00000000, 0x40000000})}, {1, finite_float_bits()}}));
+      before_c = plan.c.params;
+      if (beta == 2) bv = -1.0f;
+      plan.c.params.set("beta", F32Bits{bits_of(bv)});
     }
   }
-  if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}})) {
-    r.c.params.set("with_bias", true);
-    r.c.inputs["bias"] = io::from_float_vector(xt::view(fill_data(Shape{1, n}, Dist::kRandn, sd + 23), 0, xt::all()));
-  }
+  const bool bias = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
+  if (bias) plan.c.params.set("with_bias", true);
+  p.then([=](CaseRecord& r) {
+    GemmOperandBytes a = gemm_operand(m, K, raw, nan, sd), b = gemm_operand(n, K, raw, nan, sd + 7);
+    if (cancel) {
+      b.scale = xt::zeros<std::uint8_t>(b.scale.shape());
+      for (std::size_t row = 0; row < n; ++row)
+        for (std::size_t k = 0; k < K / 2; ++k) {
+          const std::uint8_t byte = a.data(row % m, k);
+          b.data(row, k) = k >= K / 4 ? std::uint8_t(byte ^ 0x88) : byte;
+          if (k % 8 == 0) b.scale(row, k / 8) = a.scale(row % m, k / 8);
+        }
+      if (K >= 48) b.data(0, 0) ^= 0x01;  // one block differs: its remainder survives
+    }
+    std::optional<FloatVector> ra, rb;
+    if (row_amax_a) ra = row_amaxes(m, sd + 11);
+    if (row_amax_b) rb = row_amaxes(n, sd + 13);
+    set_gemm_operand(r, "a", a, swizzled, ra);
+    set_gemm_operand(r, "b", b, swizzled, rb);
+    if (r.c.params.flag("accumulate"))
+      r.c.inputs["c"] = io::from_float_matrix(fill_data(Shape{m, n}, Dist::kRandn, sd + 17), io::float_type_of(out, "gemm"));
+    if (beta) {
+      FloatMatrix cm = fill_data(Shape{m, n}, Dist(sd % 3), sd + 19);
+      if (beta == 2) {
+        Case d = r.c;
+        d.params = before_c;
+        d.params.set("output_dtype", std::string("F32"));
+        cm = io::to_float_matrix(ReferenceBackend().run(d).at("d"), "gemm", "d");
+      }
+      r.c.inputs["c"] = io::from_float_matrix(cm, io::FloatType::F32);
+    }
+    if (bias) r.c.inputs["bias"] = io::from_float_vector(xt::view(fill_data(Shape{1, n}, Dist::kRandn, sd + 23), 0, xt::all()));
+  });
 }
 
 // ---- grouped (MoE) layouts and GEMMs (§2.4.3, §3.20.5) ---------------------------------------
@@ -429,27 +449,26 @@ std::vector<std::int64_t> group_sizes(std::int64_t max_blocks, std::int64_t min_
   return sizes;
 }
 
-void grouped_layout_case(CaseRecord& r, bool swizzle) {
-  r.recipes.clear();
-  r.c.inputs.clear();
+void grouped_layout_case(CasePlan& p, bool swizzle) {
+  take_x(p);
   const bool inner = *rc::gen::element(false, true);
   const std::vector<std::int64_t> sizes = group_sizes(inner ? 12 : 20, 0);
   const std::int64_t total = std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0));
   const std::int64_t other = inner ? 128 * *rc::gen::inRange<std::int64_t>(1, 3) : 4 * *rc::gen::inRange<std::int64_t>(1, 4);
   const std::int64_t rows = inner ? other : scale_rows(total), cols = inner ? scale_cols(total) : other;
-  const ByteMatrix compact = fill_bytes(std::size_t(rows), std::size_t(cols), *seed());
-  r.c.params.set("axis", std::string(inner ? "inner" : "outer"));
-  r.c.params.set("group_sizes", sizes);
-  if (swizzle) {
-    r.c.inputs["scale"] = io::from_byte_matrix(compact);
-  } else {
-    r.c.params.set("extent", other);
-    r.c.inputs["scale"] = io::from_byte_vector(grouped_swizzle(compact, inner ? GroupAxis::kInner : GroupAxis::kOuter, sizes));
-  }
+  const std::uint32_t sd = *seed();
+  p.record.c.params.set("axis", std::string(inner ? "inner" : "outer"));
+  p.record.c.params.set("group_sizes", sizes);
+  if (!swizzle) p.record.c.params.set("extent", other);
+  p.then([=](CaseRecord& r) {
+    const ByteMatrix compact = fill_bytes(std::size_t(rows), std::size_t(cols), sd);
+    r.c.inputs["scale"] = swizzle ? io::from_byte_matrix(compact)
+                                  : io::from_byte_vector(grouped_swizzle(compact, inner ? GroupAxis::kInner : GroupAxis::kOuter, sizes));
+  });
 }
 
-void grouped_swizzle_case(CaseRecord& r, std::string_view) { grouped_layout_case(r, true); }
-void grouped_unswizzle_case(CaseRecord& r, std::string_view) { grouped_layout_case(r, false); }
+void grouped_swizzle_case(CasePlan& p, std::string_view) { grouped_layout_case(p, true); }
+void grouped_unswizzle_case(CasePlan& p, std::string_view) { grouped_layout_case(p, false); }
 
 io::Tensor stacked(const std::vector<io::Tensor>& parts) {
   io::Tensor t{parts[0].dtype, parts[0].shape, {}};
@@ -458,9 +477,9 @@ io::Tensor stacked(const std::vector<io::Tensor>& parts) {
   return t;
 }
 
-void grouped_gemm_case(CaseRecord& r, std::string_view) {
-  r.recipes.clear();
-  r.c.inputs.clear();
+void grouped_gemm_case(CasePlan& p, std::string_view) {
+  take_x(p);
+  CaseRecord& plan = p.record;
   const bool k_grouped = *rc::gen::element(false, true);
   const std::vector<std::int64_t> sizes = group_sizes(k_grouped ? 6 : 4, 16);
   const std::int64_t total = std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)), G = std::int64_t(sizes.size());
@@ -469,41 +488,46 @@ void grouped_gemm_case(CaseRecord& r, std::string_view) {
   const bool row_scaled = !k_grouped && *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
   const std::uint32_t sd = *seed();
   const std::size_t N = *rc::gen::inRange<std::size_t>(1, 40);
-  r.c.params.set("grouping", std::string(k_grouped ? "k" : "m"));
-  r.c.params.set("group_sizes", sizes);
-  r.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
-  r.c.params.set("row_scaled", row_scaled);
-  r.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
+  plan.c.params.set("grouping", std::string(k_grouped ? "k" : "m"));
+  plan.c.params.set("group_sizes", sizes);
+  plan.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
+  plan.c.params.set("row_scaled", row_scaled);
+  plan.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
   const GroupAxis axis = k_grouped ? GroupAxis::kInner : GroupAxis::kOuter;
-  auto grouped_scales = [&](const ByteMatrix& compact) {
+  auto grouped_scales = [=](const ByteMatrix& compact) {
     return swizzled ? io::from_byte_vector(grouped_swizzle(compact, axis, sizes)) : io::from_byte_matrix(compact);
   };
-  auto amaxes = [&](std::size_t n, std::uint32_t s) { return io::from_float_vector(row_amaxes(n, s)); };
+  auto amaxes = [](std::size_t n, std::uint32_t s) { return io::from_float_vector(row_amaxes(n, s)); };
   if (k_grouped) {
     const std::size_t M = *rc::gen::inRange<std::size_t>(1, 40);
-    const GemmOperandBytes a = gemm_operand(M, std::size_t(total), raw, false, sd), b = gemm_operand(N, std::size_t(total), raw, false, sd + 3);
-    r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
-    r.c.inputs["a_scale"] = grouped_scales(a.scale);
-    r.c.inputs["b_data"] = io::from_byte_matrix(b.data);
-    r.c.inputs["b_scale"] = grouped_scales(b.scale);
-    r.c.inputs["a_amax"] = amaxes(std::size_t(G), sd + 5);
-    r.c.inputs["b_amax"] = amaxes(std::size_t(G), sd + 7);
+    p.then([=](CaseRecord& r) {
+      const GemmOperandBytes a = gemm_operand(M, std::size_t(total), raw, false, sd), b = gemm_operand(N, std::size_t(total), raw, false, sd + 3);
+      r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
+      r.c.inputs["a_scale"] = grouped_scales(a.scale);
+      r.c.inputs["b_data"] = io::from_byte_matrix(b.data);
+      r.c.inputs["b_scale"] = grouped_scales(b.scale);
+      r.c.inputs["a_amax"] = amaxes(std::size_t(G), sd + 5);
+      r.c.inputs["b_amax"] = amaxes(std::size_t(G), sd + 7);
+    });
     return;
   }
   const std::size_t K = 16 * *rc::gen::inRange<std::size_t>(1, 8);
-  const GemmOperandBytes a = gemm_operand(std::size_t(total), K, raw, false, sd);
-  r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
-  r.c.inputs["a_scale"] = grouped_scales(a.scale);
-  r.c.inputs["a_amax"] = amaxes(std::size_t(row_scaled ? total : G), sd + 5);
-  std::vector<io::Tensor> data, scale;
-  for (std::int64_t g = 0; g < G; ++g) {
-    const GemmOperandBytes b = gemm_operand(N, K, raw, false, sd + 11 + std::uint32_t(g));
-    data.push_back(io::from_byte_matrix(b.data));
-    scale.push_back(io::from_byte_matrix(swizzled ? swizzle_scales(b.scale) : b.scale));
-  }
-  r.c.inputs["b_data"] = stacked(data);
-  r.c.inputs["b_scale"] = stacked(scale);
-  r.c.inputs["b_amax"] = amaxes(std::size_t(row_scaled && *rc::gen::element(false, true) ? G * std::int64_t(N) : G), sd + 7);
+  const bool per_row_b = row_scaled && *rc::gen::element(false, true);  // B's amax per group and row
+  p.then([=](CaseRecord& r) {
+    const GemmOperandBytes a = gemm_operand(std::size_t(total), K, raw, false, sd);
+    r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
+    r.c.inputs["a_scale"] = grouped_scales(a.scale);
+    r.c.inputs["a_amax"] = amaxes(std::size_t(row_scaled ? total : G), sd + 5);
+    std::vector<io::Tensor> data, scale;
+    for (std::int64_t g = 0; g < G; ++g) {
+      const GemmOperandBytes b = gemm_operand(N, K, raw, false, sd + 11 + std::uint32_t(g));
+      data.push_back(io::from_byte_matrix(b.data));
+      scale.push_back(io::from_byte_matrix(swizzled ? swizzle_scales(b.scale) : b.scale));
+    }
+    r.c.inputs["b_data"] = stacked(data);
+    r.c.inputs["b_scale"] = stacked(scale);
+    r.c.inputs["b_amax"] = amaxes(std::size_t(per_row_b ? G * std::int64_t(N) : G), sd + 7);
+  });
 }
 
 constexpr GeneratorRow kGenerators[] = {

@@ -1,19 +1,20 @@
 // One case generator per registry operation. A generator runs inside rc::gen::exec (it draws with
-// `*gen`) and completes a record that case_record() has started: the operation with its default
-// parameters, a drawn profile (where the operation has one), and an input "x" from a drawn recipe
-// (r.recipes["x"], whose shape the generator may reuse for other inputs or replace).
+// `*gen`) and completes a plan that case_plan() has started: the operation with its default
+// parameters, a drawn profile (where the operation has one), and the recipe of an input "x"
+// (p.record.recipes["x"], which the generator may keep, reuse for other inputs or drop). It sets
+// parameters as it draws and leaves every costly step (data, reference runs) to the plan's steps.
 #pragma once
 
 #include <span>
 #include <string_view>
 
-#include "cases/case_io.h"
+#include "fuzz/case_plan.h"
 
 namespace nvfp4::fuzz {
 
 // `profile` is the drawn profile (already set where the operation has the parameter); operations
 // whose inputs are quantized tensors quantize under it.
-using OpGenerator = void (*)(CaseRecord& r, std::string_view profile);
+using OpGenerator = void (*)(CasePlan& p, std::string_view profile);
 
 struct GeneratorRow {
   std::string_view op;
