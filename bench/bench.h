@@ -1,8 +1,8 @@
 // The GPU benchmark (`nvfp4_bench`, `nvfp4-verify bench`): copy bandwidth, then each kernel's
 // median time, bytes moved and bandwidth as a fraction of the copy bandwidth of the same run; the
 // EXACT GEMM in TFLOP-equivalent beside a vendor GEMM; the distributed master-weight cast (one rank
-// of 8 over a 1B-parameter transformer's weights, the launches per step); and the CPU reference's
-// throughput.
+// of 8 over a 1B-parameter transformer's weights, the launches per step); the CPU reference's
+// throughput; and fuzz campaigns' cases per second on the GPU and the CPU.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,7 @@ struct BenchOptions {
   int repetitions = 50;     // timed launches per kernel, after warm-up
   bool large = true;        // include 16384 x 16384
   std::string json_path;    // also write the results as JSON here ("" = no file)
+  double campaign_seconds = 10;  // length of each fuzz campaign timed (0 = none)
 };
 
 // A vendor GEMM timed beside the EXACT one: `prepare` allocates its operands for M x N x K and

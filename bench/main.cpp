@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   nvfp4::bench::BenchOptions o;
   app.add_option("--repetitions", o.repetitions, "timed launches per kernel")->capture_default_str();
   app.add_option("--json", o.json_path, "write the results as JSON to this file");
+  app.add_option("--campaign-seconds", o.campaign_seconds, "length of each timed fuzz campaign (0: none)")->capture_default_str();
   bool small = false;
   app.add_flag("--small", small, "skip the 16384 x 16384 shapes");
   CLI11_PARSE(app, argc, argv);

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -65,6 +66,12 @@ class DeviceBuffer {
   cudaStream_t stream_ = nullptr;
   bool ordered_ = false;
 };
+
+// An allocation ordered on `stream` when one is given (only work on that stream may use it), else
+// a long-lived one that any stream may use.
+inline DeviceBuffer allocate(std::size_t bytes, std::optional<cudaStream_t> stream) {
+  return stream ? DeviceBuffer(bytes, *stream) : DeviceBuffer(bytes);
+}
 
 // Keeps freed stream-ordered allocations in the current device's pool instead of returning them
 // to the driver at every synchronization, so that per-case buffers are reused (once per device).

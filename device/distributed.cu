@@ -194,7 +194,8 @@ struct TaskList<Task>::Device {
 };
 
 template <class Task>
-TaskList<Task>::TaskList(std::vector<Task> tasks) : tasks_(std::move(tasks)), device_(std::make_unique<Device>()) {
+TaskList<Task>::TaskList(std::vector<Task> tasks, std::optional<cudaStream_t> stream)
+    : tasks_(std::move(tasks)), device_(std::make_unique<Device>()) {
   if constexpr (std::is_same_v<Task, PartialCastTask>) prepare_e2m1_codes();  // before any cast launch
   using TaskPlan = Plan<Task>;
   const std::size_t n = tasks_.size();
@@ -213,11 +214,16 @@ TaskList<Task>::TaskList(std::vector<Task> tasks) : tasks_(std::move(tasks)), de
   std::memcpy(host.data(), tasks_.data(), n * sizeof(Task));
   std::memcpy(host.data() + plans_at, plans.data(), n * sizeof(TaskPlan));
   std::memcpy(host.data() + first_at, first.data(), n * sizeof(std::int64_t));
-  device_->storage = DeviceBuffer(host.size());
-  NVFP4_CUDA_CHECK(cudaMemcpy(device_->storage.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
-  // From pageable memory cudaMemcpy may return before the copy lands; launches on any stream
-  // must see the table. Once per list, not per launch.
-  NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
+  device_->storage = allocate(host.size(), stream);
+  if (stream) {
+    NVFP4_CUDA_CHECK(cudaMemcpyAsync(device_->storage.get(), host.data(), host.size(), cudaMemcpyHostToDevice, *stream));
+    NVFP4_CUDA_CHECK(cudaStreamSynchronize(*stream));  // `host` dies here
+  } else {
+    NVFP4_CUDA_CHECK(cudaMemcpy(device_->storage.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+    // From pageable memory cudaMemcpy may return before the copy lands; launches on any stream
+    // must see the table. Once per list, not per launch.
+    NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
+  }
   auto* base = device_->storage.template get<std::uint8_t>();
   Table<Task>& table = device_->table;
   table.tasks = reinterpret_cast<const Task*>(base);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -17,12 +18,15 @@
 namespace nvfp4::device {
 
 // A task table in device memory plus the per-task work split its kernel needs. The constructor
-// checks every task (std::invalid_argument) and uploads the table once, synchronizing the device;
-// launches on the list then neither allocate nor copy. An empty list launches nothing.
+// checks every task (std::invalid_argument) and uploads the table once; launches on the list then
+// neither allocate nor copy. An empty list launches nothing. Without a stream the table serves
+// launches on any stream (the upload synchronizes the device); with one, it is allocated and
+// uploaded on that stream, which is then the only one its launches may use (no device-wide
+// synchronization: other streams' work goes on).
 template <class Task>
 class TaskList {
  public:
-  explicit TaskList(std::vector<Task> tasks);
+  explicit TaskList(std::vector<Task> tasks, std::optional<cudaStream_t> stream = std::nullopt);
   ~TaskList();
   TaskList(TaskList&&) noexcept;
   TaskList& operator=(TaskList&&) noexcept;

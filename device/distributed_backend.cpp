@@ -29,7 +29,7 @@ TensorMap amax_partial_case(const Case& c, cudaStream_t s) {
   t.length = in.shard.length;
   t.tile_amax = tile_amax.get<float>();
   t.amax = amax.get<float>();
-  amax_partial(TaskList<PartialAmaxTask>({t}), case_profile(c).amax, s);
+  amax_partial(TaskList<PartialAmaxTask>({t}, s), case_profile(c).amax, s);
   TensorMap out;
   out["tile_amax"] = download(tile_amax, io::DType::F32, {in.M / 16, in.K / 16}, s);
   out["amax"] = download(amax, io::DType::F32, {1}, s);
@@ -53,7 +53,7 @@ TensorMap fused_scale_case(const Case& c, cudaStream_t s) {
   t.tile_scale = tile_scale.get<float>();
   t.scale = scale.get<std::uint8_t>();
   t.encode_scale = S.get<float>();
-  fused_scale_2d(TaskList<FusedScaleTask>({t}), rule, s);
+  fused_scale_2d(TaskList<FusedScaleTask>({t}, s), rule, s);
   TensorMap out;
   out["tile_scale"] = download(tile_scale, io::DType::F32, {tr, tc}, s);
   out["scale"] = download(scale, io::DType::U8, {rows, cols}, s);
@@ -76,7 +76,7 @@ TensorMap partial_cast_case(const Case& c, cudaStream_t s) {
   t.encode_scale = S.get<float>();
   t.dst = data.get<std::uint8_t>();
   t.whole_tensor = in.target == CastTarget::kWholeTensor;
-  partial_cast_2d(TaskList<PartialCastTask>({t}), s);
+  partial_cast_2d(TaskList<PartialCastTask>({t}, s), s);
   TensorMap out;
   out["data"] = partial_cast_output(in, data.download(s));
   return out;
@@ -98,7 +98,7 @@ TensorMap master_weights_case(const Case& c, cudaStream_t s) {
   master.upload(concatenated.data(), s);
   const std::int64_t pitch = chunk_pitch(in.ranks);
   std::vector<RankFlow> ranks;
-  for (const RankRange& r : in.ranks) ranks.emplace_back(shapes, r, master.get<float>() + r.begin, pitch, profile);
+  for (const RankRange& r : in.ranks) ranks.emplace_back(shapes, r, master.get<float>() + r.begin, pitch, profile, s);
 
   for (RankFlow& r : ranks) r.partial_amax(s);
   const std::size_t n = std::size_t(ranks.front().amax_arena_floats());

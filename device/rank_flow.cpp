@@ -25,7 +25,7 @@ std::vector<std::int64_t> prefix_sums(const std::vector<WeightShape>& shapes, F&
 }  // namespace
 
 RankFlow::RankFlow(std::vector<WeightShape> shapes, const RankRange& range, const float* master,
-                   std::int64_t chunk_pitch, const Profile& profile)
+                   std::int64_t chunk_pitch, const Profile& profile, std::optional<cudaStream_t> stream)
     : shapes_(std::move(shapes)), range_(range), master_(master), pitch_(chunk_pitch), profile_(profile) {
   validate_flow_profile(kOp, profile_);
   std::vector<std::int64_t> elements;
@@ -48,17 +48,18 @@ RankFlow::RankFlow(std::vector<WeightShape> shapes, const RankRange& range, cons
   const std::int64_t tiles = tile_offsets_.back(), n = std::int64_t(shapes_.size());
   amax_floats_ = tiles + n;
 
-  bf16_ = DeviceBuffer(sizeof(std::uint16_t) * std::size_t(range_.end - range_.begin));
-  amax_ = DeviceBuffer(sizeof(float) * std::size_t(amax_floats_));
-  tile_scale_ = DeviceBuffer(sizeof(float) * std::size_t(tiles));
-  encode_scale_ = DeviceBuffer(sizeof(float) * std::size_t(n));
-  chunk_ = DeviceBuffer(std::size_t(pitch_));
-  data_ = DeviceBuffer(std::size_t(total_ / 2));  // every weight has an even element count
-  scale_ = DeviceBuffer(std::size_t(scale_offsets_.back()));
-  data_t_ = DeviceBuffer(std::size_t(total_ / 2));
-  scale_t_ = DeviceBuffer(std::size_t(scale_t_offsets_.back()));
-  for (DeviceBuffer* b : {&tile_scale_, &encode_scale_, &data_, &scale_, &data_t_, &scale_t_}) b->poison(nullptr);
-  NVFP4_CUDA_CHECK(cudaStreamSynchronize(nullptr));  // the caller's stream may not be ordered after stream 0
+  bf16_ = allocate(sizeof(std::uint16_t) * std::size_t(range_.end - range_.begin), stream);
+  amax_ = allocate(sizeof(float) * std::size_t(amax_floats_), stream);
+  tile_scale_ = allocate(sizeof(float) * std::size_t(tiles), stream);
+  encode_scale_ = allocate(sizeof(float) * std::size_t(n), stream);
+  chunk_ = allocate(std::size_t(pitch_), stream);
+  data_ = allocate(std::size_t(total_ / 2), stream);  // every weight has an even element count
+  scale_ = allocate(std::size_t(scale_offsets_.back()), stream);
+  data_t_ = allocate(std::size_t(total_ / 2), stream);
+  scale_t_ = allocate(std::size_t(scale_t_offsets_.back()), stream);
+  for (DeviceBuffer* b : {&tile_scale_, &encode_scale_, &data_, &scale_, &data_t_, &scale_t_}) b->poison(stream.value_or(nullptr));
+  // The caller's stream may not be ordered after stream 0.
+  if (!stream) NVFP4_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 
   float* arena = amax_.get<float>();
   float* P = tile_scale_.get<float>();
@@ -84,11 +85,11 @@ RankFlow::RankFlow(std::vector<WeightShape> shapes, const RankRange& range, cons
     transpose_tasks.push_back({data(i), w.M, w.K, data_t_.get<std::uint8_t>() + offsets_[i] / 2});
     scale_t_tasks.push_back({scale(i), w.M, w.K, scale_t_.get<std::uint8_t>() + scale_t_offsets_[i]});
   }
-  amax_tasks_.emplace(std::move(amax_tasks));
-  fused_scale_tasks_.emplace(std::move(fused_tasks));
-  cast_tasks_.emplace(std::move(cast_tasks));
-  transpose_packed_tasks_.emplace(std::move(transpose_tasks));
-  transpose_scales_tasks_.emplace(std::move(scale_t_tasks));
+  amax_tasks_.emplace(std::move(amax_tasks), stream);
+  fused_scale_tasks_.emplace(std::move(fused_tasks), stream);
+  cast_tasks_.emplace(std::move(cast_tasks), stream);
+  transpose_packed_tasks_.emplace(std::move(transpose_tasks), stream);
+  transpose_scales_tasks_.emplace(std::move(scale_t_tasks), stream);
 }
 
 void RankFlow::partial_amax(cudaStream_t stream) {

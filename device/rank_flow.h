@@ -25,9 +25,11 @@ class RankFlow {
   // is the size of each rank's chunk in the all-gather. Allocates every buffer, uploads the task
   // tables and poisons the outputs (0xA5), so that a byte no kernel writes shows up; throws
   // nvfp4::Error (E_DIM16_*, E_SHARD, E_UNSUPPORTED) for shapes, a range or a profile the flow
-  // cannot take.
+  // cannot take. With a stream, every buffer and table is ordered on it and the phases must run
+  // on it (a campaign job's flow); without one they may run on any stream, and building and
+  // freeing the flow synchronize the device.
   RankFlow(std::vector<WeightShape> shapes, const RankRange& range, const float* master, std::int64_t chunk_pitch,
-           const Profile& profile);
+           const Profile& profile, std::optional<cudaStream_t> stream = std::nullopt);
 
   // Steps 1-2: BF16 rounding and partial amaxes into amax_arena(): a memset of the arena,
   // round_to_bf16, amax_partial.

@@ -2,26 +2,43 @@
 
 #include "reference/error.h"
 #include "reference/formulas.h"
+#include "reference/row_threads.h"
 
 namespace nvfp4 {
 namespace {
 
-// Max of |x| over the rectangle [r0, r0+nr) x [c0, c0+nc); an empty rectangle gives +0.
-float amax_rect(const FloatMatrix& x, AmaxRule rule, std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc) {
+// Max of |x| over the rectangle [r0, r0+nr) x [c0, c0+nc), in row-major order; an empty
+// rectangle gives +0. The rule is a template argument so that amax_step's switch folds away.
+template <AmaxRule kRule>
+float amax_rect(const FloatMatrix& x, std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc) {
   float acc = 0.0f;
-  for (std::size_t r = r0; r < r0 + nr; ++r)
-    for (std::size_t c = c0; c < c0 + nc; ++c) acc = amax_step(rule, acc, x(r, c));
+  for (std::size_t r = r0; r < r0 + nr; ++r) {
+    const float* row = x.data() + r * x.shape(1);
+    for (std::size_t c = c0; c < c0 + nc; ++c) acc = amax_step(kRule, acc, row[c]);
+  }
   return acc;
 }
 
-// One amax per (bh x bw) block; the matrix dimensions must be multiples of the block.
+float amax_rect(const FloatMatrix& x, AmaxRule rule, std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc) {
+  switch (rule) {
+    case AmaxRule::IGNORE: return amax_rect<AmaxRule::IGNORE>(x, r0, nr, c0, nc);
+    case AmaxRule::PROPAGATE: return amax_rect<AmaxRule::PROPAGATE>(x, r0, nr, c0, nc);
+    case AmaxRule::PROPAGATE_BF16: return amax_rect<AmaxRule::PROPAGATE_BF16>(x, r0, nr, c0, nc);
+  }
+  return amax_rect<AmaxRule::PROPAGATE>(x, r0, nr, c0, nc);
+}
+
+// One amax per (bh x bw) block; the matrix dimensions must be multiples of the block. Rows of
+// blocks are independent: large matrices use every core.
 FloatMatrix amax_blocks(const FloatMatrix& x, AmaxRule rule, std::size_t bh, std::size_t bw, const char* op) {
   const std::size_t M = x.shape(0), K = x.shape(1);
   if (K % bw) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of {}", K, bw);
   if (M % bh) fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of {}", M, bh);
   FloatMatrix out = xt::empty<float>({M / bh, K / bw});
-  for (std::size_t i = 0; i < M / bh; ++i)
-    for (std::size_t j = 0; j < K / bw; ++j) out(i, j) = amax_rect(x, rule, i * bh, bh, j * bw, bw);
+  constexpr std::int64_t kElementsPerThread = 1 << 18;
+  for_each_row(std::int64_t(M / bh), std::int64_t(bh * K), kElementsPerThread, [&](std::int64_t i) {
+    for (std::size_t j = 0; j < K / bw; ++j) out(i, j) = amax_rect(x, rule, std::size_t(i) * bh, bh, j * bw, bw);
+  });
   return out;
 }
 

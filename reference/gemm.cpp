@@ -1,7 +1,6 @@
 #include "reference/gemm.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"
@@ -9,11 +8,14 @@
 #include "reference/exact_round.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
+#include "reference/row_threads.h"
 
 namespace nvfp4 {
 namespace {
 
 constexpr std::string_view kOp = "gemm";
+// Rows of a GEMM get threads of their own from this many block products on.
+constexpr std::int64_t kBlockProductsPerThread = 1 << 16;
 
 // An operand in the integers of §3.20.3: 2·f4(code) per element, f8(scale)·2^9 per block.
 struct IntegerOperand {
@@ -107,23 +109,6 @@ float round_output(float v, GemmOutput out) {
   return v;
 }
 
-// Runs body(m) for every row, on every core when the work is large: the rows are independent.
-// Small GEMMs (a campaign's, which already runs one per core) stay on the calling thread, where a
-// thread's start would cost more than the products. `blocks_per_row`: block products in one row.
-template <class Body>
-void for_each_row(std::int64_t rows, std::int64_t blocks_per_row, Body body) {
-  constexpr std::int64_t kBlocksPerThread = 1 << 16;
-  const std::int64_t wanted = rows * blocks_per_row / kBlocksPerThread;
-  const std::int64_t threads = std::clamp<std::int64_t>(std::min<std::int64_t>(std::thread::hardware_concurrency(), wanted), 1,
-                                                        std::max<std::int64_t>(rows, 1));
-  std::vector<std::thread> pool;
-  for (std::int64_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (std::int64_t m = t; m < rows; m += threads) body(m);
-    });
-  for (std::thread& th : pool) th.join();
-}
-
 void require_amax(const GemmOperand& x, std::string_view name, std::int64_t rows, bool row_scaled) {
   const std::int64_t n = std::int64_t(x.amax.size());
   if (n != 1 && !(row_scaled && n == rows))
@@ -169,7 +154,7 @@ FloatMatrix gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& 
   const std::optional<float> beta = o.row_scaled ? std::nullopt : o.beta;
   const bool row_scalar = a.amax.size() == 1, col_scalar = b.amax.size() == 1;
   FloatMatrix d = xt::zeros<float>({std::size_t(M), std::size_t(N)});
-  for_each_row(M, N * (K / 16), [&](std::int64_t m) {
+  for_each_row(M, N * (K / 16), kBlockProductsPerThread, [&](std::int64_t m) {
     for (std::int64_t n = 0; n < N; ++n) {
       const bool nan_operand = ia.nan_row[std::size_t(m)] || ib.nan_row[std::size_t(n)];
       const float c = beta && *beta != 0.0f ? (*o.c)(m, n) : 0.0f;  // C is never read when β = 0

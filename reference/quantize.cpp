@@ -3,10 +3,12 @@
 #include <xtensor/xview.hpp>
 
 #include "reference/amax.h"
+#include "reference/block_encoder.h"
 #include "reference/error.h"
 #include "reference/formulas.h"
 #include "reference/layout.h"
 #include "reference/philox.h"
+#include "reference/row_threads.h"
 #include "reference/scale_layout.h"
 
 namespace nvfp4 {
@@ -80,7 +82,10 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
   q.data = xt::empty<std::uint8_t>({M, K / 2});
   q.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(M)), std::size_t(scale_cols(K))});
   q.amax = row_global_amax;
-  for (std::size_t r = 0; r < M; ++r) {
+  // Rows are independent: large tensors are quantized in row bands on every core.
+  constexpr std::int64_t kElementsPerThread = 1 << 18;
+  for_each_row(std::int64_t(M), std::int64_t(K), kElementsPerThread, [&](std::int64_t row) {
+    const std::size_t r = std::size_t(row);
     const float g = row_global_amax(r);
     const GlobalScale gs = global_scale(profile.gs, g);  // once per tensor, or per row if row-scaled
     const float* xr = &x(r, 0);
@@ -96,11 +101,9 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
                                             encode_element_sr(profile, b.encoder, xr[16 * j + i + 1], sr_byte(draw, i + 1)));
         continue;
       }
-      for (std::size_t i = 0; i < 16; i += 2)
-        out[8 * j + i / 2] = pack_nibbles(encode_element(profile, b.encoder, xr[16 * j + i]),
-                                          encode_element(profile, b.encoder, xr[16 * j + i + 1]));
+      block_codes(profile, b.encoder)(b.encoder.factor, xr + 16 * j, out + 8 * j);  // encode_element on each
     }
-  }
+  });
   return q;
 }
 
