@@ -7,16 +7,26 @@
 namespace nvfp4 {
 namespace {
 
-// Max of |x| over the rectangle [r0, r0+nr) x [c0, c0+nc), in row-major order; an empty
-// rectangle gives +0. The rule is a template argument so that amax_step's switch folds away.
+// Max of |x| over the rectangle [r0, r0+nr) x [c0, c0+nc); an empty rectangle gives +0. This is
+// amax_step folded over the elements from +0 (§3.1), computed on the bits of |x|, where binary32
+// order is integer order: the maximum does not depend on the order, a NaN is left out (IGNORE) or
+// makes the result the canonical NaN (PROPAGATE, PROPAGATE_BF16). Branch-free, so the compiler
+// vectorizes it; tests/amax_fold_test.cpp checks it against the fold.
 template <AmaxRule kRule>
 float amax_rect(const FloatMatrix& x, std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc) {
-  float acc = 0.0f;
+  constexpr std::uint32_t kInfBits = 0x7F800000u;
+  std::uint32_t max_bits = 0, nan = 0;
   for (std::size_t r = r0; r < r0 + nr; ++r) {
     const float* row = x.data() + r * x.shape(1);
-    for (std::size_t c = c0; c < c0 + nc; ++c) acc = amax_step(kRule, acc, row[c]);
+    for (std::size_t c = c0; c < c0 + nc; ++c) {
+      const std::uint32_t u = bits_of(row[c]) & 0x7FFFFFFFu;
+      const bool is_nan_bits = u > kInfBits;
+      nan |= std::uint32_t(is_nan_bits);
+      max_bits = std::max(max_bits, is_nan_bits ? 0u : u);
+    }
   }
-  return acc;
+  if (kRule != AmaxRule::IGNORE && nan) return canonical_nan();
+  return float_of(max_bits);
 }
 
 float amax_rect(const FloatMatrix& x, AmaxRule rule, std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc) {
