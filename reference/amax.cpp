@@ -29,13 +29,19 @@ float amax_rect(const FloatMatrix& x, std::size_t r0, std::size_t nr, std::size_
   return float_of(max_bits);
 }
 
-float amax_rect(const FloatMatrix& x, AmaxRule rule, std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc) {
+// f.template operator()<kRule>() for the rule: the rule fixed once, outside the loops.
+template <class F>
+auto with_rule(AmaxRule rule, F f) {
   switch (rule) {
-    case AmaxRule::IGNORE: return amax_rect<AmaxRule::IGNORE>(x, r0, nr, c0, nc);
-    case AmaxRule::PROPAGATE: return amax_rect<AmaxRule::PROPAGATE>(x, r0, nr, c0, nc);
-    case AmaxRule::PROPAGATE_BF16: return amax_rect<AmaxRule::PROPAGATE_BF16>(x, r0, nr, c0, nc);
+    case AmaxRule::IGNORE: return f.template operator()<AmaxRule::IGNORE>();
+    case AmaxRule::PROPAGATE: return f.template operator()<AmaxRule::PROPAGATE>();
+    case AmaxRule::PROPAGATE_BF16: return f.template operator()<AmaxRule::PROPAGATE_BF16>();
   }
-  return amax_rect<AmaxRule::PROPAGATE>(x, r0, nr, c0, nc);
+  return f.template operator()<AmaxRule::PROPAGATE>();
+}
+
+float amax_rect(const FloatMatrix& x, AmaxRule rule, std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc) {
+  return with_rule(rule, [&]<AmaxRule kRule>() { return amax_rect<kRule>(x, r0, nr, c0, nc); });
 }
 
 // One amax per (bh x bw) block; the matrix dimensions must be multiples of the block. Rows of
@@ -46,8 +52,11 @@ FloatMatrix amax_blocks(const FloatMatrix& x, AmaxRule rule, std::size_t bh, std
   if (M % bh) fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of {}", M, bh);
   FloatMatrix out = xt::empty<float>({M / bh, K / bw});
   constexpr std::int64_t kElementsPerThread = 1 << 18;
-  for_each_row(std::int64_t(M / bh), std::int64_t(bh * K), kElementsPerThread, [&](std::int64_t i) {
-    for (std::size_t j = 0; j < K / bw; ++j) out(i, j) = amax_rect(x, rule, std::size_t(i) * bh, bh, j * bw, bw);
+  with_rule(rule, [&]<AmaxRule kRule>() {
+    for_each_row(std::int64_t(M / bh), std::int64_t(bh * K), kElementsPerThread, [&](std::int64_t i) {
+      for (std::size_t j = 0; j < K / bw; ++j) out(i, j) = amax_rect<kRule>(x, std::size_t(i) * bh, bh, j * bw, bw);
+    });
+    return 0;
   });
   return out;
 }

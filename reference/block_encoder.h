@@ -38,7 +38,9 @@ template <ElementEncoder::Op kOp, YClamp kClamp, E2M1Encoder kEncoder>
   std::uint8_t c[16];
   if constexpr (kEncoder == E2M1Encoder::HW && kOp != ElementEncoder::Op::ALL_ZERO) {
     const auto& hw = e2m1_hw_table();
-    for (int i = 0; i < 16; ++i) c[i] = hw[e2m1_table_index(scale_element(p, e, x[i]))];
+    std::uint32_t index[16];  // arithmetic first, in a loop of its own that the compiler vectorizes
+    for (int i = 0; i < 16; ++i) index[i] = e2m1_table_index(scale_element(p, e, x[i]));
+    for (int i = 0; i < 16; ++i) c[i] = hw[index[i]];
   } else {
     for (int i = 0; i < 16; ++i) c[i] = encode_element(p, e, x[i]);
   }
