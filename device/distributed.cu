@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <type_traits>
 #include <stdexcept>
 #include <string>
 
 #include "device/check.h"
 #include "device/device_buffer.h"
+#include "device/e2m1_codes.cuh"
 #include "device/element_io.cuh"
 #include "device/kernels.h"
 #include "reference/distributed_formulas.h"
@@ -180,9 +180,6 @@ Plan<TransposeScalesTask> plan(const TransposeScalesTask& t) {
   p.ctas = p.tiles_i * ceil_div(scale_rows(t.K), 16 * kTsJ);
   return p;
 }
-
-// Fills the partial cast's E2M1 lookup table on the current device, once per device.
-void prepare_e2m1_codes();
 
 }  // namespace
 
@@ -461,27 +458,6 @@ __global__ void __launch_bounds__(kThreads) fused_scale_kernel(Table<FusedScaleT
 
 // ---- §3.16 partial cast ---------------------------------------------------------------------------
 
-// The E2M1 code of every table index (reference/e2m1.h), filled once per device from e2m1_hw.
-__device__ std::uint8_t e2m1_codes[kE2M1TableSize];
-
-__global__ void fill_e2m1_codes() {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < kE2M1TableSize) e2m1_codes[i] = e2m1_hw(e2m1_table_representative(i));
-}
-
-void prepare_e2m1_codes() {
-  constexpr int kMaxDevices = 64;
-  static std::once_flag once[kMaxDevices];
-  int device = 0;
-  NVFP4_CUDA_CHECK(cudaGetDevice(&device));
-  if (device >= kMaxDevices) invalid("partial_cast_2d", "device ordinal past 63");
-  std::call_once(once[device], [] {
-    fill_e2m1_codes<<<kE2M1TableSize / kThreads, kThreads>>>();
-    NVFP4_CUDA_CHECK_LAUNCH();
-    NVFP4_CUDA_CHECK(cudaDeviceSynchronize());
-  });
-}
-
 // The nibbles of the owned elements of a segment that straddles a shard end, byte by byte; a byte
 // shared with the neighbouring shard keeps its other nibble.
 __device__ void store_owned_nibbles(std::uint8_t* dst, std::int64_t byte0, const std::uint32_t (&codes)[2], std::int64_t e0,
@@ -507,7 +483,7 @@ __device__ __forceinline__ void encode_segment(const std::uint32_t (&w)[8], floa
   codes[0] = codes[1] = 0;
 #pragma unroll
   for (int i = 0; i < 16; ++i)
-    codes[i / 8] |= std::uint32_t(__ldg(&e2m1_codes[e2m1_table_index(mul_rn(segment_value(w, i), enc))])) << (4 * (i % 8));
+    codes[i / 8] |= std::uint32_t(e2m1_hw_by_table(mul_rn(segment_value(w, i), enc))) << (4 * (i % 8));
 }
 
 __global__ void __launch_bounds__(kThreads) partial_cast_kernel(Table<PartialCastTask> table) {

@@ -126,6 +126,7 @@ void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, con
   if (out.scale) zero_padding(out.scale, M, K, stream);
   if (out.scale_t) zero_padding(out.scale_t, K, M, stream);
   if (M == 0 || K == 0) return;
+  prepare_e2m1_codes();  // encode16's table
   const dim3 grid(grid_for(K, kChunk), grid_for(M, kChunk));
   const ChunkArgs args{M, K, params, out};
   dispatch_input(type, [&](auto tag) {
