@@ -41,36 +41,49 @@ float random_with_exponent(SplitMix64& rng, int e) {
   return float_of((std::uint32_t(std::min(e, 127) + 127) << 23) | mant);
 }
 
-void fill_randn(FloatMatrix& x, SplitMix64& rng) {
-  const float s = pow2(int(rng.below(17)) - 8);
-  for (float& v : x) v = irwin_hall(rng) * s;
-}
+// The fills below draw element by element, or block by block, in memory order, and write only
+// inside the current block, so the first `n` elements (a multiple of 16) do not depend on the
+// rest: a recipe that keeps only its first active blocks generates only those. fill_specials is
+// the exception (its second pass draws after the whole first one) and always fills everything.
 
-void fill_uniform(FloatMatrix& x, SplitMix64& rng) {
-  const float s = pow2(int(rng.below(17)) - 8);
-  for (float& v : x) v = float(std::int64_t(rng.next() >> 40) - (1 << 23)) / 8388608.0f * s;
-}
-
-void fill_block_log_uniform(FloatMatrix& x, SplitMix64& rng) {
+// Calls block(r, c0) for the 16-element blocks that start before element n, in memory order.
+template <class Block>
+void for_blocks_before(const FloatMatrix& x, std::size_t n, Block block) {
   for (std::size_t r = 0; r < x.shape(0); ++r)
     for (std::size_t c0 = 0; c0 < x.shape(1); c0 += 16) {
+      if (r * x.shape(1) + c0 >= n) return;
+      block(r, c0);
+    }
+}
+
+void fill_randn(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
+  const float s = pow2(int(rng.below(17)) - 8);
+  for (std::size_t i = 0; i < n; ++i) x.data()[i] = irwin_hall(rng) * s;
+}
+
+void fill_uniform(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
+  const float s = pow2(int(rng.below(17)) - 8);
+  for (std::size_t i = 0; i < n; ++i) x.data()[i] = float(std::int64_t(rng.next() >> 40) - (1 << 23)) / 8388608.0f * s;
+}
+
+void fill_block_log_uniform(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
+  for_blocks_before(x, n, [&](std::size_t r, std::size_t c0) {
       const int e = int(rng.below(277)) - 149;  // the block's top exponent
       for (std::size_t c = c0; c < std::min(x.shape(1), c0 + 16); ++c)
         x(r, c) = with_random_sign(rng, random_with_exponent(rng, e - int(rng.below(13))));
-    }
+  });
 }
 
 // Elements on E2M1 grid points and ties times a per-block power of two, each 16-element block
 // holding its amax 6 * 2^e (so that encode factors are often exact powers of two and scaled
 // values land exactly on ties); some blocks instead get an amax that puts te's pre-cast block
 // scale on an E4M3 rounding tie.
-void fill_ties(FloatMatrix& x, SplitMix64& rng) {
+void fill_ties(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
   static constexpr float kPoints[] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 5.0f, 6.0f};
   const int top = int(rng.below(41)) - 20;
   const float g = 6.0f * pow2(top);
   const float m = mul_rn(global_scale(GlobalScaleRule::TE, g).S, constants::recip6());  // te's RN(S * r6)
-  for (std::size_t r = 0; r < x.shape(0); ++r)
-    for (std::size_t c0 = 0; c0 < x.shape(1); c0 += 16) {
+  for_blocks_before(x, n, [&](std::size_t r, std::size_t c0) {
       const int e = top - int(rng.below(12));
       for (std::size_t c = c0; c < c0 + 16; ++c) x(r, c) = with_random_sign(rng, kPoints[rng.below(15)] * pow2(e));
       x(r, c0 + rng.below(16)) = with_random_sign(rng, 6.0f * pow2(e));
@@ -81,7 +94,7 @@ void fill_ties(FloatMatrix& x, SplitMix64& rng) {
         const float A = div_rn(tie, m);
         if (A <= g) x(r, c0 + rng.below(16)) = with_random_sign(rng, A);
       }
-    }
+  });
   x(0, 0) = g;  // the tensor amax is g
 }
 
@@ -89,11 +102,10 @@ void fill_ties(FloatMatrix& x, SplitMix64& rng) {
 // point `lower`, its step to the upper neighbour and k = 1..255 (exact in binary32), a quarter of
 // them moved one ulp down and a quarter one ulp up, so that the fma's rounding decides. Each block
 // holds its amax 6 * 2^e, as in fill_ties, so that encode factors are often exact powers of two.
-void fill_sr_thresholds(FloatMatrix& x, SplitMix64& rng) {
+void fill_sr_thresholds(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
   static constexpr float kLower[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f};
   const int top = int(rng.below(41)) - 20;
-  for (std::size_t r = 0; r < x.shape(0); ++r)
-    for (std::size_t c0 = 0; c0 < x.shape(1); c0 += 16) {
+  for_blocks_before(x, n, [&](std::size_t r, std::size_t c0) {
       const int e = top - int(rng.below(12));
       for (std::size_t c = c0; c < c0 + 16; ++c) {
         const float lower = kLower[rng.below(std::size(kLower))];
@@ -104,7 +116,7 @@ void fill_sr_thresholds(FloatMatrix& x, SplitMix64& rng) {
         x(r, c) = with_random_sign(rng, v);
       }
       x(r, c0 + rng.below(16)) = with_random_sign(rng, 6.0f * pow2(e));
-    }
+  });
   x(0, 0) = 6.0f * pow2(top);  // the tensor amax
 }
 
@@ -112,7 +124,7 @@ void fill_specials(FloatMatrix& x, SplitMix64& rng) {
   static constexpr std::uint32_t kSpecial[] = {0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x00800000,
                                                0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
                                                0x7FFFFFFF, 0x3E800000, 0xBF400000, 0x40A00000};
-  fill_randn(x, rng);
+  fill_randn(x, rng, x.size());
   for (std::size_t r = 0; r < x.shape(0); ++r)
     for (std::size_t c0 = 0; c0 < x.shape(1); c0 += 16) {
       const std::uint64_t kind = rng.below(8);
@@ -145,13 +157,15 @@ FloatMatrix generate_values(const Recipe& r) {
     throw std::runtime_error("recipe shape " + std::to_string(r.M) + "x" + std::to_string(r.K) + " is not a multiple of 16");
   FloatMatrix x = xt::zeros<float>({std::size_t(r.M), std::size_t(r.K)});
   SplitMix64 rng(r.seed ^ 0x6E76667034ull);
+  // The elements that survive active_blocks: the fills generate only these (the rest stay 0).
+  const std::size_t n = r.active_blocks >= 0 ? std::min(x.size(), std::size_t(r.active_blocks) * 16) : x.size();
   switch (r.dist) {
-    case Distribution::kRandn: fill_randn(x, rng); break;
-    case Distribution::kUniform: fill_uniform(x, rng); break;
-    case Distribution::kBlockLogUniform: fill_block_log_uniform(x, rng); break;
-    case Distribution::kTies: if (x.size()) fill_ties(x, rng); break;
+    case Distribution::kRandn: fill_randn(x, rng, n); break;
+    case Distribution::kUniform: fill_uniform(x, rng, n); break;
+    case Distribution::kBlockLogUniform: fill_block_log_uniform(x, rng, n); break;
+    case Distribution::kTies: if (x.size()) fill_ties(x, rng, n); break;
     case Distribution::kSpecials: fill_specials(x, rng); break;
-    case Distribution::kSrThresholds: if (x.size()) fill_sr_thresholds(x, rng); break;
+    case Distribution::kSrThresholds: if (x.size()) fill_sr_thresholds(x, rng, n); break;
   }
   if (r.active_blocks >= 0)
     for (std::size_t i = std::size_t(r.active_blocks) * 16; i < x.size(); ++i) x.data()[i] = 0.0f;

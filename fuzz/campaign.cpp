@@ -115,21 +115,21 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
                       Backend& actual) {
   RoundResult res;
   const rc::detail::TestParams params = round_params(o, round);
-  const std::vector<CaseRecord> batch = round_cases(space, case_plan(space), params);
-  std::vector<Case> cases;
-  for (const CaseRecord& r : batch) cases.push_back(r.c);
+  std::vector<CaseRecord> batch = round_cases(space, case_plan(space), params);
+  std::vector<Case> cases;  // moved out of the batch (the tensors are not copied); back on a failure
+  for (CaseRecord& r : batch) cases.push_back(std::move(r.c));
   std::vector<Outcome> e = expected.run_many(cases), a = actual.run_many(cases);
   std::optional<std::size_t> first_failure;  // index in the batch
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    OperationStats& s = res.per_operation[batch[i].c.op];
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    OperationStats& s = res.per_operation[cases[i].op];
     ++s.cases;
     s.seconds += e[i].seconds + a[i].seconds;
     const Comparison cmp = compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i]),
-                                            compare_mode_for(o.compare, batch[i].c.op));
-    for (const UlpReport& u : cmp.ulp) res.ulp.emplace_back(u, case_label(batch[i].c));
+                                            compare_mode_for(o.compare, cases[i].op));
+    for (const UlpReport& u : cmp.ulp) res.ulp.emplace_back(u, case_label(cases[i]));
     if (!first_failure && !cmp.agree) first_failure = i;
   }
-  res.cases = batch.size();
+  res.cases = cases.size();
   if (!first_failure) return res;
 
   // Shrinking: the round again, one case at a time. RapidCheck draws the same cases, stops at the
@@ -153,6 +153,7 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
   }
   CampaignFailure f;
   // A backend that fails only sometimes (in a batch, not alone) leaves the batch's case unshrunk.
+  if (!last_failing) batch[*first_failure].c = std::move(cases[*first_failure]);
   f.shrunk = last_failing ? *last_failing : batch[*first_failure];
   f.shrunk.origin = "fuzz campaign seed=" + std::to_string(o.seed) + " shard=" + std::to_string(o.shard) + "/" +
                     std::to_string(o.shards) + " round=" + std::to_string(round) + compare_origin(o.compare) +
