@@ -103,7 +103,7 @@ CampaignBackends campaign_backends(const std::string& a, const std::string& b, c
                                    const JobOptions& o) {
   CampaignBackends c;
   const bool device = a == "device" || b == "device";
-  const int devices = device ? parse_devices(o.devices) : 1;
+  const int devices = parse_devices(o.devices);  // checked also when no device backend runs
   c.jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   // The plugin ABI calls a plugin from one thread at a time (docs/plugin-abi.md).
   if (a == "plugin" || b == "plugin") {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 
 #include "io/tensor_convert.h"
@@ -327,6 +328,32 @@ TEST_F(CliTest, CastMasterWeightsRejectsBadCutsAndInputs) {
   io::write_file_atomic(path("f16.safetensors"), f);
   expect_clean_failure("cast-master-weights --input " + path("f16.safetensors").string() + " --output " + path("c.safetensors").string() + " --ranks 2",
                        "E_DTYPE");
+}
+
+// The operation table of a campaign's summary: "  op  cases  cases/s  failures" -> "op cases failures".
+std::vector<std::string> campaign_counts(const std::string& out) {
+  static const std::regex row(R"(^  ([a-z_0-9]+) +([0-9]+) +[0-9.]+ +([0-9]+)$)");
+  std::vector<std::string> rows;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    if (std::smatch m; std::regex_match(line, m, row)) rows.push_back(m[1].str() + " " + m[2].str() + " " + m[3].str());
+  return rows;
+}
+
+TEST_F(CliTest, FuzzJobsChangeOnlyTheSpeedAndBadJobOptionsFail) {
+  const std::string base = "fuzz --cases 120 --seed " + std::to_string(std::random_device{}()) +
+                           " --backends reference,metamorphic --corpus " + path("found").string();
+  const RunResult one = run(base + " --jobs 1"), three = run(base + " --jobs 3");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_NE(one.out.find(", 1 job "), std::string::npos) << one.out;
+  EXPECT_NE(three.out.find(", 3 jobs "), std::string::npos) << three.out;
+  const std::vector<std::string> counts = campaign_counts(one.out);
+  EXPECT_GE(counts.size(), 10u) << one.out;
+  EXPECT_EQ(campaign_counts(three.out), counts) << base;
+  expect_clean_failure(base + " --jobs -2", "--jobs");
+  expect_clean_failure(base + " --devices 0", "--devices");
+  expect_clean_failure(base + " --devices two", "--devices");
 }
 
 TEST_F(CliTest, SelfcheckPassesOnASmallExample) {
