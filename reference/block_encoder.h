@@ -47,9 +47,9 @@ template <ElementEncoder::Op kOp, YClamp kClamp, E2M1Encoder kEncoder>
   for (int i = 0; i < 8; ++i) packed[i] = pack_nibbles(c[2 * i], c[2 * i + 1]);
 }
 
-constexpr int kOps = 4, kClamps = 2, kEncoders = 6;  // the enumerators of each knob
+constexpr int kOps = 4, kClamps = 2, kEncoders = 7;  // the enumerators of each knob
 static_assert(int(ElementEncoder::Op::ALL_ZERO) == kOps - 1 && int(YClamp::TCLAMP6) == kClamps - 1 &&
-              int(E2M1Encoder::VALUE_TABLE) == kEncoders - 1, "a knob gained a value: extend the table");
+              int(E2M1Encoder::BF16_TORCH) == kEncoders - 1, "a knob gained a value: extend the table");
 
 template <std::size_t... I>
 constexpr std::array<BlockCodes, sizeof...(I)> table(std::index_sequence<I...>) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "reference/constants.h"
+#include "reference/half_float.h"
 
 namespace nvfp4 {
 
@@ -13,6 +14,7 @@ enum class E2M1Encoder : std::uint8_t {
   TORCHAO_INT,   // torchao integer emulation: HW for non-NaN, bit garbage for NaN
   MLDTYPES,      // ml_dtypes float4_e2m1fn: +NaN -> 0x8, -NaN -> 0x0
   VALUE_TABLE,   // vLLM emulation (values, not codes): +-0 -> 0x0, NaN -> 0x0 (project choice)
+  BF16_TORCH,    // compressed-tensors cast_to_fp4: RNbf16 first, then TABLE_TE's codes
 };
 
 // f4(c): exact value of a nibble (bit 3 = sign, then e1 e0 m).
@@ -83,6 +85,8 @@ NVFP4_HD std::uint8_t e2m1_encode(E2M1Encoder variant, float v) {
       const std::uint8_t m = e2m1_magnitude_code(abs_f(v));
       return m == 0 ? 0x0 : std::uint8_t((v < 0.0f ? 0x8 : 0x0) | m);
     }
+    case E2M1Encoder::BF16_TORCH:  // x.to(bfloat16), then thresholds times torch.sign: TABLE_TE's rules
+      return e2m1_encode(E2M1Encoder::TABLE_TE, bf16_to_float(float_to_bf16(v)));
   }
   return 0x7;  // unreachable for valid enumerators
 }

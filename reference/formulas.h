@@ -82,6 +82,15 @@ NVFP4_HD GlobalScale global_scale(GlobalScaleRule rule, float g) {
       return r;
     case GlobalScaleRule::NONE:
       return r;
+    case GlobalScaleRule::G_CT: {
+      // 2688.0 / clamp(g, min=FLT_MIN): PyTorch evaluates scalar / tensor as reciprocal() * scalar;
+      // NaN stays NaN through the clamp, and a non-finite result becomes 1.
+      const float clamped = is_nan(g) || g >= flt_min() ? g : flt_min();
+      const float G = mul_rn(div_rn(1.0f, clamped), kFp4TimesFp8Max);
+      r.G = is_nan(G) || abs_f(G) == float_of(0x7F800000u) ? 1.0f : G;
+      r.S = r.G;
+      return r;
+    }
   }
   r.Sd = div_rn(1.0f, r.S);
   r.G = r.S;  // FlashInfer exact equals TE when the caller passes G = S
@@ -173,6 +182,7 @@ NVFP4_HD ElementEncoder element_encoder(const Profile& p, const GlobalScale& gs,
       return {Op::MUL, A != 0.0f ? fmin_c99(div_rn(1.0f, mul_rn(sf, div_rn(1.0f, gs.G))), flt_max()) : 0.0f};
     case EncodeRule::TE_FASTMATH_BF16:
       return {Op::MUL_PLUS_ZERO, bf16_to_float(float_to_bf16(fmin_c99(div_rn(gs.S, sf), bf16_max())))};
+    case EncodeRule::X_DIV_SF_DIV_G: return {Op::DIV, div_rn(sf, gs.G)};  // scale / global_scale, then x / scale
   }
   return {};
 }
@@ -214,7 +224,8 @@ NVFP4_HD BlockEncoding encode_block(const Profile& p, const GlobalScale& gs, flo
   if (p.zg == ZeroGlobalRule::MILES && g == 0.0f)
     return {0.0f, 0x00, {ElementEncoder::Op::ALL_ZERO, 0.0f}};
   const float t = block_scale_precast(p, gs, A);
-  const std::uint8_t sb = e4m3_cast(p.e4m3, t);
+  std::uint8_t sb = e4m3_cast(p.e4m3, t);
+  if (p.zero == ZeroBlockRule::EPS_F8 && (sb & 0x7F) == 0) sb = 0x30;  // compressed-tensors: scale == 0 -> eps
   return {t, sb, element_encoder(p, gs, A, sb)};
 }
 
@@ -226,6 +237,7 @@ NVFP4_HD float exported_global(const Profile& p, const GlobalScale& gs, float g)
     case ExportedGlobal::PTS: return gs.pts;
     case ExportedGlobal::RECIP_S: return (p.zg == ZeroGlobalRule::MILES && g == 0.0f) ? 1.0f : div_rn(1.0f, gs.S);
     case ExportedGlobal::NONE: return 1.0f;
+    case ExportedGlobal::G: return gs.G;
   }
   return 1.0f;
 }

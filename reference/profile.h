@@ -25,6 +25,7 @@ enum class GlobalScaleRule : std::uint8_t {  // [knob GS] §4.2.1
   GS_RECIP_PTS,  // pts as PTS, gs = RN(1/pts)
   G_CALLER,      // G = RN(1/RN(g * r2688)) (vLLM with a ModelOpt checkpoint)
   NONE,          // single-level: no global scale
+  G_CT,          // G = RN(RN(1/max(g, FLT_MIN)) * 2688), non-finite -> 1 (compressed-tensors generate_gparam)
 };
 
 enum class BlockScaleRule : std::uint8_t {  // [knob BS] §4.2.2: pre-cast block scale t
@@ -38,7 +39,9 @@ enum class BlockScaleRule : std::uint8_t {  // [knob BS] §4.2.2: pre-cast block
   G_MUL_A_MUL_R6,    // RN(G * RN(A * r6))
 };
 
-enum class ZeroBlockRule : std::uint8_t { NONE, ONE };  // [knob ZERO] §4.2.3: t == 0 -> 1
+// [knob ZERO] §4.2.3: ONE: t == 0 -> 1 before the cast; EPS_F8: a stored scale of 0 (either
+// sign) -> 0x30 (0.125, E4M3's eps) after the cast (compressed-tensors).
+enum class ZeroBlockRule : std::uint8_t { NONE, ONE, EPS_F8 };
 
 enum class LowerClamp : std::uint8_t {  // [knob LO] §4.2.3, used by CAP = CLAMP
   NONE,
@@ -68,6 +71,7 @@ enum class EncodeRule : std::uint8_t {  // [knob ENC] §4.2.5: y from x
   VLLM_RECIP,        // vLLM get_reciprocal chain, 1e8 guards
   FI_EXACT,          // FlashInfer exact: A != 0 ? fminf(RN(1/RN(sf*RN(1/G))), FLT_MAX) : 0
   TE_FASTMATH_BF16,  // RN(x * RNbf16(fminf(RN(S/sf), BF16_MAX))) + 0
+  X_DIV_SF_DIV_G,    // RN(x / RN(sf / G)) (compressed-tensors)
 };
 
 enum class EncodeCap : std::uint8_t { FMINF, TMIN, NONE };  // [knob ECAP], TE chain only
@@ -88,6 +92,7 @@ enum class ExportedGlobal : std::uint8_t {  // the second-level scale a framewor
   NONE,     // only the amax (te*) or nothing (single-level)
   PTS,      // torchao per_tensor_scale, ModelOpt weight_scale_2 = pts
   RECIP_S,  // miles weight_scale_2 = RN(1/S) (1.0 when g == 0)
+  G,        // compressed-tensors weight_global_scale = G, the encode scale
 };
 
 struct Profile {

@@ -53,6 +53,10 @@ constexpr NamedProfile kProfiles[] = {
   {"vllm-emul",  {A::PROPAGATE, GS::G_CALLER,     BS::G_MUL_A_MUL_R6,    Z::NONE, LO::NONE,            CAP::CLAMP,                E4::TORCH, ENC::VLLM_RECIP,         EC::NONE,  YC::TCLAMP6,  E2::VALUE_TABLE,   DQ::SF_DIV_G,       ZG::NONE,  EX::NONE},
    "vLLM ref_nvfp4_quant (PyTorch emulation for non-CUDA platforms) with G = RN(1/RN(g*r2688)) (ModelOpt checkpoint input_scale_inv)",
    "the harness default for the caller-supplied G; codes compared in value space upstream (NaN -> 0x0, -0 -> 0x0 here)"},
+  {"compressed-tensors", {A::PROPAGATE, GS::G_CT, BS::G_MUL_A_MUL_R6,    Z::EPS_F8, LO::NONE,          CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::TCLAMP6,  E2::BF16_TORCH,    DQ::SF_DIV_G,       ZG::NONE,  EX::G},
+   "compressed-tensors NVFP4 (llm-compressor's round-to-nearest recipes, nvfp4-pack-quantized): generate_gparam with its FLT_MIN clamp, "
+   "calculate_qparams on CUDA, the PyTorch quantize path (cast_to_fp4 through BF16), pack_fp4_to_uint8",
+   "NaN and -0.0 codes (torch.sign, the packer's argmin); the Triton quantize path of newer versions"},
 };
 // clang-format on
 
@@ -74,21 +78,21 @@ struct Knob {
 const std::vector<Knob>& knobs() {
   static const std::vector<Knob> k = {
       NVFP4_KNOB("AMAX", amax, "IGNORE", "PROPAGATE", "PROPAGATE_BF16"),
-      NVFP4_KNOB("GS", gs, "TE", "TE_PYREF", "TE_HELPER", "TE_RHT_FUSED", "PTS", "PTS_CPU", "GS_RECIP_PTS", "G_CALLER", "NONE"),
+      NVFP4_KNOB("GS", gs, "TE", "TE_PYREF", "TE_HELPER", "TE_RHT_FUSED", "PTS", "PTS_CPU", "GS_RECIP_PTS", "G_CALLER", "NONE", "G_CT"),
       NVFP4_KNOB("BS", bs, "A_MUL_SR6", "A_DIV6_MUL_S", "A_MUL_R6_MUL_S", "A_MUL_R6_DIV_PTS", "A_MUL_R6", "A_DIV6_MUL_GS",
                  "A_DIV_6W2", "G_MUL_A_MUL_R6"),
-      NVFP4_KNOB("ZERO", zero, "NONE", "ONE"),
+      NVFP4_KNOB("ZERO", zero, "NONE", "ONE", "EPS_F8"),
       NVFP4_KNOB("LO", lo, "NONE", "2^-6", "2^-9", "2^-16"),
       NVFP4_KNOB("CAP", cap, "FMINF_FLTMAX", "TMIN_FLTMAX_CLAMP448", "CLAMP", "NONE"),
       NVFP4_KNOB("E4M3", e4m3, "SAT", "TORCH"),
       NVFP4_KNOB("ENC", enc, "TE", "S_DIV_SF", "RECIP_PTS_DIV_SF", "X_DIV_PTS_SF", "RECIP_SF", "X_DIV_SF", "GS_DIV_SF",
-                 "X_DIV_SF_W2", "VLLM_RECIP", "FI_EXACT", "TE_FASTMATH_BF16"),
+                 "X_DIV_SF_W2", "VLLM_RECIP", "FI_EXACT", "TE_FASTMATH_BF16", "X_DIV_SF_DIV_G"),
       NVFP4_KNOB("ECAP", ecap, "FMINF", "TMIN", "NONE"),
       NVFP4_KNOB("YCLAMP", yclamp, "NONE", "TCLAMP6"),
-      NVFP4_KNOB("E2M1", e2m1, "HW", "TABLE_TE", "SEARCHSORTED", "TORCHAO_INT", "MLDTYPES", "VALUE_TABLE"),
+      NVFP4_KNOB("E2M1", e2m1, "HW", "TABLE_TE", "SEARCHSORTED", "TORCHAO_INT", "MLDTYPES", "VALUE_TABLE", "BF16_TORCH"),
       NVFP4_KNOB("DQ", dq, "TE", "PTS", "SF_ONLY", "SF_DIV_G", "SF_MUL_RECIP_S"),
       NVFP4_KNOB("ZG", zg, "NONE", "MILES"),
-      NVFP4_KNOB("EXPORTED", exported, "NONE", "PTS", "RECIP_S"),
+      NVFP4_KNOB("EXPORTED", exported, "NONE", "PTS", "RECIP_S", "G"),
   };
   return k;
 }

@@ -61,9 +61,10 @@ struct Mismatches {
 // §2.1.1 code table, magnitudes of codes 0..7.
 constexpr std::array<float, 8> kE2M1Magnitudes = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
 
-constexpr std::array<E2M1Encoder, 6> kAllEncoders = {E2M1Encoder::HW,          E2M1Encoder::TABLE_TE,
+constexpr std::array<E2M1Encoder, 7> kAllEncoders = {E2M1Encoder::HW,          E2M1Encoder::TABLE_TE,
                                                      E2M1Encoder::SEARCHSORTED, E2M1Encoder::TORCHAO_INT,
-                                                     E2M1Encoder::MLDTYPES,    E2M1Encoder::VALUE_TABLE};
+                                                     E2M1Encoder::MLDTYPES,    E2M1Encoder::VALUE_TABLE,
+                                                     E2M1Encoder::BF16_TORCH};
 
 const char* encoder_name(E2M1Encoder e) {
   switch (e) {
@@ -73,6 +74,7 @@ const char* encoder_name(E2M1Encoder e) {
     case E2M1Encoder::TORCHAO_INT: return "TORCHAO_INT";
     case E2M1Encoder::MLDTYPES: return "MLDTYPES";
     case E2M1Encoder::VALUE_TABLE: return "VALUE_TABLE";
+    case E2M1Encoder::BF16_TORCH: return "BF16_TORCH";
   }
   return "?";
 }
@@ -111,10 +113,11 @@ TEST(FormatsE2M1, HwRoundTripsEveryCode) {
 }
 
 TEST(FormatsE2M1, OtherEncodersRoundTripEveryCodeExceptDocumentedZeros) {
-  // §4.2.6: TABLE_TE and SEARCHSORTED give -0 -> 0x0, VALUE_TABLE maps ±0 to 0x0; the rest keep -0.
+  // §4.2.6: TABLE_TE, BF16_TORCH and SEARCHSORTED give -0 -> 0x0, VALUE_TABLE maps ±0 to 0x0; the
+  // rest keep -0.
   for (E2M1Encoder e : kAllEncoders) {
-    const bool negative_zero_to_0 =
-        e == E2M1Encoder::TABLE_TE || e == E2M1Encoder::SEARCHSORTED || e == E2M1Encoder::VALUE_TABLE;
+    const bool negative_zero_to_0 = e == E2M1Encoder::TABLE_TE || e == E2M1Encoder::SEARCHSORTED ||
+                                    e == E2M1Encoder::VALUE_TABLE || e == E2M1Encoder::BF16_TORCH;
     for (unsigned c = 0; c < 16; ++c) {
       const unsigned expected = (c == 0x8 && negative_zero_to_0) ? 0x0 : c;
       EXPECT_EQ(e2m1_encode(e, e2m1_decode(std::uint8_t(c))), expected) << encoder_name(e) << " code " << hex(c);
@@ -208,13 +211,15 @@ TEST(FormatsE2M1, EveryNanPatternPerEncoder) {
       mm.check(u, 0x7, e2m1_encode(E2M1Encoder::SEARCHSORTED, v), "SEARCHSORTED");
       mm.check(u, torchao, e2m1_encode(E2M1Encoder::TORCHAO_INT, v), "TORCHAO_INT");
       mm.check(u, sign ? 0x0 : 0x8, e2m1_encode(E2M1Encoder::MLDTYPES, v), "MLDTYPES");
+      mm.check(u, 0x0, e2m1_encode(E2M1Encoder::BF16_TORCH, v), "BF16_TORCH");
     }
   }
   EXPECT_EQ(mm.count, 0u) << mm.first;
 }
 
 TEST(FormatsE2M1, TinyMagnitudesEncodeToZeroCodesPerEncoder) {
-  // (0, 0.25] -> 0x0 for every encoder; [-0.25, 0) -> 0x8, except VALUE_TABLE (value -0 -> 0x0).
+  // (0, 0.25] -> 0x0 for every encoder; [-0.25, 0) -> 0x8, except VALUE_TABLE (value -0 -> 0x0)
+  // and BF16_TORCH where BF16 rounds the value to -0.0 (torch.sign(-0.0) is +0.0).
   std::vector<std::uint32_t> tiny = {0x00000001u, 0x00800000u, 0x3A83126Fu, 0x3E7FFFFFu, 0x3E800000u};
   for (std::uint64_t u = 1; u <= 0x3E800000u; u += kSampleStride) tiny.push_back(std::uint32_t(u));
   Mismatches mm;
@@ -222,7 +227,9 @@ TEST(FormatsE2M1, TinyMagnitudesEncodeToZeroCodesPerEncoder) {
     for (E2M1Encoder e : kAllEncoders) {
       mm.check(u, 0x0, e2m1_encode(e, float_of(u)), encoder_name(e));
       const std::uint32_t n = u | 0x80000000u;
-      mm.check(n, e == E2M1Encoder::VALUE_TABLE ? 0x0 : 0x8, e2m1_encode(e, float_of(n)), encoder_name(e));
+      const bool to_zero = e == E2M1Encoder::VALUE_TABLE ||
+                           (e == E2M1Encoder::BF16_TORCH && float_to_bf16(float_of(n)) == 0x8000u);
+      mm.check(n, to_zero ? 0x0 : 0x8, e2m1_encode(e, float_of(n)), encoder_name(e));
     }
   }
   EXPECT_EQ(mm.count, 0u) << mm.first;
