@@ -51,7 +51,7 @@ std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint&
     };
     out.emplace_back(m + f.data_suffix, io::TensorInfo{io::DType::U8, shape({n, k / 2}), 0, 0});
     out.emplace_back(m + f.scale_suffix, io::TensorInfo{io::DType::F8_E4M3, shape({n, k / 16}), 0, 0});
-    out.emplace_back(m + f.global_suffix, io::TensorInfo{io::DType::F32, lead, 0, 0});
+    out.emplace_back(m + f.global_suffix, io::TensorInfo{io::DType::F32, global_shape(f, lead), 0, 0});
     if (!f.placeholder_input_suffix.empty())
       out.emplace_back(m + f.placeholder_input_suffix, io::TensorInfo{io::DType::F32, lead, 0, 0});
   }
@@ -106,7 +106,7 @@ void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint&
     else if (name != "hf_quant_config.json")
       fs::copy_file(src.dir() / name, tmp / name);
   }
-  write_json(tmp / "hf_quant_config.json", f.hf_quant_config(exclude_modules));
+  if (f.hf_quant_config) write_json(tmp / "hf_quant_config.json", f.hf_quant_config(exclude_modules));
 }
 
 }  // namespace

@@ -45,6 +45,28 @@ nlohmann::json modelopt_quantization_config(nlohmann::json config, const std::ve
   return config;
 }
 
+// ---- format B: compressed-tensors ------------------------------------------------------------
+
+// config.json's quantization_config for nvfp4-pack-quantized weights with the NVFP4A16 scheme (no
+// activation quantization: the converter calibrates none), docs/checkpoints.md section 3.4.
+nlohmann::json compressed_tensors_quantization_config(nlohmann::json config, const std::vector<std::string>& ignore) {
+  if (!config.is_object()) config = nlohmann::json::object();
+  const nlohmann::json weights = {{"num_bits", 4},        {"type", "float"},  {"strategy", "tensor_group"},
+                                  {"group_size", 16},     {"symmetric", true}, {"dynamic", false},
+                                  {"scale_dtype", "torch.float8_e4m3fn"}};
+  config["quantization_config"] = {
+      {"quant_method", "compressed-tensors"},
+      {"format", "nvfp4-pack-quantized"},
+      {"quantization_status", "compressed"},
+      {"config_groups",
+       {{"group_0",
+         {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", nullptr}, {"output_activations", nullptr},
+          {"format", "nvfp4-pack-quantized"}}}}},
+      {"ignore", ignore},
+      {"producer", producer()}};
+  return config;
+}
+
 // ---- format C: miles' converter (current version) ------------------------------------------
 
 // Every unquantized `*.weight` as its module name, and `<attn>.qkv_proj` for an ignored q/k/v_proj
@@ -104,9 +126,38 @@ const CheckpointFormat& modelopt_format() {
       false,
       StoredGlobal::PROFILE,
       false,
+      false,
       modelopt_ignored,
       modelopt_hf_quant_config,
       modelopt_quantization_config,
+  };
+  return f;
+}
+
+// docs/checkpoints.md section 3: weight_packed, weight_scale (linear), weight_global_scale = G [1];
+// q/k/v and gate/up share the largest amax (llm-compressor's update_fused_layer_weight_global_scales
+// takes the smallest G); the Linear layers left out follow format A's conventions (lm_head,
+// embeddings, norms, routers), as llm-compressor's MoE recipes ignore the routers.
+const CheckpointFormat& compressed_tensors_format() {
+  static const CheckpointFormat f{
+      "compressed-tensors",
+      "compressed-tensors",
+      {"model.layers.*_proj.weight"},
+      {},
+      {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate", "*mlp.shared_expert_gate",
+       "*block_sparse_moe.gate"},
+      {{"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}},
+      ".weight_packed",
+      ".weight_scale",
+      ".weight_global_scale",
+      "",
+      false,
+      StoredGlobal::PROFILE,
+      false,
+      true,
+      modelopt_ignored,
+      nullptr,
+      compressed_tensors_quantization_config,
   };
   return f;
 }
@@ -129,6 +180,7 @@ const CheckpointFormat& miles_format() {
       false,
       StoredGlobal::RECIP_PYREF_S,
       true,
+      false,
       miles_ignored,
       miles_hf_quant_config,
       miles_quantization_config,
@@ -138,11 +190,17 @@ const CheckpointFormat& miles_format() {
 
 std::optional<CheckpointFormat> find_format(const std::string& name) {
   if (name == "modelopt") return modelopt_format();
+  if (name == "compressed-tensors") return compressed_tensors_format();
   if (name == "miles") return miles_format();
   return std::nullopt;
 }
 
-std::string supported_formats() { return "modelopt, miles"; }
+std::string supported_formats() { return "modelopt, compressed-tensors, miles"; }
+
+std::vector<std::int64_t> global_shape(const CheckpointFormat& f, std::vector<std::int64_t> lead) {
+  if (lead.empty() && f.global_as_vector) return {1};
+  return lead;
+}
 
 std::string module_of(const std::string& weight_name) {
   const std::string suffix = ".weight";
@@ -201,6 +259,7 @@ QuantizedWeight quantize_for_format(Backend& b, const CheckpointFormat& f, const
   QuantizedWeight q = quantize_weight(b, name, w, profile, amax, f.swizzled_scales);
   if (!q.global_scale && f.stored_global == StoredGlobal::RECIP_PYREF_S)
     q.global_scale = io::make_tensor_from<float>(io::DType::F32, {}, std::vector<float>{recip_pyref_s(amax)});
+  if (q.global_scale) q.global_scale->shape = global_shape(f, {});
   return q;
 }
 

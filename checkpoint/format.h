@@ -1,8 +1,8 @@
 // The NVFP4 checkpoint formats as data (docs/checkpoints.md), one descriptor per format: which
 // weights it quantizes, which of them share one global amax, the names it stores them under, how it
-// obtains its global scale and what its configuration files say. Formats A (`modelopt`, ModelOpt's
-// HF export) and C (`miles`, miles' converter, current version) exist; format B needs a profile the
-// project lacks (docs/checkpoints.md section 3.6).
+// obtains its global scale and what its configuration files say: A (`modelopt`, ModelOpt's HF
+// export), B (`compressed-tensors`, llm-compressor's nvfp4-pack-quantized weights as vLLM loads
+// them) and C (`miles`, miles' converter, current version).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,7 +22,7 @@ enum class StoredGlobal {
 };
 
 struct CheckpointFormat {
-  std::string name;             // "modelopt", "miles"
+  std::string name;             // "modelopt", "compressed-tensors", "miles"
   std::string default_profile;  // the profile whose numerics the format's producer has
   // fnmatch patterns over tensor names of the weights quantized (float) ...
   std::vector<std::string> quantized;
@@ -41,19 +41,27 @@ struct CheckpointFormat {
   // amax, stored stacked ([E, N, K/2], [E, N, K/16], global scale [E]). false: the format's layout
   // for them is not documented, and a selected 3-D tensor is refused rather than copied.
   bool stacked_experts = false;
+  // The global scale of a 2-D weight is stored as [1] (compressed-tensors) rather than a scalar [].
+  bool global_as_vector = false;
   // The entries the configuration files' ignore list gets for an unquantized tensor.
   std::vector<std::string> (*ignored)(const std::string& tensor, const io::TensorInfo& info);
-  // hf_quant_config.json, and config.json with its quantization_config, for the ignore list.
+  // hf_quant_config.json (nullptr: the format writes none), and config.json with its
+  // quantization_config, for the ignore list.
   nlohmann::json (*hf_quant_config)(const std::vector<std::string>& ignore);
   nlohmann::json (*with_quantization_config)(nlohmann::json config, const std::vector<std::string>& ignore);
 };
 
 const CheckpointFormat& modelopt_format();
+const CheckpointFormat& compressed_tensors_format();
 const CheckpointFormat& miles_format();
+
+// The shape a format stores a global scale in, for a weight whose leading dimensions are `lead`
+// ([] for a 2-D weight, [E] for 3-D experts).
+std::vector<std::int64_t> global_shape(const CheckpointFormat& f, std::vector<std::int64_t> lead);
 
 // The format of that name; cli-level callers turn nullopt into a usage error.
 std::optional<CheckpointFormat> find_format(const std::string& name);
-std::string supported_formats();  // "modelopt, miles"
+std::string supported_formats();  // "modelopt, compressed-tensors, miles"
 
 // "model.layers.0.mlp.up_proj.weight" -> "model.layers.0.mlp.up_proj".
 std::string module_of(const std::string& weight_name);

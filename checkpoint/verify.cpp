@@ -130,6 +130,7 @@ class Checker {
   TensorVerdict compare(const std::string& m, const Stored& s, const QuantizedWeight& e, bool global) {
     TensorVerdict v;
     v.module = m;
+    v.global_name = f_.global_suffix.substr(1);  // without the leading '.'
     v.data_total = e.data.bytes.size();
     v.data_diff = count_diff(s.data.bytes, e.data.bytes);
     v.scale_total = e.scale.bytes.size();
@@ -236,11 +237,14 @@ class Checker {
 
 }  // namespace
 
+std::string TensorVerdict::counts() const {
+  return fmt::format("data: {} of {} bytes differ; weight_scale: {} of {} bytes differ; {} {}", data_diff, data_total,
+                     scale_diff, scale_total, global_name, global_differs ? "differs" : "matches");
+}
+
 std::string TensorVerdict::line() const {
   if (match()) return module + ": match";
-  std::string s =
-      fmt::format("{}: MISMATCH (data: {} of {} bytes differ; weight_scale: {} of {} bytes differ; weight_scale_2 {})",
-                  module, data_diff, data_total, scale_diff, scale_total, global_differs ? "differs" : "matches");
+  const std::string s = fmt::format("{}: MISMATCH ({})", module, counts());
   return fault.empty() ? s : s + ": " + fault;
 }
 
@@ -303,6 +307,7 @@ std::string detect_format(const HfCheckpoint& quantized) {
       c["quantization_config"].value("quant_method", nlohmann::json()).is_string())
     method = c["quantization_config"]["quant_method"].get<std::string>();
   if (method == "modelopt_fp4") return "miles";  // miles' first version (docs/checkpoints.md section 4.5)
+  if (method == "compressed-tensors") return "compressed-tensors";
   if (method == "modelopt" || std::filesystem::exists(quantized.dir() / "hf_quant_config.json"))
     return modelopt_or_miles(quantized);
   if (method.empty())

@@ -17,9 +17,12 @@ struct TensorVerdict {
   std::string module;
   std::size_t data_diff = 0, data_total = 0, scale_diff = 0, scale_total = 0;
   bool global_differs = false;
+  std::string global_name = "weight_scale_2";  // the format's name of the stored global scale
   std::string fault;  // the fault class that reproduces it exactly, or "" (match, or unexplained)
   bool match() const { return data_diff == 0 && scale_diff == 0 && !global_differs; }
-  std::string line() const;  // "<module>: match" or "<module>: MISMATCH (...)[: fault]"
+  // "data: 3 of 2048 bytes differ; weight_scale: 0 of 256 bytes differ; weight_scale_2 matches"
+  std::string counts() const;
+  std::string line() const;  // "<module>: match" or "<module>: MISMATCH (counts)[: fault]"
 };
 
 struct CheckpointCheck {

@@ -1,4 +1,4 @@
-// `nvfp4-verify check-checkpoint --source HF_DIR --quantized Q_DIR [--format auto|modelopt|miles]
+// `nvfp4-verify check-checkpoint --source HF_DIR --quantized Q_DIR [--format auto|modelopt|compressed-tensors|miles]
 // [--profile P | --identify] [--junit FILE] [--report DIR]`: every quantized tensor of Q recomputed
 // from the source and compared byte for byte (checkpoint/verify.h, docs/checkpoints.md#commands);
 // --report writes the HTML report of cli/checkpoint_report.h. Exit 0
@@ -102,8 +102,8 @@ void register_check_checkpoint(CLI::App& app, int& exit_code) {
       app.add_subcommand("check-checkpoint", "Check an NVFP4 checkpoint against its BF16 source, tensor by tensor");
   cmd->add_option("--source", a->source, "the BF16 Hugging Face model directory")->required();
   cmd->add_option("--quantized", a->quantized, "the NVFP4 checkpoint directory")->required();
-  cmd->add_option("--format", a->format, "auto, modelopt or miles")
-      ->check(CLI::IsMember({"auto", "modelopt", "miles"}))
+  cmd->add_option("--format", a->format, "auto, modelopt, compressed-tensors or miles")
+      ->check(CLI::IsMember({"auto", "modelopt", "compressed-tensors", "miles"}))
       ->capture_default_str();
   CLI::Option* profile =
       cmd->add_option("--profile", a->profile, "numerics profile (default: the format's, modelopt or te-pyref)");

@@ -29,12 +29,6 @@ std::string page_stem(const std::string& module) {
   return s;
 }
 
-// "data: 3 of 2048 bytes differ; ...": the verdict line without the module.
-std::string counts(const checkpoint::TensorVerdict& v) {
-  return fmt::format("data: {} of {} bytes differ; weight_scale: {} of {} bytes differ; weight_scale_2 {}", v.data_diff,
-                     v.data_total, v.scale_diff, v.scale_total, v.global_differs ? "differs" : "matches");
-}
-
 // The kinds of mismatch the explanation found, most frequent first: "element tie flipped x 3, ...".
 std::string kinds(const Explanation& e) {
   std::vector<std::pair<MismatchKind, std::size_t>> k = e.kind_counts;
@@ -78,7 +72,7 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
     if (!v.match() && source.has(weight) && source.info(weight).shape.size() != 2) {
       // 3-D expert weights [E, N, K]: the verdict line says which experts differ; the block-level
       // pages are built for 2-D tensors.
-      e.detail = fmt::format("{}{}; no block-level page for 3-D expert tensors", counts(v), v.fault.empty() ? "" : "; fault: " + v.fault);
+      e.detail = fmt::format("{}{}; no block-level page for 3-D expert tensors", v.counts(), v.fault.empty() ? "" : "; fault: " + v.fault);
     } else if (!v.match()) {
       const checkpoint::TensorCase tc = checkpoint::tensor_case(source, quantized, f, c.profile, v.module);
       FailureReport page;
@@ -100,7 +94,7 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
         verdict.push_back("weight_scale_2 (the format's own global scale) differs");
       page.explanation.verdict = fmt::format("{}", fmt::join(verdict, "; "));
 
-      std::vector<std::string> detail = {counts(v)};
+      std::vector<std::string> detail = {v.counts()};
       if (const std::size_t blocks = mismatching_blocks(page.explanation)) detail.push_back(fmt::format("{} mismatching blocks", blocks));
       if (!page.explanation.kind_counts.empty()) detail.push_back(kinds(page.explanation));
       if (!v.fault.empty()) detail.push_back("fault: " + v.fault);

@@ -1,4 +1,4 @@
-// `nvfp4-verify convert-checkpoint --input HF_DIR --output OUT_DIR --format modelopt|miles [--profile P]
+// `nvfp4-verify convert-checkpoint --input HF_DIR --output OUT_DIR --format modelopt|compressed-tensors|miles [--profile P]
 // [--exclude PATTERN ...] [--backend reference|device]`: a BF16 Hugging Face model to an NVFP4
 // checkpoint (checkpoint/convert.h, docs/checkpoints.md#commands). Exit 0, or 2 for bad input
 // with nothing written at OUT_DIR.
@@ -72,7 +72,7 @@ void register_convert_checkpoint(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("convert-checkpoint", "Convert a BF16 Hugging Face model to an NVFP4 checkpoint");
   cmd->add_option("--input", a->input, "the Hugging Face model directory")->required();
   cmd->add_option("--output", a->output, "the directory to write (must not exist)")->required();
-  cmd->add_option("--format", a->format, "checkpoint format: modelopt or miles")->required();
+  cmd->add_option("--format", a->format, "checkpoint format: modelopt, compressed-tensors or miles")->required();
   cmd->add_option("--profile", a->profile,
                   "numerics profile (see `nvfp4-verify profiles`; default: the format's, modelopt or te-pyref)");
   cmd->add_option("--exclude", a->excludes, "keep modules matching this fnmatch pattern unquantized (repeatable)");

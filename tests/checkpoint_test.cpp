@@ -323,6 +323,60 @@ TEST_F(CheckpointTest, OneTensorUnderAnotherProfileIsNamed) {
   EXPECT_NE(check(" --identify").out.find("identify: no profile matches every tensor"), std::string::npos);
 }
 
+// Format B (docs/checkpoints.md section 3): weight_packed, weight_scale, weight_global_scale = G as
+// [1], no hf_quant_config.json, the compressed-tensors profile; q/k/v share the largest amax.
+TEST_F(CheckpointTest, CompressedTensorsDenseConversionChecksCleanAndWritesFormatB) {
+  const fs::path q = converted(false, "", "compressed-tensors");
+  const auto r = check();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("14 of 14 tensors match, every one bit for bit"), std::string::npos) << r.out;
+  const std::string a = "model.layers.0.self_attn.";
+  const float g = std::max({amax_of(source(a + "q_proj.weight")), amax_of(source(a + "k_proj.weight")),
+                            amax_of(source(a + "v_proj.weight"))});
+  const float reciprocal = 1.0f / g, G = reciprocal * 2688.0f;  // generate_gparam: 2688 / g as reciprocal * 2688
+  for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
+    const io::Tensor gs = stored(a + m + ".weight_global_scale");
+    EXPECT_EQ(gs.dtype, io::DType::F32);
+    EXPECT_EQ(gs.shape, (std::vector<std::int64_t>{1}));
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(f32_of(gs)), std::bit_cast<std::uint32_t>(G)) << m;
+  }
+  const io::Tensor data = stored(a + "k_proj.weight_packed"), scale = stored(a + "k_proj.weight_scale");
+  EXPECT_EQ(data.dtype, io::DType::U8);
+  EXPECT_EQ(data.shape, (std::vector<std::int64_t>{32, 32}));
+  EXPECT_EQ(scale.dtype, io::DType::F8_E4M3);
+  EXPECT_EQ(scale.shape, (std::vector<std::int64_t>{32, 4}));
+  EXPECT_EQ(stored("lm_head.weight").dtype, io::DType::BF16);
+  EXPECT_FALSE(fs::exists(q / "hf_quant_config.json"));
+  const nlohmann::json qc = read_json(q / "config.json")["quantization_config"];
+  EXPECT_EQ(qc["quant_method"], "compressed-tensors");
+  EXPECT_EQ(qc["format"], "nvfp4-pack-quantized");
+  EXPECT_EQ(qc["ignore"], nlohmann::json({"lm_head"}));
+  EXPECT_EQ(qc["config_groups"]["group_0"]["weights"]["group_size"], 16);
+  const nlohmann::json index = read_json(q / "model.safetensors.index.json");
+  EXPECT_FALSE(index["weight_map"].contains(a + "q_proj.input_global_scale"));  // weights only (NVFP4A16)
+  EXPECT_FALSE(index["weight_map"].contains(a + "q_proj.weight"));
+}
+
+TEST_F(CheckpointTest, CompressedTensorsMoeConversionIdentifiesItsProfileAndNamesAReciprocalGlobalScale) {
+  converted(true, "", "compressed-tensors");
+  auto r = check(" --identify");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("identify: every tensor matches under compressed-tensors\n"), std::string::npos) << r.out;
+  const std::string x = "model.layers.0.mlp.experts.";
+  EXPECT_EQ(stored(x + "0.gate_proj.weight_global_scale").bytes, stored(x + "0.up_proj.weight_global_scale").bytes);
+  EXPECT_NE(stored(x + "0.gate_proj.weight_global_scale").bytes, stored(x + "1.gate_proj.weight_global_scale").bytes);
+  // The fault: a global scale written as its reciprocal (the other formats' decode convention).
+  const std::string down = x + "1.down_proj";
+  io::Tensor gs = stored(down + ".weight_global_scale");
+  const float inverted = 1.0f / f32_of(gs);
+  std::memcpy(gs.bytes.data(), &inverted, 4);
+  replace({{down + ".weight_global_scale", gs}});
+  r = check();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find(down + ": MISMATCH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("weight_global_scale differs"), std::string::npos) << r.out;
+}
+
 // Format C (docs/checkpoints.md section 4): MoE expert linears only, data and scales of te-pyref,
 // weight_scale_2 = RN(1/S), input_scale = 1.0, gate/up sharing max(gate, up).
 TEST_F(CheckpointTest, MilesMoeConversionChecksCleanAndIdentifiesTePyref) {
@@ -453,10 +507,10 @@ TEST_F(CheckpointTest, OutputWithATrailingSlashIsTheDirectoryItself) {
 TEST_F(CheckpointTest, UnsupportedFormatIsRefusedNamingTheSupportedOne) {
   write_model(dir_ / "src", model_specs(false));
   const auto r = run_cli(
-      "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format compressed-tensors",
+      "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format gguf",
       dir_);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("supported: modelopt"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("supported: modelopt, compressed-tensors, miles"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "q"));
 }
 
