@@ -51,9 +51,8 @@ FloatMatrix amax_blocks(const FloatMatrix& x, AmaxRule rule, std::size_t bh, std
   if (K % bw) fail(op, ErrorCode::E_DIM16_K, "K={} is not a multiple of {}", K, bw);
   if (M % bh) fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of {}", M, bh);
   FloatMatrix out = xt::empty<float>({M / bh, K / bw});
-  constexpr std::int64_t kElementsPerThread = 1 << 18;
   with_rule(rule, [&]<AmaxRule kRule>() {
-    for_each_row(std::int64_t(M / bh), std::int64_t(bh * K), kElementsPerThread, [&](std::int64_t i) {
+    for_each_row(std::int64_t(M / bh), std::int64_t(bh * K), kRowElementsPerThread, [&](std::int64_t i) {
       for (std::size_t j = 0; j < K / bw; ++j) out(i, j) = amax_rect<kRule>(x, std::size_t(i) * bh, bh, j * bw, bw);
     });
     return 0;

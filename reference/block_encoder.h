@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "reference/e2m1_table.h"
 #include "reference/formulas.h"
 
 namespace nvfp4 {
@@ -16,17 +17,6 @@ namespace nvfp4 {
 using BlockCodes = void (*)(float factor, const float* x, std::uint8_t* packed);
 
 namespace block_encoder_detail {
-
-// e2m1_hw by lookup (reference/e2m1.h's table; tests/formats_exhaustive_test.cpp checks it on all
-// 2^32 inputs): the hardware encoder without its data-dependent branches.
-inline const std::array<std::uint8_t, kE2M1TableSize>& e2m1_hw_table() {
-  static const std::array<std::uint8_t, kE2M1TableSize> table = [] {
-    std::array<std::uint8_t, kE2M1TableSize> t{};
-    for (std::uint32_t i = 0; i < kE2M1TableSize; ++i) t[i] = e2m1_hw(e2m1_table_representative(i));
-    return t;
-  }();
-  return table;
-}
 
 // flatten: every call inlined, so that the fixed knobs fold the switches away.
 template <ElementEncoder::Op kOp, YClamp kClamp, E2M1Encoder kEncoder>
@@ -37,7 +27,7 @@ template <ElementEncoder::Op kOp, YClamp kClamp, E2M1Encoder kEncoder>
   const ElementEncoder e{kOp, factor};
   std::uint8_t c[16];
   if constexpr (kEncoder == E2M1Encoder::HW && kOp != ElementEncoder::Op::ALL_ZERO) {
-    const auto& hw = e2m1_hw_table();
+    const auto& hw = e2m1_hw_codes();  // the hardware encoder without its data-dependent branches
     std::uint32_t index[16];  // arithmetic first, in a loop of its own that the compiler vectorizes
     for (int i = 0; i < 16; ++i) index[i] = e2m1_table_index(scale_element(p, e, x[i]));
     for (int i = 0; i < 16; ++i) c[i] = hw[index[i]];

@@ -83,8 +83,7 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
   q.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(M)), std::size_t(scale_cols(K))});
   q.amax = row_global_amax;
   // Rows are independent: large tensors are quantized in row bands on every core.
-  constexpr std::int64_t kElementsPerThread = 1 << 18;
-  for_each_row(std::int64_t(M), std::int64_t(K), kElementsPerThread, [&](std::int64_t row) {
+  for_each_row(std::int64_t(M), std::int64_t(K), kRowElementsPerThread, [&](std::int64_t row) {
     const std::size_t r = std::size_t(row);
     const float g = row_global_amax(r);
     const GlobalScale gs = global_scale(profile.gs, g);  // once per tensor, or per row if row-scaled

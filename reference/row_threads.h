@@ -28,6 +28,9 @@ class RowThreadLimit {
   int saved_;
 };
 
+// The least work of an element-wise pass over rows (amaxes, encoding) worth a thread of its own.
+constexpr std::int64_t kRowElementsPerThread = 1 << 18;
+
 // `work_per_row`, `work_per_thread`: in any unit (elements, block products), the least work that
 // is worth a thread.
 template <class Body>
