@@ -1,6 +1,6 @@
 // The EXACT NVFP4 GEMM (NUMERICS.md §3.20.3) and the row-scaled post-scale (§3.20.4). Integer
-// tensor cores give each block's P_j, two binary64 FMAs per output and block scale it exactly, a
-// 64-bit integer holds the sum, and exact_round.cuh rounds once. Why each step is exact, the
+// tensor cores give each block's P_j, two integer multiply-adds per output and block scale it
+// exactly into a 64-bit integer sum, and exact_round.cuh rounds once. Why each step is exact, the
 // tiling and the register budget: docs/gemm-kernel.md.
 #include <stdexcept>
 #include <string>
@@ -66,14 +66,7 @@ constexpr int kThreads = 256;  // 8 warps, 2 (M) x 4 (N), each 64 x 32 outputs
 constexpr int kWarpM = 64, kWarpN = 32;
 constexpr int kFragsM = kWarpM / 16, kFragsN = kWarpN / 8;  // m16n8 fragments per warp
 constexpr int kOutputs = kFragsM * kFragsN * 4;             // per thread
-constexpr int kFlushStages = 16;  // 64 blocks per binary64 accumulation: |acc| < 64 · 2^47 = 2^53
 constexpr int kRasterGroup = 8;   // CTAs walk 8 row tiles at a time, for L2 reuse
-
-// The MMA starts from kLowBias, so its s32 result 2^30 + P_j is the low word of the binary64
-// 2^52 + 2^30 + P_j (high word 0x43300000) without any conversion.
-constexpr std::int32_t kLowBias = 1 << 30;
-constexpr std::uint32_t kHighWord = 0x43300000u;
-constexpr double kBias = 4503599627370496.0 + 1073741824.0;  // 2^52 + 2^30
 
 struct Stage {
   std::int8_t a[kTileM * kTileK];  // 16-byte chunks swizzled (chunk_offset)
@@ -82,15 +75,21 @@ struct Stage {
   std::uint32_t b_scale[kTileN];
 };
 
-struct Scales {  // one stage's decoded scales
-  double2 a_n[kBlocksPerStage][kTileM];  // (n_a, -kBias · n_a)
-  double b_n[kBlocksPerStage][kTileN];
+struct Scales {  // one stage's decoded scales n = f8 · 2^9
+  std::int32_t a_n[kBlocksPerStage][kTileM];
+  std::int32_t b_n[kBlocksPerStage][kTileN];
 };
 
-struct Shared {
+struct Pipeline {
   Stage stage[kStages];
   Scales scales[2];  // by stage parity: stage step + 1 is decoded while stage step is computed
-  long long total[kOutputs][kThreads];   // T so far, each thread's own column
+};
+
+// The main loop's buffers, then (after a barrier) the epilogue's: each thread's sums T, which
+// the epilogue reads by a runtime index (registers cannot be indexed at run time).
+union Shared {
+  Pipeline pipeline;
+  long long total[kOutputs][kThreads];
 };
 
 struct Args {
@@ -136,18 +135,18 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p
                : "r"(smem_address(p)));
 }
 
-// One block's 16x8 integer products, each from kLowBias: (2^30 + P_j) for rows g, g+8, columns 2t, 2t+1.
+// One block's 16x8 integer products P_j (from zero) for rows g, g+8, columns 2t, 2t+1.
 __device__ __forceinline__ void mma_block(std::uint32_t a0, std::uint32_t a1, std::uint32_t b, std::int32_t (&c)[4]) {
-  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};\n"
+  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %7, %7, %7};\n"
       : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-      : "r"(a0), "r"(a1), "r"(b), "r"(kLowBias), "r"(kLowBias), "r"(kLowBias), "r"(kLowBias));
+      : "r"(a0), "r"(a1), "r"(b), "r"(0));
 }
 
 // n = f8(b) · 2^9 (an integer, |n| < 2^18); NaN bytes give 0, the NaN rows carry them.
-__device__ __forceinline__ double scale_n(std::uint32_t b) {
+__device__ __forceinline__ std::int32_t scale_n(std::uint32_t b) {
   const int e = (b >> 3) & 0xF, m = b & 7;
   const int n = e == 0xF && m == 7 ? 0 : e == 0 ? m : (8 | m) << (e - 1);
-  return __int2double_rn(b & 0x80u ? -n : n);
+  return b & 0x80u ? -n : n;
 }
 
 __device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_t m0, std::int64_t n0, int step, int tid) {
@@ -168,8 +167,7 @@ __device__ __forceinline__ void decode_scales(Scales& s, const Stage& st, int ti
 #pragma unroll
   for (int k = 0; k < kBlocksPerStage * kTileM / kThreads; ++k) {  // a fixed count, as in load_stage
     const int i = tid + k * kThreads, row = i % kTileM, block = i / kTileM;
-    const double na = scale_n((st.a_scale[row] >> (8 * block)) & 0xFFu);
-    s.a_n[block][row] = make_double2(na, __dmul_rn(-kBias, na));  // exact: 27 significant bits at most
+    s.a_n[block][row] = scale_n((st.a_scale[row] >> (8 * block)) & 0xFFu);
     s.b_n[block][row] = scale_n((st.b_scale[row] >> (8 * block)) & 0xFFu);
   }
 }
@@ -181,19 +179,20 @@ __device__ __forceinline__ void mma_group(const std::uint32_t (&af)[4], int half
   for (int f = 0; f < kFragsN; ++f) mma_block(af[2 * half], af[2 * half + 1], bf[f], c[f]);
 }
 
-// acc += P_j · n_a · n_b for every output of the warp tile and every block of the stage.
+// acc += P_j · n_a · n_b for every output of the warp tile and every block of the stage: one
+// 32-bit multiply (P_j · n_a, |.| < 2^30) and one 32 x 32 + 64-bit multiply-add per output and block.
 // Software-pipelined over 16 groups (4 blocks x 4 A fragments): the fragments, scales and MMAs of
-// group q + 1 are issued before the binary64 FMAs of group q, so the MMA latency overlaps them.
+// group q + 1 are issued before the multiply-adds of group q, so the MMA latency overlaps them.
 // Only the order of independent instructions changes, not the arithmetic (docs/gemm-kernel.md, "ILP").
 __device__ __forceinline__ void compute_stage(const Scales& s, const Stage& st, int wm, int wn, int lane,
-                                              double (&acc)[kOutputs]) {
+                                              long long (&acc)[kOutputs]) {
   const int g = lane >> 2, t = lane & 3, q8 = lane >> 3;
   constexpr int kGroups = kBlocksPerStage * kFragsM;
   std::uint32_t bf[2][4], af[2][4];  // by block parity; by A fragment pair parity
-  double2 nb[2][kFragsN];            // by block parity
-  double2 na[2][2];                  // by group parity
+  int2 nb[2][kFragsN];               // by block parity
+  std::int32_t na[2][2];             // by group parity
   std::int32_t c[2][kFragsN][4];     // by group parity
-  // Issue everything group q needs except its FMAs.
+  // Issue everything group q needs except its multiply-adds.
   auto issue = [&](int grp) {
     const int block = grp / kFragsM, row = grp % kFragsM;
     if (row == 0) ldmatrix_x4(bf[block & 1], st.b + chunk_offset(wn + 8 * (lane >> 3) + (lane & 7), block));
@@ -204,8 +203,7 @@ __device__ __forceinline__ void compute_stage(const Scales& s, const Stage& st, 
     na[grp & 1][1] = s.a_n[block][wm + 16 * row + g + 8];
     if (row == 0) {
 #pragma unroll
-      for (int f = 0; f < kFragsN; ++f)
-        nb[block & 1][f] = *reinterpret_cast<const double2*>(&s.b_n[block][wn + 8 * f + 2 * t]);
+      for (int f = 0; f < kFragsN; ++f) nb[block & 1][f] = *reinterpret_cast<const int2*>(&s.b_n[block][wn + 8 * f + 2 * t]);
     }
   };
   issue(0);
@@ -215,26 +213,12 @@ __device__ __forceinline__ void compute_stage(const Scales& s, const Stage& st, 
     const int block = grp / kFragsM, row = grp % kFragsM;
 #pragma unroll
     for (int f = 0; f < kFragsN; ++f) {
-      double u[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        const double d = __hiloint2double(int(kHighWord), c[grp & 1][f][r]);  // 2^52 + 2^30 + P_j
-        u[r] = __fma_rn(d, na[grp & 1][r >> 1].x, na[grp & 1][r >> 1].y);      // P_j · n_a, exact
-      }
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        double& a = acc[(row * kFragsN + f) * 4 + r];
-        a = __fma_rn(u[r], r & 1 ? nb[block & 1][f].y : nb[block & 1][f].x, a);  // exact while |a| < 2^53
+        const std::int32_t u = c[grp & 1][f][r] * na[grp & 1][r >> 1];  // P_j · n_a, exact in 32 bits
+        acc[(row * kFragsN + f) * 4 + r] += static_cast<long long>(u) * (r & 1 ? nb[block & 1][f].y : nb[block & 1][f].x);
       }
     }
-  }
-}
-
-__device__ __forceinline__ void flush(Shared& s, int tid, double (&acc)[kOutputs]) {
-#pragma unroll
-  for (int q = 0; q < kOutputs; ++q) {
-    s.total[q][tid] += __double2ll_rn(acc[q]);  // an integer below 2^53: exact
-    acc[q] = 0.0;
   }
 }
 
@@ -248,7 +232,8 @@ __device__ __forceinline__ void store_output(const Args& p, std::int64_t i, floa
 
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  Shared& s = *reinterpret_cast<Shared*>(smem);
+  Shared& shared = *reinterpret_cast<Shared*>(smem);
+  Pipeline& s = shared.pipeline;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = (warp / 4) * kWarpM, wn = (warp % 4) * kWarpN;
 
@@ -259,11 +244,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
   const std::int64_t height = min(tiles_m - first, std::int64_t(kRasterGroup));
   const std::int64_t m0 = (first + pid % per_group % height) * kTileM, n0 = pid % per_group / height * kTileN;
 
+  long long acc[kOutputs];  // T so far: |T| < 76,087 · 2^47 < 2^63 (kGemmMaxBlocks)
 #pragma unroll
-  for (int q = 0; q < kOutputs; ++q) s.total[q][tid] = 0;
-  double acc[kOutputs];
-#pragma unroll
-  for (int q = 0; q < kOutputs; ++q) acc[q] = 0.0;
+  for (int q = 0; q < kOutputs; ++q) acc[q] = 0;
 
   const int steps = int(p.padded_k / kTileK);
 #pragma unroll
@@ -283,11 +266,13 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
     if (next < steps) load_stage(s.stage[next % kStages], p, m0, n0, next, tid);
     cp_async_commit();
     compute_stage(s.scales[step & 1], s.stage[step % kStages], wm, wn, lane, acc);
-    // Unconditional (no branch, so ptxas may interleave it with the FMAs): after the last stage it
-    // decodes that stage again into the unused buffer.
+    // Unconditional (no branch, so ptxas may interleave it with the multiply-adds): after the last
+    // stage it decodes that stage again into the unused buffer.
     decode_scales(s.scales[(step + 1) & 1], s.stage[min(step + 1, steps - 1) % kStages], tid);
-    if ((step + 1) % kFlushStages == 0 || step + 1 == steps) flush(s, tid, acc);
   }
+  __syncthreads();  // every warp is done with the pipeline's buffers, which the totals overwrite
+#pragma unroll
+  for (int q = 0; q < kOutputs; ++q) shared.total[q][tid] = acc[q];
 
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll 1
@@ -296,7 +281,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
     const std::int64_t row = m0 + wm + 16 * i + g + 8 * (r >> 1), col = n0 + wn + 8 * f + 2 * t + (r & 1);
     if (row >= p.M || col >= p.N) continue;
     const std::int64_t o = row * p.N + col;
-    float v = exact::gemm_value(p.a_nan[row] | p.b_nan[col], s.total[q][tid], p.alpha, p.has_c, p.beta,
+    float v = exact::gemm_value(p.a_nan[row] | p.b_nan[col], shared.total[q][tid], p.alpha, p.has_c, p.beta,
                                 p.has_c ? p.c[o] : 0.0f);
     if (p.bias) v = add_rn(v, p.bias[col]);
     store_output(p, o, v);
