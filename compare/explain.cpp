@@ -287,6 +287,7 @@ std::string_view mismatch_kind_name(MismatchKind k) {
     case MismatchKind::kAmax: return "amax / global scale";
     case MismatchKind::kShardByteShift: return "partial-cast byte index off by one (odd shard start)";
     case MismatchKind::kSharedByteNibble: return "shared byte lost a rank's nibble";
+    case MismatchKind::kShiftOrSharedNibble: return "byte index off by one or shared byte lost a nibble (both fit)";
     case MismatchKind::kScaleRowPitch: return "scale rows at pitch K/16";
     case MismatchKind::kSrOtherNeighbour: return "stochastic rounding to the other neighbour";
     case MismatchKind::kRhtSingleRounding: return "rounded once to BF16 (binary32 step skipped)";

@@ -27,6 +27,7 @@ enum class MismatchKind {
   // The distributed weight cast (NUMERICS.md §5.1-§5.3):
   kShardByteShift,      // a rank starting at an odd element wrote its element pairs one byte low
   kSharedByteNibble,    // a byte shared by two ranks kept only one rank's nibble
+  kShiftOrSharedNibble, // every mismatching byte fits both of the two above: the bytes cannot tell them apart
   kScaleRowPitch,       // expanded rowwise scales written at row pitch K/16 instead of roundup(K/16, 4)
   // Stochastic rounding (§3.18):
   kSrOtherNeighbour,    // codes are neighbours: the other side of the element's random-byte threshold

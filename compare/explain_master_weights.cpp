@@ -97,7 +97,8 @@ class MasterWeightsExplainer {
 
   // Classifies the rowwise data bytes; returns the most frequent kind (kOther if none). A byte
   // can fit both patterns (e.g. a shared byte whose shifted-in nibble is 0); the pattern that
-  // fits every mismatching byte wins, as the simpler explanation.
+  // fits every mismatching byte wins, as the simpler explanation, and when every byte fits both
+  // (a shrunk case can keep a single such byte) the kind says so instead of choosing.
   MismatchKind data(const std::string& name, const FloatMatrix& w, std::int64_t offset, const ByteMatrix& ed,
                     const ByteMatrix& ad) {
     const std::int64_t K = std::int64_t(w.shape(1)), bytes = std::int64_t(ed.size());
@@ -129,10 +130,12 @@ class MasterWeightsExplainer {
       wrong.push_back({b, (!lo_differs || shifted(0)) && (!hi_differs || shifted(1)), nibble_lost});
     }
     const bool all_lost = std::all_of(wrong.begin(), wrong.end(), [](const Wrong& x) { return x.nibble_lost; });
+    const bool all_both = std::all_of(wrong.begin(), wrong.end(), [](const Wrong& x) { return x.nibble_lost && x.shifted; });
     std::map<MismatchKind, std::size_t> kinds;
     for (const Wrong& x : wrong) {
       MismatchKind kind = MismatchKind::kOther;
-      if (x.nibble_lost && (all_lost || !x.shifted)) kind = MismatchKind::kSharedByteNibble;
+      if (all_both) kind = MismatchKind::kShiftOrSharedNibble;
+      else if (x.nibble_lost && (all_lost || !x.shifted)) kind = MismatchKind::kSharedByteNibble;
       else if (x.shifted) kind = MismatchKind::kShardByteShift;
       ++kinds[kind];
       const std::uint8_t e = ed.data()[x.byte], a = ad.data()[x.byte];
@@ -193,6 +196,12 @@ class MasterWeightsExplainer {
           "only one rank's nibble (NUMERICS.md §5.3, variant ALLGATHER_BYTES); each nibble must come from the rank "
           "that owns its element",
           causes, causes);
+    else if (all(MismatchKind::kShiftOrSharedNibble))
+      out_.verdict = fmt::format(
+          "actual matches both the partial-cast byte-index bug (NUMERICS.md §5.1, variant PARTIAL_CAST_IDX_TE) and a "
+          "byte-granular all-gather (§5.3, variant ALLGATHER_BYTES) on {}/{} mismatching nibbles: every mismatching "
+          "byte fits both patterns ({}); a case with more mismatching bytes tells them apart",
+          causes, causes, odd_ranks);
     else if (all(MismatchKind::kScaleRowPitch))
       out_.verdict = fmt::format(
           "actual matches the fused-scale row-pitch bug on {}/{} mismatching scale bytes: the expanded rowwise "
