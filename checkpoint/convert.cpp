@@ -32,12 +32,20 @@ std::uint64_t byte_size(const io::TensorInfo& t) {
 // The tensors a shard of the output declares, in the source shard's order.
 std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint& src, const std::string& file,
                                                              const std::map<std::string, std::string>& group_of,
+                                                             const std::set<std::string>& bmm,
                                                              const CheckpointFormat& f) {
   std::vector<std::pair<std::string, io::TensorInfo>> out;
   for (const std::string& t : src.tensors_of(file)) {
     const io::TensorInfo& in = src.info(t);
     if (!group_of.count(t)) {
       out.emplace_back(t, io::TensorInfo{in.dtype, in.shape, 0, 0});
+      continue;
+    }
+    if (bmm.count(t)) {  // [E, in, out]: ModelOpt's layout (quantize_bmm_experts)
+      const std::int64_t E = in.shape[0], k = in.shape[1], n = in.shape[2];
+      out.emplace_back(t, io::TensorInfo{io::DType::U8, {E, k / 2, n}, 0, 0});
+      out.emplace_back(t + kBmmScaleSuffix, io::TensorInfo{io::DType::F8_E4M3, {E, k / 16, n}, 0, 0});
+      out.emplace_back(t + kBmmGlobalSuffix, io::TensorInfo{io::DType::F32, {}, 0, 0});
       continue;
     }
     const std::string m = module_of(t);
@@ -59,14 +67,15 @@ std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint&
 }
 
 void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint& src,
-                  const std::map<std::string, std::string>& group_of, const std::map<std::string, float>& group_amax,
+                  const std::map<std::string, std::string>& group_of, const std::set<std::string>& bmm,
+                  const std::map<std::string, float>& group_amax,
                   const std::vector<std::string>& exclude_modules, const fs::path& tmp, ConvertProgress& p,
                   const std::function<void(const ConvertProgress&)>& progress, ConvertSummary& s) {
   const CheckpointFormat& f = o.format;
   nlohmann::json weight_map = nlohmann::json::object();
   std::uint64_t total_size = 0;
   for (const std::string& file : src.shards()) {
-    const auto decls = declared(src, file, group_of, f);
+    const auto decls = declared(src, file, group_of, bmm, f);
     for (const auto& [name, info] : decls) {
       weight_map[name] = file;
       total_size += byte_size(info);
@@ -78,9 +87,15 @@ void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint&
       if (!group_of.count(t)) {
         out.write(t, w);
         ++s.kept;
+      } else if (bmm.count(t)) {
+        const QuantizedWeight q = quantize_bmm_experts(backend, t, w, o.profile, group_amax.at(group_of.at(t)));
+        out.write(t, q.data);
+        out.write(t + kBmmScaleSuffix, q.scale);
+        out.write(t + kBmmGlobalSuffix, *q.global_scale);
+        ++s.quantized;
       } else {
         const std::string m = module_of(t);
-        // 3-D expert weights: each expert its own amax, computed by the quantization itself.
+        // Stacked 3-D expert weights: each expert its own amax, computed by the quantization itself.
         const float amax = w.shape.size() == 3 ? 0.0f : group_amax.at(group_of.at(t));
         QuantizedWeight q = quantize_for_format(backend, f, t, w, o.profile, amax);
         out.write(m + f.data_suffix, q.data);
@@ -130,12 +145,30 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
   const HfCheckpoint src(o.input);
 
   std::map<std::string, std::string> group_of;  // quantized tensor -> its shared-amax group
+  std::set<std::string> bmm;                    // those of them that are BMM-style 3-D experts
   std::vector<std::string> exclude_modules;     // the format's ignore list, without repeats
   std::set<std::string> excluded;
   ConvertProgress p;
   for (const auto& [t, file] : src.weight_map()) {
     const io::TensorInfo& info = src.info(t);
     p.bytes_total += byte_size(info);
+    if (is_bmm_selected(o.format, t, info, o.excludes)) {
+      if (!o.format.bmm_layout)
+        throw io::FormatError(fmt::format(
+            "{}: {} is a 3-D expert tensor [E, in, out]; format {} stores experts as separate 2-D modules, and "
+            "convert-checkpoint does not split fused experts",
+            o.input.string(), t, o.format.name));
+      if (!is_bmm_model(o.format, src.config()))
+        throw io::FormatError(fmt::format(
+            "{}: {} is a 3-D expert tensor of a model of type '{}'; format {} writes ModelOpt's transposed "
+            "[E, in, out] layout only for the experts of model types {} (Llama-4, GPT-OSS; docs/checkpoints.md "
+            "section 2.7); ModelOpt splits other fused experts into 2-D modules, which convert-checkpoint does not do",
+            o.input.string(), t, model_type_of(src.config()), o.format.name, fmt::join(o.format.bmm_model_types, ", ")));
+      group_of[t] = "bmm:" + t;  // its own amax, over all experts
+      bmm.insert(t);
+      p.bytes_total += byte_size(info);  // read in both passes
+      continue;
+    }
     if (is_quantized(o.format, t, info, o.excludes)) {
       group_of[t] = amax_group(o.format, module_of(t));
       if (info.shape.size() == 2) p.bytes_total += byte_size(info);  // read in both passes
@@ -143,32 +176,37 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
     }
     if (!o.format.stacked_experts && info.shape.size() == 3 && is_selected(o.format, t, o.excludes))
       throw io::FormatError(fmt::format(
-          "{}: {} is a 3-D expert tensor; how format {} stores those (per-expert or per-tensor global scale) is "
-          "not documented (docs/checkpoints.md section 2.7), so convert-checkpoint does not write it",
-          o.input.string(), t, o.format.name));
+          "{}: {} is a 3-D expert tensor; format {} {}, so convert-checkpoint does not write it",
+          o.input.string(), t, o.format.name,
+          o.format.bmm_layout ? "stores 3-D experts only as the BMM parameters of Llama-4 / GPT-OSS (names without "
+                                "\".weight\", docs/checkpoints.md section 2.7); a 3-D \".weight\" has no documented layout"
+                              : "stores experts as separate 2-D modules"));
     for (std::string& m : o.format.ignored(t, info))
       if (excluded.insert(m).second) exclude_modules.push_back(std::move(m));
   }
   p.tensors_total = src.weight_map().size();
-  for (const auto& [t, g] : group_of) p.tensors_total += src.info(t).shape.size() == 2;  // read in pass 1 too
+  for (const auto& [t, g] : group_of)  // read in pass 1 too
+    p.tensors_total += src.info(t).shape.size() == 2 || bmm.count(t);
   // A 3-D expert tensor has one amax per expert; miles rejects sharing an amax with a peer for it
   // ("global_amax override is only supported for 2D weights", docs/checkpoints.md section 4.5).
   {
     std::map<std::string, std::vector<std::string>> members;
     for (const auto& [t, g] : group_of) members[g].push_back(t);
     for (const auto& [t, g] : group_of)
-      if (src.info(t).shape.size() == 3 && members.at(g).size() > 1)
+      if (src.info(t).shape.size() == 3 && !bmm.count(t) && members.at(g).size() > 1)
         throw io::FormatError(fmt::format(
             "{}: {} is a 3-D expert tensor in a shared-amax group ({}); format {} shares an amax for 2-D weights "
             "only",
             o.input.string(), t, fmt::join(members.at(g), ", "), o.format.name));
   }
 
-  // Pass 1: every quantized weight's amax, combined per group under the profile's NaN rule.
+  // Pass 1: every quantized weight's amax, combined per group under the profile's NaN rule (a BMM
+  // expert parameter's over all its experts).
   std::map<std::string, float> group_amax;
   for (const std::string& file : src.shards())
     for (const std::string& t : src.tensors_of(file)) {
-      if (!group_of.count(t) || src.info(t).shape.size() == 3) continue;  // 3-D: amax per expert, in pass 2
+      if (!group_of.count(t) || (src.info(t).shape.size() == 3 && !bmm.count(t)))
+        continue;  // stacked 3-D: amax per expert, in pass 2
       const io::Tensor w = src.read(t);
       const float a = weight_amax(backend, t, w, o.profile);
       const auto [it, fresh] = group_amax.emplace(group_of.at(t), a);
@@ -184,7 +222,7 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
   try {
     fs::remove_all(tmp);
     fs::create_directories(tmp);
-    write_output(o, backend, src, group_of, group_amax, exclude_modules, tmp, p, progress, s);
+    write_output(o, backend, src, group_of, bmm, group_amax, exclude_modules, tmp, p, progress, s);
     if (fs::exists(fs::symlink_status(output)))
       throw io::FormatError(fmt::format("{}: appeared during the conversion; left as it is", output.string()));
     fs::rename(tmp, output);

@@ -130,6 +130,9 @@ const CheckpointFormat& modelopt_format() {
       modelopt_ignored,
       modelopt_hf_quant_config,
       modelopt_quantization_config,
+      {"model.layers.*.experts.gate_up_proj", "model.layers.*.experts.down_proj"},
+      {"llama4", "llama4_text", "gpt_oss"},
+      true,
   };
   return f;
 }
@@ -158,6 +161,9 @@ const CheckpointFormat& compressed_tensors_format() {
       modelopt_ignored,
       nullptr,
       compressed_tensors_quantization_config,
+      {"model.layers.*.experts.gate_up_proj", "model.layers.*.experts.down_proj"},
+      {},
+      false,  // experts are separate 2-D modules in this format: a BMM parameter is refused
   };
   return f;
 }
@@ -184,6 +190,9 @@ const CheckpointFormat& miles_format() {
       miles_ignored,
       miles_hf_quant_config,
       miles_quantization_config,
+      {},  // miles' names end in ".weight"; a BMM parameter is not selected
+      {},
+      false,
   };
   return f;
 }
@@ -229,6 +238,34 @@ bool is_quantized(const CheckpointFormat& f, const std::string& tensor, const io
                   const std::vector<std::string>& extra_excludes) {
   return (info.shape.size() == 2 || (info.shape.size() == 3 && f.stacked_experts)) && is_float(info.dtype) &&
          is_selected(f, tensor, extra_excludes);
+}
+
+bool is_bmm_selected(const CheckpointFormat& f, const std::string& tensor, const io::TensorInfo& info,
+                     const std::vector<std::string>& extra_excludes) {
+  if (info.shape.size() != 3 || !is_float(info.dtype)) return false;
+  bool included = false;
+  for (const std::string& p : f.bmm_experts) included = included || matches(p, tensor);
+  if (!included) return false;
+  for (const std::string& p : f.excluded)
+    if (matches(p, tensor)) return false;
+  for (const std::string& p : extra_excludes)
+    if (matches(p, tensor)) return false;
+  return true;
+}
+
+std::string model_type_of(const nlohmann::json& config) {
+  if (!config.is_object()) return "";
+  for (const nlohmann::json* c : {config.contains("text_config") ? &config["text_config"] : nullptr, &config})
+    if (c && c->is_object() && c->value("model_type", nlohmann::json()).is_string())
+      return (*c)["model_type"].get<std::string>();
+  return "";
+}
+
+bool is_bmm_model(const CheckpointFormat& f, const nlohmann::json& config) {
+  const std::string t = model_type_of(config);
+  for (const std::string& m : f.bmm_model_types)
+    if (t == m) return true;
+  return false;
 }
 
 std::string amax_group(const CheckpointFormat& f, const std::string& module) {

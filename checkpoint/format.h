@@ -49,7 +49,22 @@ struct CheckpointFormat {
   // quantization_config, for the ignore list.
   nlohmann::json (*hf_quant_config)(const std::vector<std::string>& ignore);
   nlohmann::json (*with_quantization_config)(nlohmann::json config, const std::vector<std::string>& ignore);
+  // BMM-style 3-D expert parameters (Llama-4 `Llama4TextExperts`, GPT-OSS `GptOssExperts`,
+  // docs/checkpoints.md section 2.7): fnmatch patterns over the names of [E, in, out] parameters,
+  // stored without ".weight" (empty: the format has no rule for them, and they are copied as any
+  // unselected tensor) ...
+  std::vector<std::string> bmm_experts = {};
+  // ... the models they have that layout in (config.json's model_type, or text_config's) ...
+  std::vector<std::string> bmm_model_types = {};
+  // ... and whether the format writes them, in ModelOpt's layout (quantize_bmm_experts):
+  // <p> U8 [E, in/2, out], <p>_weight_scale F8_E4M3 [E, in/16, out], <p>_weight_scale_2 F32 [];
+  // false: a selected one is refused.
+  bool bmm_layout = false;
 };
+
+// The suffixes of a BMM expert parameter's block scale and global scale (quantizer_attr_names).
+inline constexpr const char* kBmmScaleSuffix = "_weight_scale";
+inline constexpr const char* kBmmGlobalSuffix = "_weight_scale_2";
 
 const CheckpointFormat& modelopt_format();
 const CheckpointFormat& compressed_tensors_format();
@@ -73,6 +88,18 @@ bool is_selected(const CheckpointFormat& f, const std::string& tensor, const std
 // format has stacked_experts).
 bool is_quantized(const CheckpointFormat& f, const std::string& tensor, const io::TensorInfo& info,
                   const std::vector<std::string>& extra_excludes);
+
+// Whether the tensor is a BMM-style 3-D expert parameter the format's rules select: a 3-D float
+// tensor whose name matches bmm_experts and is not excluded (the format's exclusions and
+// `extra_excludes` over its name, which is its module name).
+bool is_bmm_selected(const CheckpointFormat& f, const std::string& tensor, const io::TensorInfo& info,
+                     const std::vector<std::string>& extra_excludes);
+// The model type config.json (null when absent) declares: text_config.model_type where there is
+// one (a multimodal wrapper, as Llama-4's "llama4" around "llama4_text"), else model_type; "" when
+// neither is a string.
+std::string model_type_of(const nlohmann::json& config);
+// Whether that model type is one of the format's bmm_model_types.
+bool is_bmm_model(const CheckpointFormat& f, const nlohmann::json& config);
 
 // The key of the shared-amax group of a module: modules with the same key share one amax; a
 // module in no group gets its own name.

@@ -25,7 +25,8 @@ struct TensorCase {
   TensorMap actual;
 };
 
-// Throws io::FormatError as check_checkpoint does for a module lacking a tensor or its source.
+// Throws io::FormatError as check_checkpoint does for a module lacking a tensor or its source (a
+// module of a 2-D <m>.weight only: 3-D expert weights have no block-level case).
 TensorCase tensor_case(const HfCheckpoint& source, const HfCheckpoint& quantized, const CheckpointFormat& f,
                        const std::string& profile, const std::string& module);
 

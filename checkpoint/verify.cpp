@@ -1,6 +1,7 @@
 #include "checkpoint/verify.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <bit>
@@ -8,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include "cases/reference_backend.h"
 #include "checkpoint/weight_quantizer.h"
@@ -32,20 +34,26 @@ bool one_byte(io::DType d) { return io::dtype_size(d) == 1; }
 class Checker {
  public:
   Checker(const HfCheckpoint& src, const HfCheckpoint& q, const CheckpointFormat& f) : src_(src), q_(q), f_(f) {
+    const std::string bmm_suffix = kBmmScaleSuffix;
     for (const auto& [t, file] : q.weight_map())
-      if (t.ends_with(f.scale_suffix)) modules_.push_back(t.substr(0, t.size() - f.scale_suffix.size()));
+      if (t.ends_with(f.scale_suffix)) {
+        modules_.push_back(t.substr(0, t.size() - f.scale_suffix.size()));
+      } else if (f.bmm_layout && t.ends_with(bmm_suffix)) {  // a BMM expert parameter <p>: <p>_weight_scale
+        modules_.push_back(t.substr(0, t.size() - bmm_suffix.size()));
+        bmm_.insert(modules_.back());
+      }
     if (modules_.empty())
       throw io::FormatError(
           fmt::format("{}: no tensor named *{}: no quantized module to check (format {})", q.dir().string(),
                       f.scale_suffix, f.name));
-    for (const std::string& m : modules_) groups_[amax_group(f, m)].push_back(m);
+    for (const std::string& m : modules_) groups_[group_key(m)].push_back(m);
   }
 
   const std::vector<std::string>& modules() const { return modules_; }
 
   TensorVerdict check(const std::string& m, const std::string& profile, bool classify) {
     const Stored s = stored(m);
-    if (stacked(m) && groups_.at(amax_group(f_, m)).size() > 1)
+    if (stacked(m) && groups_.at(group_key(m)).size() > 1)
       throw io::FormatError(fmt::format(
           "{}: {} is 3-D expert weights in a shared-amax group; format {} shares an amax for 2-D weights only",
           q_.dir().string(), m, f_.name));
@@ -56,26 +64,38 @@ class Checker {
   }
 
  private:
+  // A BMM-style 3-D expert parameter <p> ([E, in, out], stored as <p>, <p>_weight_scale,
+  // <p>_weight_scale_2; docs/checkpoints.md section 2.7), rather than a module <m> of <m>.weight.
+  bool bmm(const std::string& m) const { return bmm_.count(m) != 0; }
+  std::string source_name(const std::string& m) const { return bmm(m) ? m : m + ".weight"; }
+  std::string data_name(const std::string& m) const { return bmm(m) ? m : m + f_.data_suffix; }
+  std::string scale_name(const std::string& m) const { return m + (bmm(m) ? kBmmScaleSuffix : f_.scale_suffix); }
+  std::string global_name(const std::string& m) const { return m + (bmm(m) ? kBmmGlobalSuffix : f_.global_suffix); }
+  // A BMM parameter has its own amax, over all its experts.
+  std::string group_key(const std::string& m) const { return bmm(m) ? "bmm:" + m : amax_group(f_, m); }
+
   const io::TensorInfo& source_info(const std::string& m) const {
-    const std::string name = m + ".weight";
+    const std::string name = source_name(m);
     if (!src_.has(name))
-      throw io::FormatError(
-          fmt::format("{}: no tensor {} (the source of {}{})", src_.dir().string(), name, m, f_.scale_suffix));
+      throw io::FormatError(fmt::format("{}: no tensor {} (the source of {})", src_.dir().string(), name, scale_name(m)));
     return src_.info(name);
   }
 
   io::Tensor source(const std::string& m) {
     source_info(m);
-    const std::string name = m + ".weight";
+    const std::string name = source_name(m);
     io::Tensor w = src_.read(name);
-    if (w.shape.size() != 2 && !(w.shape.size() == 3 && f_.stacked_experts))
+    if (bmm(m) && w.shape.size() != 3)
+      throw io::FormatError(fmt::format("{}: {} is not 3-D [E, in, out] (the source of {})", src_.dir().string(), name,
+                                        scale_name(m)));
+    if (!bmm(m) && w.shape.size() != 2 && !(w.shape.size() == 3 && f_.stacked_experts))
       throw io::FormatError(fmt::format("{}: {} is not 2-D{}", src_.dir().string(), name,
                                         f_.stacked_experts ? " or 3-D [E, N, K]" : ""));
     return w;
   }
 
-  // 3-D expert weights [E, N, K]: quantized expert by expert, each with its own amax.
-  bool stacked(const std::string& m) const { return source_info(m).shape.size() == 3; }
+  // Stacked 3-D expert weights [E, N, K]: quantized expert by expert, each with its own amax.
+  bool stacked(const std::string& m) const { return !bmm(m) && source_info(m).shape.size() == 3; }
 
   // The amax the module is quantized with: its group's, or (3-D) none, each expert having its own.
   float amax_for(const std::string& profile, const std::string& m) {
@@ -83,9 +103,27 @@ class Checker {
   }
 
   Stored stored(const std::string& m) {
-    Stored s{q_.read(m + f_.data_suffix), q_.read(m + f_.scale_suffix), q_.read(m + f_.global_suffix)};
+    Stored s{q_.read(data_name(m)), q_.read(scale_name(m)), q_.read(global_name(m))};
     const io::TensorInfo& w = source_info(m);
     const std::string where = q_.dir().string();
+    if (bmm(m)) {
+      // [E, in, out]; accepted besides ModelOpt's layout, to be reported as a mismatch: the data and
+      // scales untransposed ([E, out, in/2], [E, out, in/16]) and one global scale per expert.
+      if (w.shape.size() != 3)
+        throw io::FormatError(fmt::format("{}: {} is not 3-D [E, in, out]", src_.dir().string(), source_name(m)));
+      const std::int64_t E = w.shape.at(0), in = w.shape.at(1), out = w.shape.at(2);
+      using Shape = std::vector<std::int64_t>;
+      if (!one_byte(s.data.dtype) || (s.data.shape != Shape{E, in / 2, out} && s.data.shape != Shape{E, out, in / 2}))
+        throw io::FormatError(fmt::format("{}: {} is not a byte tensor [{}, {}, {}] (docs/checkpoints.md section 2.7)",
+                                          where, data_name(m), E, in / 2, out));
+      if (!one_byte(s.scale.dtype) ||
+          (s.scale.shape != Shape{E, in / 16, out} && s.scale.shape != Shape{E, out, in / 16}))
+        throw io::FormatError(fmt::format("{}: {} is not a byte tensor [{}, {}, {}] (docs/checkpoints.md section 2.7)",
+                                          where, scale_name(m), E, in / 16, out));
+      if (s.global.dtype != io::DType::F32 || (s.global.numel() != 1 && s.global.numel() != E))
+        throw io::FormatError(fmt::format("{}: {} is not one F32 value", where, global_name(m)));
+      return s;
+    }
     if (w.shape.size() == 3 && f_.stacked_experts) {  // expert weights [E, N, K]
       const std::int64_t E = w.shape.at(0), n = w.shape.at(1), k = w.shape.at(2);
       if (!one_byte(s.data.dtype) || s.data.shape != std::vector<std::int64_t>{E, n, k / 2})
@@ -111,18 +149,19 @@ class Checker {
 
   float own_amax(const std::string& profile, const std::string& m) {
     const auto key = std::make_pair(profile, m);
-    if (!amax_.count(key)) amax_[key] = weight_amax(ref_, m + ".weight", source(m), profile);
+    if (!amax_.count(key)) amax_[key] = weight_amax(ref_, source_name(m), source(m), profile);
     return amax_.at(key);
   }
 
   float group_amax(const std::string& profile, const std::string& m) {
-    const std::vector<std::string>& members = groups_.at(amax_group(f_, m));
+    const std::vector<std::string>& members = groups_.at(group_key(m));
     float g = own_amax(profile, members.front());
     for (std::size_t i = 1; i < members.size(); ++i) g = combine_amax(profile, g, own_amax(profile, members[i]));
     return g;
   }
 
   QuantizedWeight expect(const std::string& profile, const std::string& m, float amax) {
+    if (bmm(m)) return quantize_bmm_experts(ref_, source_name(m), source(m), profile, amax);
     return quantize_for_format(ref_, f_, m + ".weight", source(m), profile, amax);
   }
 
@@ -131,10 +170,11 @@ class Checker {
     TensorVerdict v;
     v.module = m;
     v.global_name = f_.global_suffix.substr(1);  // without the leading '.'
+    // Stored in another shape (a BMM parameter untransposed), every byte is in another place.
     v.data_total = e.data.bytes.size();
-    v.data_diff = count_diff(s.data.bytes, e.data.bytes);
+    v.data_diff = s.data.shape == e.data.shape ? count_diff(s.data.bytes, e.data.bytes) : v.data_total;
     v.scale_total = e.scale.bytes.size();
-    v.scale_diff = count_diff(s.scale.bytes, e.scale.bytes);
+    v.scale_diff = s.scale.shape == e.scale.shape ? count_diff(s.scale.bytes, e.scale.bytes) : v.scale_total;
     if (global) v.global_differs = !e.global_scale || s.global.bytes != e.global_scale->bytes;
     return v;
   }
@@ -152,7 +192,9 @@ class Checker {
       }
       if (reciprocal) return "global scale stored as its reciprocal";
     }
-    if (data_ok && global_ok) {
+    if (data_ok && global_ok && bmm(m)) {
+      if (const auto swapped = experts_with_neighbours_scales(s, e)) return *swapped;
+    } else if (data_ok && global_ok) {
       const QuantizedWeight other =
           stacked(m) ? quantize_experts(ref_, m + ".weight", source(m), profile, !f_.swizzled_scales)
                      : quantize_weight(ref_, m + ".weight", source(m), profile, group_amax(profile, m),
@@ -166,7 +208,9 @@ class Checker {
         return "scales of expert " + *e2;
       }
     }
-    const std::vector<std::string>& members = groups_.at(amax_group(f_, m));
+    if (bmm(m))
+      if (const auto layout = bmm_layout_fault(m, s, e, profile)) return *layout;
+    const std::vector<std::string>& members = groups_.at(group_key(m));
     const float own = own_amax(profile, m);
     if (members.size() > 1 &&
         std::bit_cast<std::uint32_t>(own) != std::bit_cast<std::uint32_t>(group_amax(profile, m)) &&
@@ -184,6 +228,37 @@ class Checker {
         return "another profile: " + name;
     }
     return "";
+  }
+
+  // A BMM expert parameter stored in another converter's layout: the data and/or the scales
+  // untransposed ([E, out, in/2], [E, out, in/16]: the orientation ModelOpt quantizes in, not
+  // transposed back), and/or one global scale per expert (each expert quantized with its own amax)
+  // instead of one for the whole tensor. `e` is the reference in ModelOpt's layout.
+  std::optional<std::string> bmm_layout_fault(const std::string& m, const Stored& s, const QuantizedWeight& e,
+                                              const std::string& profile) {
+    const auto same = [](const io::Tensor& a, const io::Tensor& b) { return a.shape == b.shape && a.bytes == b.bytes; };
+    // "" when q (in ModelOpt's layout) reproduces s with its data and scales as they are or
+    // untransposed, naming those untransposed; nullopt when it does not.
+    const auto layout = [&](const QuantizedWeight& q) -> std::optional<std::string> {
+      if (!q.global_scale || s.global.bytes != q.global_scale->bytes) return std::nullopt;
+      const bool data = same(s.data, q.data), scale = same(s.scale, q.scale);
+      const bool data_t = !data && same(s.data, transpose_last2(q.data));
+      const bool scale_t = !scale && same(s.scale, transpose_last2(q.scale));
+      if (!(data || data_t) || !(scale || scale_t)) return std::nullopt;
+      std::vector<std::string> parts;
+      if (data_t) parts.push_back("data untransposed [E, out, in/2] (ModelOpt's layout: [E, in/2, out])");
+      if (scale_t) parts.push_back("scales untransposed [E, out, in/16] (ModelOpt's layout: [E, in/16, out])");
+      return fmt::format("{}", fmt::join(parts, ", "));
+    };
+    if (const auto d = layout(e); d && !d->empty()) return *d;
+    // quantize_experts of [E, out, in], each expert with its own amax, transposed back.
+    QuantizedWeight per_expert = quantize_experts(ref_, source_name(m), transpose_last2(source(m)), profile, false);
+    per_expert.data = transpose_last2(per_expert.data);
+    per_expert.scale = transpose_last2(per_expert.scale);
+    if (const auto d = layout(per_expert))
+      return "one weight_scale_2 per expert (each expert quantized with its own amax), where ModelOpt stores one for "
+             "the whole 3-D tensor" + (d->empty() ? "" : "; " + *d);
+    return std::nullopt;
   }
 
   // The expert e' (e - 1 or e + 1) whose reference scales `m` (expert e) holds.
@@ -231,6 +306,7 @@ class Checker {
   const CheckpointFormat& f_;
   ReferenceBackend ref_;
   std::vector<std::string> modules_;
+  std::set<std::string> bmm_;  // the modules that are BMM expert parameters
   std::map<std::string, std::vector<std::string>> groups_;
   std::map<std::pair<std::string, std::string>, float> amax_;
 };

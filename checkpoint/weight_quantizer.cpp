@@ -36,6 +36,8 @@ float weight_amax(Backend& b, const std::string& name, const io::Tensor& w, cons
   Case c = make_case("amax_global");
   c.params.set("profile", profile);
   c.inputs["x"] = w;
+  if (w.shape.size() == 3)  // [E, N, K] as [E·N, K]: the same elements
+    c.inputs["x"].shape = {w.shape[0] * w.shape[1], w.shape[2]};
   io::Tensor a;
   try {
     a = b.run(c).at("amax");
@@ -94,6 +96,33 @@ QuantizedWeight quantize_experts(Backend& b, const std::string& name, const io::
   q.expert_amax.resize(std::size_t(E));
   std::memcpy(q.expert_amax.data(), amax.bytes.data(), std::size_t(E) * 4);
   if (out.count("global_scale")) q.global_scale = io::Tensor{io::DType::F32, {E}, out.at("global_scale").bytes};
+  return q;
+}
+
+io::Tensor transpose_last2(const io::Tensor& t) {
+  if (t.shape.size() != 3) throw Error("transpose_last2", ErrorCode::E_RANK, "expects a 3-D tensor");
+  const std::int64_t A = t.shape[0], B = t.shape[1], C = t.shape[2];
+  const std::size_t es = io::dtype_size(t.dtype);
+  io::Tensor out{t.dtype, {A, C, B}, std::vector<std::uint8_t>(t.bytes.size())};
+  for (std::int64_t a = 0; a < A; ++a)
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t c = 0; c < C; ++c)
+        std::memcpy(out.bytes.data() + std::size_t((a * C + c) * B + b) * es,
+                    t.bytes.data() + std::size_t((a * B + b) * C + c) * es, es);
+  return out;
+}
+
+QuantizedWeight quantize_bmm_experts(Backend& b, const std::string& name, const io::Tensor& w,
+                                     const std::string& profile, float amax) {
+  if (w.shape.size() != 3) throw Error(name, ErrorCode::E_RANK, "BMM expert weights are [E, in, out]");
+  const std::int64_t E = w.shape[0], in = w.shape[1], out = w.shape[2];
+  io::Tensor rows = transpose_last2(w);  // [E, out, in], quantized as [E·out, in]
+  rows.shape = {E * out, in};
+  QuantizedWeight q = quantize_weight(b, name, rows, profile, amax, false);
+  q.data.shape = {E, out, in / 2};
+  q.scale.shape = {E, out, in / 16};
+  q.data = transpose_last2(q.data);  // [E, in/2, out]
+  q.scale = transpose_last2(q.scale);  // [E, in/16, out]
   return q;
 }
 

@@ -69,9 +69,12 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
     if (!info.identify.empty() && matching_under.count(v.module))
       e.detail = fmt::format("match under {}", fmt::join(matching_under.at(v.module), ", "));
     const std::string weight = v.module + ".weight";
-    if (!v.match() && source.has(weight) && source.info(weight).shape.size() != 2) {
-      // 3-D expert weights [E, N, K]: the verdict line says which experts differ; the block-level
-      // pages are built for 2-D tensors.
+    const bool three_d = source.has(weight) ? source.info(weight).shape.size() != 2
+                                            : source.has(v.module) && source.info(v.module).shape.size() == 3;
+    if (!v.match() && three_d) {
+      // 3-D expert weights ([E, N, K] stacked, or a BMM expert parameter [E, in, out] stored under
+      // its own name): the verdict line says which experts differ; the block-level pages are built
+      // for 2-D tensors.
       e.detail = fmt::format("{}{}; no block-level page for 3-D expert tensors", v.counts(), v.fault.empty() ? "" : "; fault: " + v.fault);
     } else if (!v.match()) {
       const checkpoint::TensorCase tc = checkpoint::tensor_case(source, quantized, f, c.profile, v.module);
