@@ -112,4 +112,18 @@ struct Profile {
   ExportedGlobal exported;
 };
 
+// The knobs of profile `te`, the default: its row in profiles.cpp, and the kernels' specialisation
+// (with these values constant, every knob switch of the formulas folds away).
+NVFP4_HD constexpr Profile te_knobs() {
+  return {AmaxRule::IGNORE,  GlobalScaleRule::TE, BlockScaleRule::A_MUL_SR6, ZeroBlockRule::NONE, LowerClamp::NONE,
+          CapRule::FMINF_FLTMAX, E4M3Cast::SAT, EncodeRule::TE, EncodeCap::FMINF, YClamp::NONE,
+          E2M1Encoder::HW, DequantRule::TE, ZeroGlobalRule::NONE, ExportedGlobal::NONE};
+}
+
+NVFP4_HD constexpr bool same_knobs(const Profile& a, const Profile& b) {
+  return a.amax == b.amax && a.gs == b.gs && a.bs == b.bs && a.zero == b.zero && a.lo == b.lo && a.cap == b.cap &&
+         a.e4m3 == b.e4m3 && a.enc == b.enc && a.ecap == b.ecap && a.yclamp == b.yclamp && a.e2m1 == b.e2m1 &&
+         a.dq == b.dq && a.zg == b.zg && a.exported == b.exported;
+}
+
 }  // namespace nvfp4

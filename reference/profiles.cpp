@@ -23,7 +23,7 @@ using EX = ExportedGlobal;
 // clang-format off
 //  AMAX          GS                BS                     ZERO     LO                    CAP                         E4M3       ENC                      ECAP       YCLAMP        E2M1               DQ                  ZG         EXPORTED
 constexpr NamedProfile kProfiles[] = {
-  {"te",         {A::IGNORE,    GS::TE,           BS::A_MUL_SR6,         Z::NONE, LO::NONE,            CAP::FMINF_FLTMAX,         E4::SAT,   ENC::TE,                 EC::FMINF, YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE},
+  {"te",         te_knobs(),  // its knob values: reference/profile.h (the kernels specialise on them)
    "TransformerEngine >= 2.14 kernels (tuned 1D, generic 2D, fallback, unfused RHT); FlashInfer exact path with G = S_enc; torchao NVFP4 training kernels",
    "IGNORE NaN rule of the BF16 block amax (max.xorsign.abs.bf16x2); -0.0 -> 0x8 on hardware"},
   {"te-2.13",    {A::IGNORE,    GS::TE,           BS::A_DIV6_MUL_S,      Z::NONE, LO::NONE,            CAP::FMINF_FLTMAX,         E4::SAT,   ENC::TE,                 EC::FMINF, YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE},
