@@ -1,5 +1,5 @@
 // `nvfp4-verify check-checkpoint --source HF_DIR --quantized Q_DIR [--format auto|modelopt|compressed-tensors|miles]
-// [--profile P | --identify] [--junit FILE] [--report DIR]`: every quantized tensor of Q recomputed
+// [--profile P | --identify] [--junit FILE] [--report DIR] [--threads N]`: every quantized tensor of Q recomputed
 // from the source and compared byte for byte (checkpoint/verify.h, docs/checkpoints.md#commands);
 // --report writes the HTML report of cli/checkpoint_report.h. Exit 0
 // when every tensor matches (--identify: under some profile), 1 when one differs, 2 for bad input.
@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "io/safetensors.h"
 #include "reference/profiles.h"
+#include "reference/row_threads.h"
 
 namespace nvfp4::cli {
 namespace {
@@ -26,6 +27,8 @@ namespace {
 struct CheckCheckpointArgs {
   std::string source, quantized, format = "auto", profile, junit, report;
   bool identify = false;
+  int threads = 0;  // 0: not given, one per hardware thread
+  bool threads_given = false;
 };
 
 // Written beside and renamed, so that a reader never sees a partial file.
@@ -46,6 +49,9 @@ std::string repeat_command(const CheckCheckpointArgs& a, const std::string& form
 }
 
 int run(const CheckCheckpointArgs& a) {
+  check_threads(a.threads_given, a.threads);
+  // Modules are checked one at a time; N caps the reference's threads over one tensor's rows.
+  const RowThreadLimit limit(a.threads);
   const checkpoint::HfCheckpoint source(a.source), quantized(a.quantized);
   const std::string format_name = a.format == "auto" ? checkpoint::detect_format(quantized) : a.format;
   const auto format = checkpoint::find_format(format_name);
@@ -113,7 +119,12 @@ void register_check_checkpoint(CLI::App& app, int& exit_code) {
   cmd->add_option("--report", a->report,
                   "write an HTML report into this directory: index.html (every tensor's verdict) and a page per "
                   "mismatching tensor");
-  cmd->callback([a, &exit_code] {
+  CLI::Option* threads = cmd->add_option(
+      "--threads", a->threads,
+      "threads of the reference over the rows of one tensor (default: one per hardware thread); the verdicts do not "
+      "depend on it");
+  cmd->callback([a, threads, &exit_code] {
+    a->threads_given = threads->count() > 0;
     exit_code = run(*a);
     std::fflush(stdout);
   });

@@ -28,6 +28,13 @@ float parse_f32(std::string_view option, const std::string& text);
 // --rht-mask: 0x-prefixed hex or decimal, at most 16 bits; UsageError otherwise.
 std::uint64_t parse_rht_mask(const std::string& text);
 
+// --threads N of convert-checkpoint and check-checkpoint: when given, N >= 1; UsageError otherwise.
+inline void check_threads(bool given, int n) {
+  if (given && n < 1)
+    throw UsageError("--threads " + std::to_string(n) +
+                     ": must be at least 1 (leave it out for one thread per hardware thread)");
+}
+
 void register_quantize(CLI::App& app);
 void register_dequantize(CLI::App& app);
 void register_profiles(CLI::App& app);

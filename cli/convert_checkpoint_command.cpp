@@ -1,7 +1,7 @@
 // `nvfp4-verify convert-checkpoint --input HF_DIR --output OUT_DIR --format modelopt|compressed-tensors|miles [--profile P]
-// [--exclude PATTERN ...] [--backend reference|device]`: a BF16 Hugging Face model to an NVFP4
-// checkpoint (checkpoint/convert.h, docs/checkpoints.md#commands). Exit 0, or 2 for bad input
-// with nothing written at OUT_DIR.
+// [--exclude PATTERN ...] [--backend reference|device] [--threads N]`: a BF16 Hugging Face model to
+// an NVFP4 checkpoint (checkpoint/convert.h, docs/checkpoints.md#commands). Exit 0, or 2 for bad
+// input with nothing written at OUT_DIR.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -15,6 +15,7 @@
 #include "checkpoint/convert.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
+#include "reference/row_threads.h"
 
 namespace nvfp4::cli {
 namespace {
@@ -22,6 +23,8 @@ namespace {
 struct ConvertArgs {
   std::string input, output, format, profile, backend = "reference";
   std::vector<std::string> excludes;
+  int threads = 0;  // 0: not given, one per hardware thread
+  bool threads_given = false;
 };
 
 // One carriage-returned line on a terminal: tensors, bytes, throughput and the time left.
@@ -41,6 +44,7 @@ class ProgressLine {
 };
 
 void convert(const ConvertArgs& a) {
+  check_threads(a.threads_given, a.threads);
   const auto format = checkpoint::find_format(a.format);
   if (!format) {
     const std::string why =
@@ -57,6 +61,9 @@ void convert(const ConvertArgs& a) {
   checkpoint::ConvertOptions o{a.input, a.output, *format, profile, a.excludes};
   std::function<void(const checkpoint::ConvertProgress&)> progress;
   if (::isatty(STDERR_FILENO)) progress = ProgressLine();
+  // Tensors are converted one at a time, in the source's order, whatever N: N caps the reference's
+  // threads over the rows of one tensor, whose results do not depend on it.
+  const RowThreadLimit limit(a.threads);
   const checkpoint::ConvertSummary s = checkpoint::convert_checkpoint(o, *backend, progress);
   std::printf("convert-checkpoint: wrote %s (%s, profile %s): %zu weights quantized, %zu tensors kept, %zu shard(s)\n",
               a.output.c_str(), format->name.c_str(), profile.c_str(), s.quantized, s.kept, s.shards);
@@ -79,7 +86,12 @@ void register_convert_checkpoint(CLI::App& app) {
   cmd->add_option("--backend", a->backend, "reference or device")
       ->check(CLI::IsMember({"reference", "device"}))
       ->capture_default_str();
-  cmd->callback([a] {
+  CLI::Option* threads = cmd->add_option(
+      "--threads", a->threads,
+      "threads of the reference over the rows of one tensor (default: one per hardware thread); the output does not "
+      "depend on it");
+  cmd->callback([a, threads] {
+    a->threads_given = threads->count() > 0;
     convert(*a);
     std::fflush(stdout);
   });

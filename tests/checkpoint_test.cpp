@@ -97,8 +97,9 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> fused_moe_specs()
 // A Llama-4-style MoE model (Llama4TextExperts, docs/checkpoints.md section 2.7): per layer the BMM
 // expert parameters `feed_forward.experts.gate_up_proj` [E, in = H, out = 2I] and `down_proj`
 // [E, in = I, out = H] (3-D, no ".weight"), a shared expert of 2-D linears and a router. E = 4,
-// I = 48 (so that in != out).
-std::vector<std::pair<std::string, std::vector<std::int64_t>>> llama4_specs() {
+// I = 48 (so that in != out); `gate_up_in` grows the first layer's gate_up_proj (for tensors that
+// the reference splits over threads).
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> llama4_specs(std::int64_t gate_up_in = kHidden) {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> s = {{"model.embed_tokens.weight", {kVocab, kHidden}}};
   for (int l = 0; l < 2; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
@@ -109,7 +110,7 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> llama4_specs() {
     s.push_back({p + "self_attn.o_proj.weight", {kHidden, 4 * kHeadDim}});
     s.push_back({p + "post_attention_layernorm.weight", {kHidden}});
     s.push_back({p + "feed_forward.router.weight", {4, kHidden}});
-    s.push_back({p + "feed_forward.experts.gate_up_proj", {4, kHidden, 96}});
+    s.push_back({p + "feed_forward.experts.gate_up_proj", {4, l == 0 ? gate_up_in : kHidden, 96}});
     s.push_back({p + "feed_forward.experts.down_proj", {4, 48, kHidden}});
     s.push_back({p + "feed_forward.shared_expert.gate_proj.weight", {48, kHidden}});
     s.push_back({p + "feed_forward.shared_expert.up_proj.weight", {48, kHidden}});
@@ -167,11 +168,11 @@ class CheckpointTest : public ::testing::Test {
     return run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format " + format,
                    dir_);
   }
-  // The Llama-4-style model (model_type llama4_text unless told) converted to `format`.
+  // The Llama-4-style model (model_type llama4_text unless told) converted to `format`, into `out`.
   test_support::CliRun convert_llama4(const std::string& format = "modelopt", const std::string& extra = "",
-                                      const std::string& model_type = "llama4_text") {
+                                      const std::string& model_type = "llama4_text", const std::string& out = "q") {
     if (!fs::exists(dir_ / "src")) write_model(dir_ / "src", llama4_specs(), model_type);
-    return run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format " + format +
+    return run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / out).string() + " --format " + format +
                        extra,
                    dir_);
   }
@@ -849,6 +850,37 @@ TEST_F(CheckpointTest, BmmExpertsAreRefusedWhereModelOptsLayoutDoesNotApply) {
   write_json(dir_ / "src" / "config.json", {{"model_type", "llama4"}, {"text_config", {{"model_type", "llama4_text"}}}});
   c = convert_llama4();
   EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+}
+
+// --threads N: the reference's threads over one tensor's rows; gate_up_proj of layer 0 is
+// [4, 2048, 96] (786,432 elements: three threads' worth), and the outputs are the same bytes.
+TEST_F(CheckpointTest, ConversionIsByteIdenticalForAnyThreadCount) {
+  write_model(dir_ / "src", llama4_specs(2048), "llama4_text");
+  ASSERT_EQ(convert_llama4("modelopt", " --threads 1", "llama4_text", "q1").exit_code, 0);
+  const auto c = convert_llama4("modelopt", " --threads 3", "llama4_text", "q3");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  std::set<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir_ / "q1")) files.insert(e.path().filename().string());
+  std::set<std::string> files3;
+  for (const auto& e : fs::directory_iterator(dir_ / "q3")) files3.insert(e.path().filename().string());
+  EXPECT_EQ(files, files3);
+  EXPECT_EQ(files.size(), 6u);  // two shards, index, config, hf_quant_config, tokenizer
+  for (const std::string& f : files)
+    EXPECT_EQ(test_support::slurp_text(dir_ / "q1" / f), test_support::slurp_text(dir_ / "q3" / f)) << f;
+  const auto r = run_cli("check-checkpoint --threads 2 --source " + src() + " --quantized " + (dir_ / "q3").string(), dir_);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("18 of 18 tensors match"), std::string::npos) << r.out;
+}
+
+TEST_F(CheckpointTest, ThreadCountBelowOneIsRefused) {
+  auto r = convert_llama4("modelopt", " --threads 0");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--threads 0: must be at least 1"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "q"));
+  r = run_cli("check-checkpoint --threads -2 --source " + src() + " --quantized " + src(), dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--threads -2: must be at least 1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace
