@@ -45,17 +45,24 @@ float amax_of(const io::Tensor& t) {
 void write_json(const fs::path& p, const nlohmann::json& j) { std::ofstream(p) << j.dump(2); }
 nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(std::ifstream(p)); }
 
+using TensorSpecs = std::vector<std::pair<std::string, std::vector<std::int64_t>>>;
+
+// The norms and attention projections of the layer whose names start with `p`.
+void push_attention(TensorSpecs& s, const std::string& p) {
+  s.push_back({p + "input_layernorm.weight", {kHidden}});
+  s.push_back({p + "self_attn.q_proj.weight", {4 * kHeadDim, kHidden}});
+  s.push_back({p + "self_attn.k_proj.weight", {2 * kHeadDim, kHidden}});
+  s.push_back({p + "self_attn.v_proj.weight", {2 * kHeadDim, kHidden}});
+  s.push_back({p + "self_attn.o_proj.weight", {kHidden, 4 * kHeadDim}});
+  s.push_back({p + "post_attention_layernorm.weight", {kHidden}});
+}
+
 // (name, shape) of a Llama-like (dense) or Qwen3-MoE-like model of two layers, in file order.
 std::vector<std::pair<std::string, std::vector<std::int64_t>>> model_specs(bool moe) {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> s = {{"model.embed_tokens.weight", {kVocab, kHidden}}};
   for (int l = 0; l < 2; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
-    s.push_back({p + "input_layernorm.weight", {kHidden}});
-    s.push_back({p + "self_attn.q_proj.weight", {4 * kHeadDim, kHidden}});
-    s.push_back({p + "self_attn.k_proj.weight", {2 * kHeadDim, kHidden}});
-    s.push_back({p + "self_attn.v_proj.weight", {2 * kHeadDim, kHidden}});
-    s.push_back({p + "self_attn.o_proj.weight", {kHidden, 4 * kHeadDim}});
-    s.push_back({p + "post_attention_layernorm.weight", {kHidden}});
+    push_attention(s, p);
     if (moe) {
       s.push_back({p + "self_attn.q_norm.weight", {kHeadDim}});
       s.push_back({p + "self_attn.k_norm.weight", {kHeadDim}});
@@ -103,12 +110,7 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> llama4_specs(std:
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> s = {{"model.embed_tokens.weight", {kVocab, kHidden}}};
   for (int l = 0; l < 2; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
-    s.push_back({p + "input_layernorm.weight", {kHidden}});
-    s.push_back({p + "self_attn.q_proj.weight", {4 * kHeadDim, kHidden}});
-    s.push_back({p + "self_attn.k_proj.weight", {2 * kHeadDim, kHidden}});
-    s.push_back({p + "self_attn.v_proj.weight", {2 * kHeadDim, kHidden}});
-    s.push_back({p + "self_attn.o_proj.weight", {kHidden, 4 * kHeadDim}});
-    s.push_back({p + "post_attention_layernorm.weight", {kHidden}});
+    push_attention(s, p);
     s.push_back({p + "feed_forward.router.weight", {4, kHidden}});
     s.push_back({p + "feed_forward.experts.gate_up_proj", {4, l == 0 ? gate_up_in : kHidden, 96}});
     s.push_back({p + "feed_forward.experts.down_proj", {4, 48, kHidden}});
