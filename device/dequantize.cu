@@ -16,13 +16,13 @@ __device__ __forceinline__ std::uint32_t out_bits(float v, Bf16*) { return float
 __device__ __forceinline__ std::uint32_t out_bits(float v, Half*) { return float_to_half(v); }
 
 // One thread per 16-element block: 8 code bytes and a scale byte in, 16 values out with
-// 16-byte stores. kTe: the profile's knobs are te's, constants (as in quantize.cu's kernel).
+// 16-byte stores. kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
 template <class Out, bool kTe>
 __global__ void dequantize_kernel(const std::uint8_t* __restrict__ data, const std::uint8_t* __restrict__ scale,
                                   const float* __restrict__ amax, std::int64_t amax_count, std::int64_t M,
                                   std::int64_t K, Profile runtime_profile, Out* __restrict__ out) {
   constexpr int kPerWord = 4 / sizeof(Out);  // outputs per 32-bit word
-  const Profile p = kTe ? te_knobs() : runtime_profile;
+  const Profile p = kernel_knobs<kTe>(runtime_profile);
   // One global scale per tensor: computed once per CTA instead of once per block.
   __shared__ GlobalScale tensor_scale;
   if (amax_count == 1) {
@@ -55,11 +55,11 @@ void dequantize(const std::uint8_t* data, const std::uint8_t* scale, const float
   const std::int64_t n = M * (K / 16);
   if (n == 0) return;
   const unsigned grid = grid_for(n, 256);
-  const bool te = same_knobs(profile, te_knobs());
   auto launch = [&](auto* typed_out) {
     using Out = std::remove_pointer_t<decltype(typed_out)>;
-    if (te) dequantize_kernel<Out, true><<<grid, 256, 0, stream>>>(data, scale, amax, amax_count, M, K, profile, typed_out);
-    else dequantize_kernel<Out, false><<<grid, 256, 0, stream>>>(data, scale, amax, amax_count, M, K, profile, typed_out);
+    dispatch_knobs(profile, [&](auto te) {
+      dequantize_kernel<Out, te()><<<grid, 256, 0, stream>>>(data, scale, amax, amax_count, M, K, profile, typed_out);
+    });
   };
   switch (type) {
     case OutputType::F32: launch(static_cast<float*>(out)); break;

@@ -1,8 +1,9 @@
 // Loading FP32/BF16/FP16 elements as exact binary32 values on the device, and the input-type
-// dispatch every launcher uses.
+// and profile dispatches the launchers use.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "device/kernels.h"
 #include "reference/half_float.h"
@@ -24,6 +25,20 @@ void dispatch_input(InputType type, F&& f) {
     case InputType::BF16: return f(Bf16{});
     case InputType::F16: return f(Half{});
   }
+}
+
+// Calls f(std::true_type{}) when the profile's knobs are te's and f(std::false_type{}) otherwise:
+// a kernel instantiated on that flag reads its knobs through kernel_knobs, so that te's compile as
+// constants and the shared formulas lose their knob switches.
+template <class F>
+void dispatch_knobs(const Profile& profile, F&& f) {
+  if (same_knobs(profile, te_knobs())) return f(std::true_type{});
+  return f(std::false_type{});
+}
+
+template <bool kTe>
+__device__ __forceinline__ Profile kernel_knobs(const Profile& runtime) {
+  return kTe ? te_knobs() : runtime;
 }
 
 inline unsigned grid_for(std::int64_t items, unsigned threads) {

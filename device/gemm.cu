@@ -180,7 +180,7 @@ __device__ __forceinline__ void mma_group(const std::uint32_t (&af)[4], int half
 }
 
 // acc += P_j · n_a · n_b for every output of the warp tile and every block of the stage: one
-// 32-bit multiply (P_j · n_a, |.| < 2^30) and one 32 x 32 + 64-bit multiply-add per output and block.
+// 32-bit multiply (P_j · n_a, |.| < 2^29) and one 32 x 32 + 64-bit multiply-add per output and block.
 // Software-pipelined over 16 groups (4 blocks x 4 A fragments): the fragments, scales and MMAs of
 // group q + 1 are issued before the multiply-adds of group q, so the MMA latency overlaps them.
 // Only the order of independent instructions changes, not the arithmetic (docs/gemm-kernel.md, "ILP").

@@ -217,14 +217,14 @@ __global__ void __launch_bounds__(kThreads) rht_amax_kernel(const std::uint16_t*
 // adjacent columns, so the reads of x are coalesced.
 constexpr int kChunksPerThread = 4;
 
-// kTe: the profile's knobs are te's, constants (as in quantize.cu's kernel).
+// kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
 template <bool kTe>
 __global__ void __launch_bounds__(kThreads) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                                 std::int64_t N, std::uint16_t mask, QuantizeParams q,
                                                                 std::uint8_t* __restrict__ data_t,
                                                                 std::uint8_t* __restrict__ scale_t) {
   __shared__ GlobalScale tensor_scale;  // once per CTA
-  const Profile p = kTe ? te_knobs() : q.profile;
+  const Profile p = kernel_knobs<kTe>(q.profile);
   const float g = q.amax_t[0];
   if (threadIdx.x == 0) tensor_scale = global_scale(p.gs, g);
   __syncthreads();
@@ -285,10 +285,9 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
   const std::int64_t tasks = N * ((blocks + kChunksPerThread - 1) / kChunksPerThread);
   if (tasks == 0) return;
   prepare_e2m1_codes();  // encode16's table
-  if (same_knobs(params.profile, te_knobs()))
-    rht_quantize_kernel<true><<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
-  else
-    rht_quantize_kernel<false><<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+  dispatch_knobs(params.profile, [&](auto te) {
+    rht_quantize_kernel<te()><<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+  });
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 

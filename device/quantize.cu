@@ -22,14 +22,13 @@ struct ChunkArgs {
   QuantizeOutputs out;
 };
 
-// kTe: the profile is `te` (the default), whose knobs are then constants (te_knobs()), so that the
-// shared formulas compile without their knob switches; otherwise they are read from the arguments.
+// kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
 template <class T, bool kTe>
 __global__ void __launch_bounds__(kThreads) quantize_kernel(const T* __restrict__ x, ChunkArgs a) {
   __shared__ float tile[kChunk][kChunk + 1];               // +1: column reads avoid bank conflicts
   __shared__ float block_amax[kChunk][kBlocksPerChunk];    // 1x16 amaxes, for 16x16 tiles
   __shared__ GlobalScale tensor_scale[2];                  // rowwise, columnwise (not row-scaled)
-  const Profile p = kTe ? te_knobs() : a.params.profile;
+  const Profile p = kernel_knobs<kTe>(a.params.profile);
   const std::int64_t row0 = std::int64_t(blockIdx.y) * kChunk, col0 = std::int64_t(blockIdx.x) * kChunk;
   const int t = threadIdx.x;
   // One global scale per tensor: computed once per CTA instead of once per block.
@@ -131,11 +130,11 @@ void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, con
   prepare_e2m1_codes();  // encode16's table
   const dim3 grid(grid_for(K, kChunk), grid_for(M, kChunk));
   const ChunkArgs args{M, K, params, out};
-  const bool te = same_knobs(params.profile, te_knobs());
   dispatch_input(type, [&](auto tag) {
     using T = decltype(tag);
-    if (te) quantize_kernel<T, true><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), args);
-    else quantize_kernel<T, false><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), args);
+    dispatch_knobs(params.profile, [&](auto te) {
+      quantize_kernel<T, te()><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), args);
+    });
   });
   NVFP4_CUDA_CHECK_LAUNCH();
 }

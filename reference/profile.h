@@ -120,6 +120,8 @@ NVFP4_HD constexpr Profile te_knobs() {
           E2M1Encoder::HW, DequantRule::TE, ZeroGlobalRule::NONE, ExportedGlobal::NONE};
 }
 
+// Every knob is one byte: a new knob changes the size, and must be compared here too.
+static_assert(sizeof(Profile) == 14, "a new knob: compare it in same_knobs");
 NVFP4_HD constexpr bool same_knobs(const Profile& a, const Profile& b) {
   return a.amax == b.amax && a.gs == b.gs && a.bs == b.bs && a.zero == b.zero && a.lo == b.lo && a.cap == b.cap &&
          a.e4m3 == b.e4m3 && a.enc == b.enc && a.ecap == b.ecap && a.yclamp == b.yclamp && a.e2m1 == b.e2m1 &&
