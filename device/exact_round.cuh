@@ -184,10 +184,33 @@ __device__ __forceinline__ Dyadic<4> exact_sum(Dyadic<4> x, Dyadic<4> y) {
   return {x.negative, sub(x.mag, y.mag), y.exp};
 }
 
-// D_EXACT of one output (§3.20.3). has_c: β is given and nonzero (otherwise C is never read and
-// `c` is ignored).
-__device__ __forceinline__ float gemm_value(bool nan_operand, long long t, float alpha, bool has_c, float beta,
-                                            float c) {
+// RN(α·T·2^-20) in binary64 for finite α, when that decides it (else false, and the caller
+// rounds exactly): 0 < |T| < 2^53, so T and α are binary64 numbers; p = RN64(α·T) and the error
+// e = α·T − p is exact (one FMA; the product is far above binary64's underflow). Every binary32
+// rounding boundary (a midpoint between neighbours, the overflow threshold) in binary32's normal
+// range is a binary64 number whose bits below binary32's last significand bit are 100…0. RN64 is
+// monotone and |e| is at most half a binary64 step, so unless y = p·2^-20 is such a boundary (with
+// e ≠ 0), the exact value and y lie strictly on the same side of every boundary and round to
+// the same binary32, which the hardware conversion gives. With e = 0, y is exact. Results below
+// 2^-126 (binary32's subnormal range, where boundaries sit elsewhere) are left to the exact path.
+__device__ __forceinline__ bool round_product_fast(float alpha, long long t, float& out) {
+  constexpr long long kExact = 1ll << 53;
+  if (t == 0 || t >= kExact || t <= -kExact) return false;
+  const double a = double(alpha), x = __ll2double_rn(t);
+  const double p = __dmul_rn(a, x), e = __fma_rn(a, x, -p);
+  const double y = __dmul_rn(p, 0x1p-20);  // exact: |y| >= 2^-169
+  const std::uint64_t b = std::uint64_t(__double_as_longlong(y)) & 0x7FFFFFFFFFFFFFFFull;
+  if (b < (std::uint64_t(1023 - 126) << 52)) return false;
+  if (e != 0.0 && (b & 0x1FFFFFFFull) == 0x10000000ull) return false;  // y is a boundary
+  out = __double2float_rn(y);
+  return true;
+}
+
+// D_EXACT of one output (§3.20.3), always by exact integer arithmetic. has_c: β is given and
+// nonzero (otherwise C is never read and `c` is ignored). Not inlined: callers inline only
+// gemm_value's binary64 path, which decides almost every output, and call this for the rest.
+__device__ __noinline__ float gemm_value_exact(bool nan_operand, long long t, float alpha, bool has_c, float beta,
+                                               float c) {
   if (nan_operand || is_nan(alpha)) return canonical_nan();
   const float inf = float_of(0x7F800000u);
   bool infinite = false, negative_inf = false;  // an infinite term so far, IEEE rules
@@ -206,10 +229,19 @@ __device__ __forceinline__ float gemm_value(bool nan_operand, long long t, float
   }
   if (infinite) return negative_inf ? -inf : inf;
   const Dyadic<2> product = alpha_times(alpha, t);
-  if (!has_c) return round_to_binary32(product);  // the common case, in 128 bits
+  if (!has_c) return round_to_binary32(product);
   const FloatParts b = parts_of(beta), cc = parts_of(c);
   const Dyadic<4> bc{b.negative != cc.negative, uint_of<4>(std::uint64_t(b.m) * cc.m, 0), b.e + cc.e};
   return round_to_binary32(exact_sum({product.negative, uint_of<4>(product.mag.w[0], product.mag.w[1]), product.exp}, bc));
+}
+
+// D_EXACT of one output (§3.20.3): the common case (no C, finite α, no NaN operand) in binary64
+// where that decides it, everything else exactly.
+__device__ __forceinline__ float gemm_value(bool nan_operand, long long t, float alpha, bool has_c, float beta,
+                                            float c) {
+  float fast;
+  if (!nan_operand && !has_c && abs_f(alpha) < float_of(0x7F800000u) && round_product_fast(alpha, t, fast)) return fast;
+  return gemm_value_exact(nan_operand, t, alpha, has_c, beta, c);
 }
 
 }  // namespace nvfp4::device::exact

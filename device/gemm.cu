@@ -2,12 +2,14 @@
 // tensor cores give each block's P_j, two integer multiply-adds per output and block scale it
 // exactly into a 64-bit integer sum, and exact_round.cuh rounds once. Why each step is exact, the
 // tiling and the register budget: docs/gemm-kernel.md.
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "device/check.h"
 #include "device/element_io.cuh"
 #include "device/exact_round.cuh"
+#include "device/gemm_split.h"
 #include "device/kernels.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
@@ -85,11 +87,22 @@ struct Pipeline {
   Scales scales[2];  // by stage parity: stage step + 1 is decoded while stage step is computed
 };
 
-// The main loop's buffers, then (after a barrier) the epilogue's: each thread's sums T, which
-// the epilogue reads by a runtime index (registers cannot be indexed at run time).
-union Shared {
-  Pipeline pipeline;
-  long long total[kOutputs][kThreads];
+// The epilogue's per-row and per-column inputs, loaded when the CTA starts rather than from
+// global memory for each output inside the epilogue's loop.
+struct EdgeInputs {
+  float bias[kTileN];
+  std::uint8_t row_nan[kTileM];
+  std::uint8_t col_nan[kTileN];
+};
+
+struct Shared {
+  // The main loop's buffers, then (after a barrier) the epilogue's: each thread's sums T, which
+  // the epilogue reads by a runtime index (registers cannot be indexed at run time).
+  union {
+    Pipeline pipeline;
+    long long total[kOutputs][kThreads];
+  };
+  EdgeInputs edge;
 };
 
 struct Args {
@@ -107,6 +120,12 @@ struct Args {
   const float* bias;
   OutputType output;
   void* d;
+  // The tail split (gemm_split.h): CTAs from whole_tiles on each compute one part of a tail tile's
+  // stages and add its totals into part_sums [tail tile][kOutputs][kThreads], zeroed before launch.
+  std::int64_t whole_tiles;
+  int parts, stages;
+  unsigned long long* part_sums;
+  unsigned* part_arrivals;  // [tail tile], zeroed before launch
 };
 
 // Byte offset of 16-byte chunk `chunk` (= block) of tile row `row`: XOR-swizzled so that the 8
@@ -230,6 +249,25 @@ __device__ __forceinline__ void store_output(const Args& p, std::int64_t i, floa
   }
 }
 
+// Adds one part's totals (in `total`) into its tail tile's sums; true for the part that arrives
+// last, whose `total` then holds the tile's whole T. Two's-complement addition is exact: each
+// part's T and the tile's are below 2^63 in magnitude, so the sum modulo 2^64 is the exact T in
+// any order. Rolled loops over shared memory, so that the main loop's registers are not touched.
+__device__ __forceinline__ bool add_part(const Args& p, std::int64_t tail_tile, long long (&total)[kOutputs][kThreads],
+                                         int tid) {
+  unsigned long long* sums = p.part_sums + tail_tile * kOutputs * kThreads;
+#pragma unroll 1
+  for (int q = 0; q < kOutputs; ++q) atomicAdd(&sums[q * kThreads + tid], static_cast<unsigned long long>(total[q][tid]));
+  __threadfence();  // this thread's additions are visible before the CTA's arrival is counted
+  __syncthreads();
+  // No static shared variable: it would shift the dynamic buffers off their 128-byte alignment.
+  if (!__syncthreads_or(tid == 0 && atomicAdd(&p.part_arrivals[tail_tile], 1u) == unsigned(p.parts - 1))) return false;
+  __threadfence();
+#pragma unroll 1
+  for (int q = 0; q < kOutputs; ++q) total[q][tid] = static_cast<long long>(__ldcg(&sums[q * kThreads + tid]));
+  return true;
+}
+
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   Shared& shared = *reinterpret_cast<Shared*>(smem);
@@ -237,21 +275,36 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = (warp / 4) * kWarpM, wn = (warp % 4) * kWarpN;
 
+  // This CTA's tile and its stages [first_stage, first_stage + steps): all of them, or one part.
+  const bool part_of_tile = blockIdx.x >= p.whole_tiles;
+  const std::int64_t past_whole = blockIdx.x - p.whole_tiles;
+  const std::int64_t pid = part_of_tile ? p.whole_tiles + past_whole / p.parts : std::int64_t(blockIdx.x);
+  const int part = part_of_tile ? int(past_whole % p.parts) : 0, parts = part_of_tile ? p.parts : 1;
+  const int first_stage = int(std::int64_t(p.stages) * part / parts);
+  const int steps = int(std::int64_t(p.stages) * (part + 1) / parts) - first_stage;
+
   // Grouped raster: consecutive CTAs share a band of kRasterGroup row tiles.
   const std::int64_t tiles_m = (p.M + kTileM - 1) / kTileM, tiles_n = (p.N + kTileN - 1) / kTileN;
-  const std::int64_t per_group = kRasterGroup * tiles_n, pid = blockIdx.x;
+  const std::int64_t per_group = kRasterGroup * tiles_n;
   const std::int64_t first = pid / per_group * kRasterGroup;
   const std::int64_t height = min(tiles_m - first, std::int64_t(kRasterGroup));
   const std::int64_t m0 = (first + pid % per_group % height) * kTileM, n0 = pid % per_group / height * kTileN;
+
+  if (tid < kTileM) {
+    shared.edge.row_nan[tid] = m0 + tid < p.M ? p.a_nan[m0 + tid] : 0;
+  } else {
+    const int j = tid - kTileM;
+    shared.edge.col_nan[j] = n0 + j < p.N ? p.b_nan[n0 + j] : 0;
+    shared.edge.bias[j] = p.bias && n0 + j < p.N ? p.bias[n0 + j] : 0.0f;
+  }
 
   long long acc[kOutputs];  // T so far: |T| < 76,087 · 2^47 < 2^63 (kGemmMaxBlocks)
 #pragma unroll
   for (int q = 0; q < kOutputs; ++q) acc[q] = 0;
 
-  const int steps = int(p.padded_k / kTileK);
 #pragma unroll
   for (int i = 0; i < kStages - 1; ++i) {
-    if (i < steps) load_stage(s.stage[i], p, m0, n0, i, tid);
+    if (i < steps) load_stage(s.stage[i], p, m0, n0, first_stage + i, tid);
     cp_async_commit();
   }
   // One barrier per stage: the scales of stage step + 1 are decoded (into the other Scales) by the
@@ -263,7 +316,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
     cp_async_wait<0>();  // stage step + 1 has landed (this thread's copies)
     __syncthreads();     // ... everyone's; scales of stage step decoded; every warp done with stage step - 1
     const int next = step + kStages - 1;
-    if (next < steps) load_stage(s.stage[next % kStages], p, m0, n0, next, tid);
+    if (next < steps) load_stage(s.stage[next % kStages], p, m0, n0, first_stage + next, tid);
     cp_async_commit();
     compute_stage(s.scales[step & 1], s.stage[step % kStages], wm, wn, lane, acc);
     // Unconditional (no branch, so ptxas may interleave it with the multiply-adds): after the last
@@ -273,17 +326,20 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
   __syncthreads();  // every warp is done with the pipeline's buffers, which the totals overwrite
 #pragma unroll
   for (int q = 0; q < kOutputs; ++q) shared.total[q][tid] = acc[q];
+  // The tail tile's index is recomputed here rather than kept live across the loop.
+  if (blockIdx.x >= p.whole_tiles && !add_part(p, (blockIdx.x - p.whole_tiles) / p.parts, shared.total, tid)) return;
 
   const int g = lane >> 2, t = lane & 3;
-#pragma unroll 1
+#pragma unroll 4
   for (int q = 0; q < kOutputs; ++q) {
     const int r = q % 4, f = q / 4 % kFragsN, i = q / 4 / kFragsN;
-    const std::int64_t row = m0 + wm + 16 * i + g + 8 * (r >> 1), col = n0 + wn + 8 * f + 2 * t + (r & 1);
+    const int tile_row = wm + 16 * i + g + 8 * (r >> 1), tile_col = wn + 8 * f + 2 * t + (r & 1);
+    const std::int64_t row = m0 + tile_row, col = n0 + tile_col;
     if (row >= p.M || col >= p.N) continue;
     const std::int64_t o = row * p.N + col;
-    float v = exact::gemm_value(p.a_nan[row] | p.b_nan[col], shared.total[q][tid], p.alpha, p.has_c, p.beta,
-                                p.has_c ? p.c[o] : 0.0f);
-    if (p.bias) v = add_rn(v, p.bias[col]);
+    float v = exact::gemm_value(shared.edge.row_nan[tile_row] | shared.edge.col_nan[tile_col], shared.total[q][tid],
+                                p.alpha, p.has_c, p.beta, p.has_c ? p.c[o] : 0.0f);
+    if (p.bias) v = add_rn(v, shared.edge.bias[tile_col]);
     store_output(p, o, v);
   }
 }
@@ -379,15 +435,52 @@ void check_shape(std::int64_t M, std::int64_t N, std::int64_t K) {
                                 std::to_string(16 * kGemmMaxBlocks) + "]");
 }
 
-}  // namespace
+std::int64_t output_tiles(std::int64_t M, std::int64_t N) { return ((M + kTileM - 1) / kTileM) * ((N + kTileN - 1) / kTileN); }
 
-std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K, bool row_scaled) {
-  Carver c(nullptr);
+// CTAs of gemm_kernel resident at once on the current device (SMs times CTAs per SM), found once
+// per device; it also grants the kernel its shared memory there.
+std::int64_t gemm_wave() {
+  constexpr int kMaxDevices = 64;
+  static std::once_flag once[kMaxDevices];
+  static std::int64_t wave[kMaxDevices];
+  int device = 0;
+  NVFP4_CUDA_CHECK(cudaGetDevice(&device));
+  if (device >= kMaxDevices) throw std::invalid_argument("gemm: device ordinal past 63");
+  std::call_once(once[device], [device] {
+    int sms = 0, per_sm = 0;
+    NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(Shared))));
+    NVFP4_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemm_kernel, kThreads, sizeof(Shared)));
+    if (per_sm < 1) throw std::runtime_error("gemm: the kernel does not fit on an SM of this device");
+    wave[device] = std::int64_t(sms) * per_sm;
+  });
+  return wave[device];
+}
+
+GemmSplit split_for(std::int64_t M, std::int64_t N, std::int64_t K) {
+  return gemm_split(output_tiles(M, N), padded_k(K) / kTileK, gemm_wave());
+}
+
+// The tail tiles' sums and arrival counters, in one piece so that one memset zeroes both.
+std::int64_t part_bytes(std::int64_t tail_tiles) {
+  return tail_tiles * (kOutputs * kThreads * std::int64_t(sizeof(unsigned long long)) + std::int64_t(sizeof(unsigned)));
+}
+
+// The workspace in the order gemm() carves it: A's and B's prepared operands, then the parts.
+void carve_operands(Carver& c, std::int64_t M, std::int64_t N, std::int64_t K) {
   for (const std::int64_t rows : {M, N}) {
     c.take<std::int8_t>(scale_rows(rows) * padded_k(K));
     c.take<std::uint8_t>(scale_rows(rows) * scale_cols(K));
     c.take<std::uint8_t>(rows);
   }
+}
+
+}  // namespace
+
+std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K, bool row_scaled) {
+  Carver c(nullptr);
+  carve_operands(c, M, N, K);
+  c.take<unsigned char>(part_bytes(split_for(M, N, K).tail_tiles(output_tiles(M, N))));
   if (row_scaled) c.take<float>(M * N * 4);
   return std::size_t(c.used());
 }
@@ -416,9 +509,17 @@ void gemm(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, st
   p.output = e.output;
   p.d = d;
   if (p.has_c && !p.c) throw std::invalid_argument("gemm: beta is nonzero but there is no C");
-  NVFP4_CUDA_CHECK(cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(Shared))));
-  const std::int64_t tiles = ((M + kTileM - 1) / kTileM) * ((N + kTileN - 1) / kTileN);
-  gemm_kernel<<<unsigned(tiles), kThreads, sizeof(Shared), stream>>>(p);
+  const std::int64_t tiles = output_tiles(M, N);
+  const GemmSplit split = split_for(M, N, K);
+  const std::int64_t tail = split.tail_tiles(tiles);
+  unsigned char* parts = ws.take<unsigned char>(part_bytes(tail));
+  p.whole_tiles = split.whole_tiles;
+  p.parts = int(split.parts);
+  p.stages = int(p.padded_k / kTileK);
+  p.part_sums = reinterpret_cast<unsigned long long*>(parts);
+  p.part_arrivals = reinterpret_cast<unsigned*>(parts + tail * kOutputs * kThreads * sizeof(unsigned long long));
+  if (tail > 0) NVFP4_CUDA_CHECK(cudaMemsetAsync(parts, 0, std::size_t(part_bytes(tail)), stream));
+  gemm_kernel<<<unsigned(split.ctas(tiles)), kThreads, sizeof(Shared), stream>>>(p);
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 

@@ -20,6 +20,7 @@
 #include "cases/registry.h"
 #include "compare/diff.h"
 #include "device/device_backend.h"
+#include "device/gemm_split.h"
 #include "device/kernels.h"
 #include "io/tensor_convert.h"
 #include "reference/layout.h"
@@ -190,6 +191,45 @@ TEST(DeviceGemm, EqualsReferenceOnLongKAndAcrossRasterGroups) {
       expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {}x{}x{} scales={} seed=0x{:x}", M, N, K,
                                                                       kScalesName[int(kind)], seed));
     }
+}
+
+// The tail split's rule (device/gemm_split.h), on an H100's 132 SMs: 8192^3 has 4,096 tiles of
+// 128 stages, 31 full waves and 4 tiles left, each cut into 32 parts of 4 stages.
+TEST(GemmSplit, CutsOnlyTheLastPartialWaveIntoPartsOfAtLeastFourStages) {
+  const device::GemmSplit big = device::gemm_split(4096, 128, 132);
+  EXPECT_EQ(big.whole_tiles, 4092);
+  EXPECT_EQ(big.parts, 32);  // 132 / 4 = 33 parts would leave 3.9 stages each
+  EXPECT_EQ(big.ctas(4096), 4092 + 4 * 32);
+  const device::GemmSplit one = device::gemm_split(1, 1024, 132);  // 17 x 17 x 65536
+  EXPECT_EQ(one.whole_tiles, 0);
+  EXPECT_EQ(one.parts, 132);
+  EXPECT_EQ(device::gemm_split(1024, 128, 132).parts, 1);  // 100 tiles left: 132 / 100 < 2
+  EXPECT_EQ(device::gemm_split(264, 128, 132).parts, 1);   // whole waves only
+  EXPECT_EQ(device::gemm_split(1, 7, 132).parts, 1);       // 7 stages: no part would have 4
+  EXPECT_EQ(device::gemm_split(1, 8, 132).parts, 2);
+}
+
+// More tiles than one wave of CTAs (one per SM): a tail of one tile cut along K into 4 parts,
+// whose integer totals are added in whatever order the parts finish, and a tail of SMs - 1
+// tiles that is not cut. N is off the tile size, so the tail tile is a partial one.
+TEST(DeviceGemm, EqualsReferenceWhenTheLastWaveIsSplitAlongK) {
+  REQUIRE_GPU();
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  constexpr std::int64_t M = 128, K = 1024;  // 16 stages
+  for (const std::int64_t tiles : {std::int64_t(sms) + 1, 2 * std::int64_t(sms) - 1}) {
+    const std::int64_t N = 128 * (tiles - 1) + 5;
+    const device::GemmSplit split = device::gemm_split(tiles, K / 64, sms);
+    EXPECT_EQ(split.parts, tiles == sms + 1 ? 4 : 1);
+    const std::uint32_t seed = fresh_seed();
+    std::mt19937 rng(seed);
+    const Operand a = random_operand(M, K, Scales::kSigned, rng), b = random_operand(N, K, Scales::kSigned, rng);
+    Options o;
+    o.alpha = 1.0f;
+    expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {}x{}x{}, {} parts per tail tile, seed=0x{:x}",
+                                                                    M, N, K, split.parts, seed));
+  }
 }
 
 // Operands as the quantizer writes them (te profile), α from their amaxes.

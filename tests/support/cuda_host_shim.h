@@ -1,0 +1,24 @@
+// Host stand-ins for the few CUDA qualifiers and intrinsics that device/exact_round.cuh uses, so
+// that the GEMM epilogue's rounding also runs in a CPU test against the reference. Each has the
+// intrinsic's documented semantics (IEEE round-to-nearest-even; the project builds without FMA
+// contraction or fast-math, so the host operations are the correctly rounded ones).
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#define __device__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x)); }
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return static_cast<unsigned long long>((static_cast<unsigned __int128>(a) * b) >> 64);
+}
+inline int max(int a, int b) { return a > b ? a : b; }
+inline double __ll2double_rn(long long x) { return static_cast<double>(x); }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
+inline long long __double_as_longlong(double x) { return std::bit_cast<long long>(x); }
+inline float __double2float_rn(double x) { return static_cast<float>(x); }
