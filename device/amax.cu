@@ -83,10 +83,7 @@ void amax_global(const void* x, InputType type, std::int64_t M, std::int64_t K, 
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
   const std::int64_t n = M * K;
   if (n == 0) return;
-  int sms = 0, device = 0;
-  NVFP4_CUDA_CHECK(cudaGetDevice(&device));
-  NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const unsigned grid = std::max(1u, std::min<unsigned>(grid_for(n / 8 + 1, kThreads), 8u * unsigned(sms)));
+  const unsigned grid = std::max(1u, std::min<unsigned>(grid_for(n / 8 + 1, kThreads), 8u * current_sm_count()));
   dispatch_input(type, [&](auto tag) {
     using T = decltype(tag);
     amax_global_kernel<T><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), n, rule, reinterpret_cast<unsigned*>(out));

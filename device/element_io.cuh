@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "device/check.h"
 #include "device/kernels.h"
 #include "reference/half_float.h"
 
@@ -43,6 +44,14 @@ __device__ __forceinline__ Profile kernel_knobs(const Profile& runtime) {
 
 inline unsigned grid_for(std::int64_t items, unsigned threads) {
   return static_cast<unsigned>((items + threads - 1) / threads);
+}
+
+// SMs of the current device, for grids that loop over their work.
+inline unsigned current_sm_count() {
+  int device = 0, sms = 0;
+  NVFP4_CUDA_CHECK(cudaGetDevice(&device));
+  NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return unsigned(sms);
 }
 
 }  // namespace nvfp4::device

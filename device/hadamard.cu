@@ -267,10 +267,7 @@ void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint1
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
   const std::int64_t tasks = N * (M / 16);
   if (tasks == 0) return;
-  int sms = 0, device = 0;
-  NVFP4_CUDA_CHECK(cudaGetDevice(&device));
-  NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const unsigned grid = std::max(1u, std::min<unsigned>(grid_for(tasks, kThreads), 8u * unsigned(sms)));  // few atomics
+  const unsigned grid = std::max(1u, std::min<unsigned>(grid_for(tasks, kThreads), 8u * current_sm_count()));  // few atomics
   rht_amax_kernel<<<grid, kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
   NVFP4_CUDA_CHECK_LAUNCH();
 }

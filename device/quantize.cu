@@ -1,11 +1,13 @@
 // One-pass NVFP4 quantization. A CTA stages a 64x64 chunk of the input in shared memory as
 // binary32, then each thread quantizes one 1x16 rowwise block and/or one 16x1 columnwise block
 // with the reference's per-block formulas (reference/formulas.h). Only the parallel structure
-// is the kernel's own; every value comes from the shared formulas.
+// is the kernel's own; every value comes from the shared formulas. Rowwise-only launches under
+// te's knobs take device/quantize_rows.cu instead.
 #include "device/check.h"
 #include "device/element_io.cuh"
 #include "device/encode16.cuh"
 #include "device/kernels.h"
+#include "device/quantize_rows.h"
 #include "reference/formulas.h"
 #include "reference/layout.h"
 
@@ -114,7 +116,7 @@ __global__ void zero_scale_padding(std::uint8_t* scale, std::int64_t rows, std::
 
 void zero_padding(std::uint8_t* scale, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   const std::int64_t pr = scale_rows(rows), pc = scale_cols(cols), n = pr * pc;
-  if (n == 0) return;
+  if (n == 0 || (pr == rows && pc == cols / 16)) return;  // no padding: no launch
   const unsigned grid = std::min<unsigned>(grid_for(n, 256), 4096);
   zero_scale_padding<<<grid, 256, 0, stream>>>(scale, rows, cols / 16, pr, pc);
   NVFP4_CUDA_CHECK_LAUNCH();
@@ -127,6 +129,7 @@ void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, con
   if (out.scale) zero_padding(out.scale, M, K, stream);
   if (out.scale_t) zero_padding(out.scale_t, K, M, stream);
   if (M == 0 || K == 0) return;
+  if (quantize_rows_te_applies(M, K, params, out)) return quantize_rows_te(x, type, M, K, params, out, stream);
   prepare_e2m1_codes();  // encode16's table
   const dim3 grid(grid_for(K, kChunk), grid_for(M, kChunk));
   const ChunkArgs args{M, K, params, out};

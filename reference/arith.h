@@ -101,6 +101,23 @@ NVFP4_HD float fmax_c99(float a, float b) {
   return b > a ? b : a;
 }
 
+// fmin_c99 / fmax_c99 for a nonzero constant `k` (so no ±0 pair can tie): min.f32 / max.f32, one
+// instruction, on the device.
+NVFP4_HD float fmin_c99_const(float a, float k) {
+#if defined(__CUDA_ARCH__)
+  return fminf(a, k);
+#else
+  return fmin_c99(a, k);
+#endif
+}
+NVFP4_HD float fmax_c99_const(float a, float k) {
+#if defined(__CUDA_ARCH__)
+  return fmaxf(a, k);
+#else
+  return fmax_c99(a, k);
+#endif
+}
+
 // PyTorch torch.minimum / torch.clamp: NaN-propagating.
 NVFP4_HD float tmin(float a, float b) {
   if (is_nan(a) || is_nan(b)) return canonical_nan();

@@ -46,6 +46,32 @@ NVFP4_HD std::uint8_t e2m1_hw(float v) {
   return std::uint8_t((sign_bit(v) ? 0x8 : 0x0) | e2m1_magnitude_code(abs_f(v)));
 }
 
+// e2m1_hw by binary32 arithmetic, for kernels short of issue slots (device/e2m1x8.cuh): the value
+// of e2m1_hw(y) divided by 64 (+6/64 for NaN, the sign kept on zero), then an E4M3 conversion of
+// that value, which is exact, and e2m1_codes_of_e4m3_bytes. The exhaustive test checks the pair
+// on all 2^32 inputs.
+//  * Clamping to [-6, 6] saturates, and C99 fmin turns NaN into +6 (the number wins).
+//  * Adding M = 1.5 * 2^(E + 22), E the exponent of max(|c|/64, 2^-6), rounds |c|/64 to a
+//    multiple of 2^(E - 1) (the E2M1 spacing of |c|'s binade, divided by 64; below 1/64 the
+//    spacing 0.5/64 of [1/64, 2/64)) in one round-to-nearest-even step: M's last place is 2^(E-1)
+//    and M / 2^(E-1) is even, so ties go to the even code. Subtracting M is exact.
+//  * Dividing by 64 is exact down to 2^-143; anything smaller rounds to zero either way.
+NVFP4_HD float e2m1_hw_value_over_64(float y) {
+  const float c = fmax_c99_const(fmin_c99_const(y, 6.0f), -6.0f);
+  const float a = mul_rn(abs_f(c), 0.015625f);
+  const float m = float_of((bits_of(fmax_c99_const(a, 0.015625f)) & 0x7F800000u) + 0x0B400000u);
+  const float r = add_rn(add_rn(a, m), -m);
+  return float_of(bits_of(r) | (bits_of(c) & 0x80000000u));
+}
+
+// Four E4M3 bytes (one per byte of w) of values e2m1_hw_value_over_64 returns, to their E2M1
+// codes (one per byte, in bits 0-3). Such a byte holds the sign in bit 7 and the code's
+// magnitude in bits 2-4 (E4M3's exponent bias is E2M1's plus 6), zeros elsewhere.
+NVFP4_HD std::uint32_t e2m1_codes_of_e4m3_bytes(std::uint32_t w) {
+  const std::uint32_t x = w >> 2, sign = x & 0x20202020u;  // per byte: sign in bit 5, magnitude in 0-2
+  return (x ^ sign) | (sign >> 2);
+}
+
 // e2m1_hw by table: rounding to one mantissa bit depends only on the sign, the exponent, the
 // first two mantissa bits and whether any lower bit is set, so 4096 entries, each e2m1_hw of one
 // representative input, give every code. Kernels that are short of integer issue slots look the

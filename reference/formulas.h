@@ -220,12 +220,18 @@ struct BlockEncoding {
   ElementEncoder encoder;
 };
 
+// The stored scale byte of a block from its precast value t.
+NVFP4_HD std::uint8_t block_scale_byte(const Profile& p, float t) {
+  const std::uint8_t sb = e4m3_cast(p.e4m3, t);
+  if (p.zero == ZeroBlockRule::EPS_F8 && (sb & 0x7F) == 0) return 0x30;  // compressed-tensors: scale == 0 -> eps
+  return sb;
+}
+
 NVFP4_HD BlockEncoding encode_block(const Profile& p, const GlobalScale& gs, float g, float A) {
   if (p.zg == ZeroGlobalRule::MILES && g == 0.0f)
     return {0.0f, 0x00, {ElementEncoder::Op::ALL_ZERO, 0.0f}};
   const float t = block_scale_precast(p, gs, A);
-  std::uint8_t sb = e4m3_cast(p.e4m3, t);
-  if (p.zero == ZeroBlockRule::EPS_F8 && (sb & 0x7F) == 0) sb = 0x30;  // compressed-tensors: scale == 0 -> eps
+  const std::uint8_t sb = block_scale_byte(p, t);
   return {t, sb, element_encoder(p, gs, A, sb)};
 }
 

@@ -27,12 +27,14 @@ namespace nvfp4 {
 namespace {
 
 // The conversions checked per input: (a) E2M1, (b) E4M3 satfinite, (c) fp16, (d) bf16.
-enum Check : int { kE2M1, kE4M3, kFp16, kBf16, kE2M1Table, kNumChecks };
+enum Check : int { kE2M1, kE4M3, kFp16, kBf16, kE2M1Table, kE2M1Arith, kNumChecks };
 constexpr std::array<const char*, kNumChecks> kCheckNames = {"e2m1_hw vs __nv_cvt_float_to_fp4",
                                                              "e4m3sat vs __nv_cvt_float_to_fp8",
                                                              "float_to_half vs __float2half_rn",
                                                              "float_to_bf16 vs __float2bfloat16_rn",
-                                                             "e2m1 table (e2m1_table_index) vs __nv_cvt_float_to_fp4"};
+                                                             "e2m1 table (e2m1_table_index) vs __nv_cvt_float_to_fp4",
+                                                             "e2m1 by arithmetic (e2m1_hw_value_over_64, e4m3, "
+                                                             "e2m1_codes_of_e4m3_bytes) vs __nv_cvt_float_to_fp4"};
 constexpr int kExamplesKept = 4;
 
 struct Tally {
@@ -73,6 +75,9 @@ void check_fp4_fp8(Tally& t, std::uint32_t u, float x) {
   if (fp4 != fp4_emu) t.record(kE2M1, u, fp4, fp4_emu);
   const std::uint8_t fp4_table = e2m1_hw_codes()[e2m1_table_index(x)];  // the reference's table
   if (fp4 != fp4_table) t.record(kE2M1Table, u, fp4, fp4_table);
+  // The kernels' arithmetic path: an exact value, the E4M3 conversion CUDA's own (as on the device).
+  const std::uint8_t fp4_arith = std::uint8_t(e2m1_codes_of_e4m3_bytes(cuda_fp8(e2m1_hw_value_over_64(x))));
+  if (fp4 != fp4_arith) t.record(kE2M1Arith, u, fp4, fp4_arith);
   const std::uint8_t fp8 = cuda_fp8(x), fp8_emu = e4m3sat(x);
   if (fp8 != fp8_emu) t.record(kE4M3, u, fp8, fp8_emu);
 }
