@@ -5,7 +5,7 @@
 
 #include <curand_philox4x32_x.h>
 
-#include "device/e2m1_codes.cuh"
+#include "device/e2m1_arith.cuh"
 #include "device/kernels.h"
 #include "reference/formulas.h"
 
@@ -16,15 +16,12 @@ template <class Value>
 __device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder& e, Value value) {
   std::uint32_t lo = 0, hi = 0;
   // te's element path (multiply, no y clamp, hardware encoder) is encode_element with its knob
-  // switches resolved once per block instead of once per element, and e2m1_hw by its table (the
-  // launcher has called prepare_e2m1_codes()); the bits are the same. It is unrolled; the generic
-  // path is not, which keeps the kernel small for the instruction cache.
+  // switches resolved once per block instead of once per element, and e2m1_hw by binary32
+  // arithmetic (device/e2m1_arith.cuh); the bits are the same. It is unrolled; the generic path
+  // is not, which keeps the kernel small for the instruction cache.
   if (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE && p.e2m1 == E2M1Encoder::HW) {
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      lo |= std::uint32_t(e2m1_hw_by_table(mul_rn(value(i), e.factor))) << (4 * i);
-      hi |= std::uint32_t(e2m1_hw_by_table(mul_rn(value(i + 8), e.factor))) << (4 * i);
-    }
+    lo = e2m1x8_hw([&](int i) { return mul_rn(value(i), e.factor); });
+    hi = e2m1x8_hw([&](int i) { return mul_rn(value(i + 8), e.factor); });
   } else {
 #pragma unroll 1
     for (int i = 0; i < 8; ++i) {

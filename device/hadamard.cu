@@ -281,7 +281,6 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
   if (rows > N) NVFP4_CUDA_CHECK(cudaMemsetAsync(scale_t + N * pitch, 0, std::size_t((rows - N) * pitch), stream));
   const std::int64_t tasks = N * ((blocks + kChunksPerThread - 1) / kChunksPerThread);
   if (tasks == 0) return;
-  prepare_e2m1_codes();  // encode16's table
   dispatch_knobs(params.profile, [&](auto te) {
     rht_quantize_kernel<te()><<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
   });

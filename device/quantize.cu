@@ -2,12 +2,12 @@
 // binary32, then each thread quantizes one 1x16 rowwise block and/or one 16x1 columnwise block
 // with the reference's per-block formulas (reference/formulas.h). Only the parallel structure
 // is the kernel's own; every value comes from the shared formulas. Rowwise-only launches under
-// te's knobs take device/quantize_rows.cu instead.
+// te's knobs take device/quantize_te.h's path instead.
 #include "device/check.h"
 #include "device/element_io.cuh"
 #include "device/encode16.cuh"
 #include "device/kernels.h"
-#include "device/quantize_rows.h"
+#include "device/quantize_te.h"
 #include "reference/formulas.h"
 #include "reference/layout.h"
 
@@ -129,8 +129,7 @@ void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, con
   if (out.scale) zero_padding(out.scale, M, K, stream);
   if (out.scale_t) zero_padding(out.scale_t, K, M, stream);
   if (M == 0 || K == 0) return;
-  if (quantize_rows_te_applies(M, K, params, out)) return quantize_rows_te(x, type, M, K, params, out, stream);
-  prepare_e2m1_codes();  // encode16's table
+  if (quantize_te_rows_applies(M, K, params, out)) return quantize_te_rows(x, type, M, K, params, out, stream);
   const dim3 grid(grid_for(K, kChunk), grid_for(M, kChunk));
   const ChunkArgs args{M, K, params, out};
   dispatch_input(type, [&](auto tag) {

@@ -1,13 +1,15 @@
-// Rowwise-only quantization under profile te's knobs, the most frequent launch (activations and
-// weights in the forward pass), at memory speed: no shared-memory staging as in quantize.cu. A
+// Rowwise-only quantization under profile te's knobs (device/quantize_te.h), the most frequent
+// launch (activations and weights in the forward pass): no shared-memory staging as in quantize.cu. A
 // thread holds one 1x16 block in registers, read with 16-byte loads; the block's encode factor
 // comes from a per-CTA table over the 256 scale bytes (one division per byte and CTA instead of
 // one per block), and the codes from binary32 arithmetic and the hardware E4M3 conversion
-// (device/e2m1x8.cuh). Every value is the shared formulas' (reference/formulas.h).
+// (device/e2m1_arith.cuh), or with stochastic rounding from the shared SR element function.
+// Every value is the shared formulas' (reference/formulas.h).
 #include "device/check.h"
-#include "device/e2m1x8.cuh"
+#include "device/e2m1_arith.cuh"
+#include "device/encode16.cuh"
 #include "device/element_io.cuh"
-#include "device/quantize_rows.h"
+#include "device/quantize_te.h"
 #include "reference/formulas.h"
 #include "reference/layout.h"
 
@@ -30,9 +32,11 @@ struct RowsArgs {
   const float* amax;             // [1], or [M] when row-scaled
   std::uint8_t* data;
   std::uint8_t* scale;
+  QuantizeParams sr;             // seed, offset and data_dir of stochastic rounding
 };
 
-template <class T, bool kRowScaled>
+// kSr: stochastic rounding (§3.18), one Philox draw per block at its stored index (encode16.cuh).
+template <class T, bool kRowScaled, bool kSr>
 __global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __restrict__ x, RowsArgs a) {
   const Profile te = te_knobs();  // constants: every knob switch of the formulas folds away
   __shared__ float factor_of_byte[256];
@@ -65,28 +69,34 @@ __global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __r
     const std::uint8_t sb = block_scale_byte(te, block_scale_precast(te, gs, A));
     const float factor = kRowScaled ? element_encoder(te, gs, A, sb).factor : factor_of_byte[sb];
     a.scale[row * a.scale_pitch + col] = sb;
-    const uint2 codes = make_uint2(e2m1x8_hw([&](int i) { return mul_rn(v[i], factor); }),
-                                   e2m1x8_hw([&](int i) { return mul_rn(v[8 + i], factor); }));
+    const uint2 codes =
+        kSr ? encode16_sr(te, {ElementEncoder::Op::MUL, factor}, [&](int i) { return v[i]; }, a.sr, a.sr.data_dir, block)
+            : make_uint2(e2m1x8_hw([&](int i) { return mul_rn(v[i], factor); }),
+                         e2m1x8_hw([&](int i) { return mul_rn(v[8 + i], factor); }));
     __stcs(reinterpret_cast<uint2*>(a.data) + block, codes);
   }
 }
 
 }  // namespace
 
-bool quantize_rows_te_applies(std::int64_t M, std::int64_t K, const QuantizeParams& params, const QuantizeOutputs& out) {
-  return same_knobs(params.profile, te_knobs()) && !params.stochastic && !params.tiles_2d && out.data && out.scale &&
-         !out.data_t && !out.scale_t && params.data_dir == SrDirection::kRowwise && M * (K / 16) < (std::int64_t(1) << 32);
+bool quantize_te_rows_applies(std::int64_t M, std::int64_t K, const QuantizeParams& params, const QuantizeOutputs& out) {
+  return same_knobs(params.profile, te_knobs()) && !params.tiles_2d && out.data && out.scale && !out.data_t &&
+         !out.scale_t && M * (K / 16) < (std::int64_t(1) << 32);
 }
 
-void quantize_rows_te(const void* x, InputType type, std::int64_t M, std::int64_t K, const QuantizeParams& params,
+void quantize_te_rows(const void* x, InputType type, std::int64_t M, std::int64_t K, const QuantizeParams& params,
                       const QuantizeOutputs& out, cudaStream_t stream) {
-  const RowsArgs a{std::uint32_t(M * (K / 16)), std::uint32_t(K / 16), scale_cols(K), params.amax, out.data, out.scale};
+  const RowsArgs a{std::uint32_t(M * (K / 16)), std::uint32_t(K / 16), scale_cols(K), params.amax, out.data, out.scale,
+                   params};
   if (a.blocks == 0) return;
   const unsigned grid = std::min(grid_for(a.blocks, kThreads), kCtasPerSm * current_sm_count());
   dispatch_input(type, [&](auto tag) {
     using T = decltype(tag);
-    if (params.row_scaled) quantize_rows_te_kernel<T, true><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), a);
-    else quantize_rows_te_kernel<T, false><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), a);
+    auto* kernel = params.row_scaled ? (params.stochastic ? quantize_rows_te_kernel<T, true, true>
+                                                          : quantize_rows_te_kernel<T, true, false>)
+                                     : (params.stochastic ? quantize_rows_te_kernel<T, false, true>
+                                                          : quantize_rows_te_kernel<T, false, false>);
+    kernel<<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), a);
   });
   NVFP4_CUDA_CHECK_LAUNCH();
 }

@@ -25,6 +25,13 @@ NVFP4_HD float e2m1_decode(std::uint8_t code) {
   return float_of(bits_of(mag) | (std::uint32_t(code & 0x8u) << 28));
 }
 
+// e2m1_decode by bits, for kernels: the magnitude code m in bits 22-24 of a binary32 is m/2 *
+// 2^-126 (m < 2 a subnormal, 0 and 0.5; m >= 2 exponent field m >> 1 and one mantissa bit), so
+// scaling by 2^126 (exact) gives f4(c). FormatsE2M1 checks it on all 16 codes.
+NVFP4_HD float e2m1_decode_by_bits(std::uint8_t code) {
+  return mul_rn(float_of((std::uint32_t(code & 0x7u) << 22) | (std::uint32_t(code & 0x8u) << 28)), 0x1p126f);
+}
+
 // Round-to-nearest-even code of a non-negative magnitude on {0, .5, 1, 1.5, 2, 3, 4, 6},
 // saturating: every tie (.25, .75, 1.25, 1.75, 2.5, 3.5, 5) goes to the even code. Branch-free
 // integer arithmetic, so that GPU threads holding different values do not diverge:
@@ -46,7 +53,7 @@ NVFP4_HD std::uint8_t e2m1_hw(float v) {
   return std::uint8_t((sign_bit(v) ? 0x8 : 0x0) | e2m1_magnitude_code(abs_f(v)));
 }
 
-// e2m1_hw by binary32 arithmetic, for kernels short of issue slots (device/e2m1x8.cuh): the value
+// e2m1_hw by binary32 arithmetic, for kernels short of issue slots (device/e2m1_arith.cuh): the value
 // of e2m1_hw(y) divided by 64 (+6/64 for NaN, the sign kept on zero), then an E4M3 conversion of
 // that value, which is exact, and e2m1_codes_of_e4m3_bytes. The exhaustive test checks the pair
 // on all 2^32 inputs.

@@ -105,6 +105,11 @@ TEST(FormatsE2M1, DecodeMatchesSpecCodeTable) {
     EXPECT_EQ(bits_of(e2m1_decode(std::uint8_t(c))), bits_of(table[c])) << "code " << hex(c);
 }
 
+TEST(FormatsE2M1, DecodeByBitsEqualsDecodeOnEveryCode) {
+  for (int c = 0; c < 16; ++c)
+    EXPECT_EQ(bits_of(e2m1_decode_by_bits(std::uint8_t(c))), bits_of(e2m1_decode(std::uint8_t(c)))) << "code " << hex(c);
+}
+
 TEST(FormatsE2M1, HwRoundTripsEveryCode) {
   for (unsigned c = 0; c < 16; ++c) {
     EXPECT_EQ(e2m1_hw(e2m1_decode(std::uint8_t(c))), c) << "code " << hex(c);
