@@ -330,17 +330,30 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
   if (blockIdx.x >= p.whole_tiles && !add_part(p, (blockIdx.x - p.whole_tiles) / p.parts, shared.total, tid)) return;
 
   const int g = lane >> 2, t = lane & 3;
-#pragma unroll 4
-  for (int q = 0; q < kOutputs; ++q) {
+  // Outputs q and q + 1 are columns 2t and 2t + 1 of one row: one 8-byte store where both exist
+  // and the output is FP32 with an even row pitch.
+  const bool pairs = p.output == OutputType::F32 && p.N % 2 == 0;
+#pragma unroll 2
+  for (int q = 0; q < kOutputs; q += 2) {
     const int r = q % 4, f = q / 4 % kFragsN, i = q / 4 / kFragsN;
-    const int tile_row = wm + 16 * i + g + 8 * (r >> 1), tile_col = wn + 8 * f + 2 * t + (r & 1);
+    const int tile_row = wm + 16 * i + g + 8 * (r >> 1), tile_col = wn + 8 * f + 2 * t;
     const std::int64_t row = m0 + tile_row, col = n0 + tile_col;
     if (row >= p.M || col >= p.N) continue;
     const std::int64_t o = row * p.N + col;
-    float v = exact::gemm_value(shared.edge.row_nan[tile_row] | shared.edge.col_nan[tile_col], shared.total[q][tid],
-                                p.alpha, p.has_c, p.beta, p.has_c ? p.c[o] : 0.0f);
-    if (p.bias) v = add_rn(v, shared.edge.bias[tile_col]);
-    store_output(p, o, v);
+    float v[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (h == 1 && col + 1 >= p.N) break;
+      v[h] = exact::gemm_value(shared.edge.row_nan[tile_row] | shared.edge.col_nan[tile_col + h], shared.total[q + h][tid],
+                               p.alpha, p.has_c, p.beta, p.has_c ? p.c[o + h] : 0.0f);
+      if (p.bias) v[h] = add_rn(v[h], shared.edge.bias[tile_col + h]);
+    }
+    if (pairs && col + 1 < p.N) {
+      *reinterpret_cast<float2*>(static_cast<float*>(p.d) + o) = make_float2(v[0], v[1]);
+    } else {
+      store_output(p, o, v[0]);
+      if (col + 1 < p.N) store_output(p, o + 1, v[1]);
+    }
   }
 }
 
