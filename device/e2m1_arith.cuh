@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "reference/e2m1.h"
+#include "reference/stochastic_rounding.h"
 
 namespace nvfp4::device {
 
@@ -17,14 +18,14 @@ __device__ __forceinline__ std::uint32_t e4m3x2(float lo, float hi) {
   return __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E4M3);
 }
 
-// y[0..N-1] (read through `value(i)`, N = 4 or 8) -> the 4N bits of N codes, element 0 in the low
-// nibble.
-template <int N, class Value>
-__device__ __forceinline__ std::uint32_t e2m1xN_hw(Value value) {
+// N = 4 or 8 code values divided by 64 (read through `over_64(i)`: e2m1_hw_value_over_64 or
+// sr_e2m1_value_over_64) -> the 4N bits of their codes, element 0 in the low nibble.
+template <int N, class Over64>
+__device__ __forceinline__ std::uint32_t e2m1xN_of_values_over_64(Over64 over_64) {
   static_assert(N == 4 || N == 8, "four or eight codes");
   float v[N];
 #pragma unroll
-  for (int i = 0; i < N; ++i) v[i] = e2m1_hw_value_over_64(value(i));
+  for (int i = 0; i < N; ++i) v[i] = over_64(i);
   // Byte k of `even` holds element 2k, of `odd` element 2k + 1; their codes interleave as nibbles.
   std::uint32_t even = e4m3x2(v[0], v[2]), odd = e4m3x2(v[1], v[3]);
   if constexpr (N == 8) {
@@ -34,9 +35,24 @@ __device__ __forceinline__ std::uint32_t e2m1xN_hw(Value value) {
   return e2m1_codes_of_e4m3_bytes(even) | (e2m1_codes_of_e4m3_bytes(odd) << 4);
 }
 
+// y[0..N-1] (read through `value(i)`) -> their e2m1_hw codes.
+template <int N, class Value>
+__device__ __forceinline__ std::uint32_t e2m1xN_hw(Value value) {
+  return e2m1xN_of_values_over_64<N>([&](int i) { return e2m1_hw_value_over_64(value(i)); });
+}
+
 template <class Value>
 __device__ __forceinline__ std::uint32_t e2m1x8_hw(Value value) {
   return e2m1xN_hw<8>(value);
+}
+
+// y[0..7] (read through `value(i)`) -> their sr_e2m1 codes with random bytes 0-3 of `word_lo`
+// and of `word_hi` (sr_byte's assignment for elements 0-7 or 8-15 of a block).
+template <class Value>
+__device__ __forceinline__ std::uint32_t e2m1x8_sr(Value value, std::uint32_t word_lo, std::uint32_t word_hi) {
+  return e2m1xN_of_values_over_64<8>([&](int i) {
+    return sr_e2m1_value_over_64(value(i), std::uint8_t((i < 4 ? word_lo : word_hi) >> (8 * (i % 4))));
+  });
 }
 
 }  // namespace nvfp4::device

@@ -34,12 +34,22 @@ __device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder
 
 // The same block under stochastic rounding: one Philox draw (CUDA's own generator) for the
 // block's stored index, as §3.18.3 assigns it.
+// The draw of a block (§3.18.3) by CUDA's generator.
+__device__ __forceinline__ uint4 philox_draw(const QuantizeParams& q, SrDirection dir, std::uint64_t block) {
+  const PhiloxCounter c = sr_counter(q.offset, dir, block);
+  const PhiloxKey k = sr_key(q.seed);
+  return curand_Philox4x32_10(make_uint4(c.x, c.y, c.z, c.w), make_uint2(k.x, k.y));
+}
+
 template <class Value>
 __device__ __forceinline__ uint2 encode16_sr(const Profile& p, const ElementEncoder& e, Value value,
                                              const QuantizeParams& q, SrDirection dir, std::uint64_t block) {
-  const PhiloxCounter c = sr_counter(q.offset, dir, block);
-  const PhiloxKey k = sr_key(q.seed);
-  const uint4 o = curand_Philox4x32_10(make_uint4(c.x, c.y, c.z, c.w), make_uint2(k.x, k.y));
+  const uint4 o = philox_draw(q, dir, block);
+  // te's element path (multiply, no y clamp): sr_e2m1 by binary32 arithmetic, the same bits.
+  if (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE) {
+    return make_uint2(e2m1x8_sr([&](int i) { return mul_rn(value(i), e.factor); }, o.x, o.y),
+                      e2m1x8_sr([&](int i) { return mul_rn(value(i + 8), e.factor); }, o.z, o.w));
+  }
   const PhiloxCounter draw{o.x, o.y, o.z, o.w};
   std::uint32_t lo = 0, hi = 0;
 #pragma unroll

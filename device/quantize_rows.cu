@@ -69,10 +69,15 @@ __global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __r
     const std::uint8_t sb = block_scale_byte(te, block_scale_precast(te, gs, A));
     const float factor = kRowScaled ? element_encoder(te, gs, A, sb).factor : factor_of_byte[sb];
     a.scale[row * a.scale_pitch + col] = sb;
-    const uint2 codes =
-        kSr ? encode16_sr(te, {ElementEncoder::Op::MUL, factor}, [&](int i) { return v[i]; }, a.sr, a.sr.data_dir, block)
-            : make_uint2(e2m1x8_hw([&](int i) { return mul_rn(v[i], factor); }),
+    uint2 codes;
+    if (kSr) {  // te's SR element path: y = RN(x * factor), then sr_e2m1 by arithmetic
+      const uint4 draw = philox_draw(a.sr, a.sr.data_dir, block);
+      codes = make_uint2(e2m1x8_sr([&](int i) { return mul_rn(v[i], factor); }, draw.x, draw.y),
+                         e2m1x8_sr([&](int i) { return mul_rn(v[8 + i], factor); }, draw.z, draw.w));
+    } else {
+      codes = make_uint2(e2m1x8_hw([&](int i) { return mul_rn(v[i], factor); }),
                          e2m1x8_hw([&](int i) { return mul_rn(v[8 + i], factor); }));
+    }
     __stcs(reinterpret_cast<uint2*>(a.data) + block, codes);
   }
 }

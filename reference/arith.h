@@ -5,6 +5,7 @@
 // (no FMA contraction, no fast-math reciprocal).
 #pragma once
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -69,6 +70,21 @@ NVFP4_HD float add_rn(float a, float b) {
   return __fadd_rn(a, b);
 #else
   return canonicalize_nan(a + b);
+#endif
+}
+
+// a + b rounded toward zero (for truncating magic-number additions).
+NVFP4_HD float add_rz(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rz(a, b);
+#else
+  // The round-to-nearest sum and its exact error (TwoSum); one step toward zero where the
+  // nearest was away from zero. An overflow to infinity becomes the largest finite value.
+  const float s = a + b;
+  if (!std::isfinite(s)) return std::isfinite(a) && std::isfinite(b) ? std::copysign(FLT_MAX, s) : canonicalize_nan(s);
+  const float bb = s - a, err = (a - (s - bb)) + (b - bb);  // a + b = s + err exactly
+  if (err != 0.0f && (err < 0.0f) != (s < 0.0f)) return std::nextafter(s, 0.0f);
+  return s;
 #endif
 }
 

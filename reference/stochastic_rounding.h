@@ -56,4 +56,24 @@ NVFP4_HD std::uint8_t sr_e2m1(float y, std::uint8_t r8) {
   return e2m1_hw(negative ? -qv : qv);  // qv is on the grid: the encoder is exact here
 }
 
+// sr_e2m1(y, r8)'s value divided by 64, by binary32 arithmetic, for kernels: the same contract as
+// e2m1_hw_value_over_64 (an exact E4M3 value whose E4M3 byte gives the code through
+// e2m1_codes_of_e4m3_bytes). The steps, each exact or the one rounding of §3.18.1:
+//  * Clamping y to [-6, 6] changes nothing (above 6 the result is 6 anyway) and turns NaN into +6.
+//  * All of §3.18.1 scaled by 2^-6: the step of |c| (0.5, 1 or 2 by binade, from the exponent of
+//    |c|/64 clamped to [2^-6, 2^-4]), then t = fma(u, step, a) with its one rounding (a scaling by
+//    a power of two commutes with it: u > 0 keeps t above 2^-15, and with u = 0 t is a).
+//  * floor(t / step(t)) * step(t), t < 8: the magic number of e2m1_hw_value_over_64 for t's
+//    binade added in round-toward-zero truncates t to a multiple of its binade's step.
+NVFP4_HD float sr_e2m1_value_over_64(float y, std::uint8_t r8) {
+  const float c = fmax_c99_const(fmin_c99_const(y, 6.0f), -6.0f);
+  const float a = mul_rn(abs_f(c), 0.015625f);
+  const float step = float_of((bits_of(fmin_c99_const(fmax_c99_const(a, 0.015625f), 0.0625f)) & 0x7F800000u) - 0x00800000u);
+  const float u = add_rn(float_of(0x47000000u | r8), -32768.0f);  // r8 / 256: 2^15 + r8 * 2^-8, less 2^15
+  const float t = fma_rn(u, step, a);
+  const float m = float_of((bits_of(fmax_c99_const(t, 0.015625f)) & 0x7F800000u) + 0x0B400000u);
+  const float r = add_rn(add_rz(t, m), -m);
+  return float_of(bits_of(r) | (bits_of(c) & 0x80000000u));
+}
+
 }  // namespace nvfp4

@@ -22,6 +22,7 @@
 #include "reference/e2m1_table.h"
 #include "reference/e4m3.h"
 #include "reference/half_float.h"
+#include "reference/stochastic_rounding.h"
 
 namespace nvfp4 {
 namespace {
@@ -168,6 +169,29 @@ TEST(FormatsExhaustive, AllFp16InputsMatchCudaFp4AndFp8) {
         return __half2float(__half(r));
       },
       &half_to_float);
+}
+
+// The kernels' arithmetic stochastic rounding against sr_e2m1 on every binary32 input, for the
+// random bytes at both ends (0: the largest chance of rounding down, 255: of rounding up).
+TEST(FormatsExhaustive, ArithmeticStochasticRoundingMatchesTheElementFunction) {
+  constexpr std::uint64_t kTotal = std::uint64_t(1) << 32;
+  const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::uint64_t> mismatches(n);
+  std::vector<std::uint32_t> first(n);
+  {
+    std::vector<std::thread> threads;
+    for (unsigned k = 0; k < n; ++k)
+      threads.emplace_back([&, k] {
+        for (std::uint64_t i = kTotal * k / n; i < kTotal * (k + 1) / n; ++i)
+          for (const std::uint8_t r8 : {std::uint8_t(0), std::uint8_t(255)}) {
+            const float y = float_of(std::uint32_t(i));
+            const float got = mul_rn(sr_e2m1_value_over_64(y, r8), 64.0f);
+            if (bits_of(got) != bits_of(e2m1_decode(sr_e2m1(y, r8))) && mismatches[k]++ == 0) first[k] = std::uint32_t(i);
+          }
+      });
+    for (std::thread& th : threads) th.join();
+  }
+  for (unsigned k = 0; k < n; ++k) EXPECT_EQ(mismatches[k], 0u) << "first at input 0x" << std::hex << first[k];
 }
 
 }  // namespace

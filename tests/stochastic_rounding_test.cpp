@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <random>
 
@@ -74,6 +75,49 @@ TEST(StochasticRounding, ThresholdsAndSpecials) {
 
 // Every grid value keeps its code for every random byte; every value between two grid
 // neighbours rounds to one of them, up exactly when r8 reaches the 1/256-quantised threshold.
+// add_rz against round-to-nearest in binary64 stepped toward zero: for floats whose exponents
+// differ by less than 29 the binary64 sum is exact.
+TEST(StochasticRounding, AddTowardZeroTruncatesTheExactSum) {
+  std::mt19937 rng(std::random_device{}());
+  auto rz_of_exact = [](double d) {
+    float f = static_cast<float>(d);  // round to nearest
+    if (std::fabs(double(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+    return f;
+  };
+  for (int i = 0; i < 1000000; ++i) {
+    const float a = float_of(rng()), b = std::ldexp(1.0f + float(rng() % (1u << 23)) / float(1u << 23),
+                                                     std::ilogb(a) - int(rng() % 28)) * (rng() & 1 ? -1.0f : 1.0f);
+    if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(a + b)) continue;
+    ASSERT_EQ(bits_of(add_rz(a, b)), bits_of(rz_of_exact(double(a) + double(b)))) << a << " + " << b;
+  }
+  EXPECT_EQ(add_rz(FLT_MAX, FLT_MAX), FLT_MAX);
+  EXPECT_EQ(add_rz(-FLT_MAX, -FLT_MAX), -FLT_MAX);
+  EXPECT_EQ(bits_of(add_rz(1.0f, 0x1p-30f)), bits_of(1.0f));
+  EXPECT_EQ(bits_of(add_rz(-1.0f, -0x1p-30f)), bits_of(-1.0f));
+  EXPECT_EQ(bits_of(add_rz(1.0f, -0x1p-30f)), bits_of(std::nextafter(1.0f, 0.0f)));
+}
+
+// The kernels' arithmetic SR (sr_e2m1_value_over_64, scaled back by 64) equals sr_e2m1's code's
+// value for every random byte on a grid of y around every E2M1 step and threshold (k / 1024 for
+// |y| up to 8 and their neighbours), and on random y; all 2^32 y for two bytes in the exhaustive test.
+TEST(StochasticRounding, ArithmeticValueEqualsTheElementFunction) {
+  auto expect_same = [](float y, unsigned r) {
+    const float got = mul_rn(sr_e2m1_value_over_64(y, std::uint8_t(r)), 64.0f);
+    const float want = e2m1_decode(sr_e2m1(y, std::uint8_t(r)));
+    ASSERT_EQ(bits_of(got), bits_of(want)) << "y=0x" << std::hex << bits_of(y) << " r8=" << std::dec << r;
+  };
+  for (unsigned r = 0; r < 256; ++r)
+    for (int k = 0; k <= 8 * 1024; ++k)
+      for (const float sign : {1.0f, -1.0f}) {
+        const float y = sign * float(k) / 1024.0f;
+        for (const float v : {y, std::nextafter(y, INFINITY), std::nextafter(y, -INFINITY)}) expect_same(v, r);
+      }
+  std::mt19937 rng(std::random_device{}());
+  for (int i = 0; i < 2000000; ++i) expect_same(float_of(rng()), rng() & 0xFF);
+  for (unsigned r = 0; r < 256; ++r)
+    for (const float y : {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 6.0f, -6.0f, 7.99f, 1e30f, -1e-30f}) expect_same(y, r);
+}
+
 TEST(StochasticRounding, GridValuesNeverMoveAndOthersRoundToANeighbour) {
   const float grid[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
   for (int g = 0; g < 8; ++g)
