@@ -61,6 +61,23 @@ __global__ void nan_rows_kernel(const std::uint8_t* __restrict__ scale, std::int
   if (lane == 0) nan[r] = any;
 }
 
+// n[b][r] = f8 · 2^9 of scale byte (r, b) (scale_n), for every row of [padded_rows] and block of
+// [padded_k / 16]; padding bytes are 0x00 (n = 0) and NaN bytes give 0 (the NaN rows carry them).
+// n = f8(b) · 2^9 (an integer, |n| < 2^18); NaN bytes give 0, the NaN rows carry them.
+__device__ __forceinline__ std::int32_t scale_n(std::uint32_t b) {
+  const int e = (b >> 3) & 0xF, m = b & 7;
+  const int n = e == 0xF && m == 7 ? 0 : e == 0 ? m : (8 | m) << (e - 1);
+  return b & 0x80u ? -n : n;
+}
+
+__global__ void n_expand_kernel(const std::uint8_t* __restrict__ scale, std::int64_t padded_rows, std::int64_t blocks,
+                                std::int32_t* __restrict__ n) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // = b * padded_rows + r
+  if (i >= padded_rows * blocks) return;
+  const std::int64_t b = i / padded_rows, r = i % padded_rows;
+  n[i] = scale_n(scale[r * blocks + b]);
+}
+
 // ---- the main kernel ---------------------------------------------------------------------------
 
 constexpr int kStages = 3;
@@ -73,18 +90,12 @@ constexpr int kRasterGroup = 8;   // CTAs walk 8 row tiles at a time, for L2 reu
 struct Stage {
   std::int8_t a[kTileM * kTileK];  // 16-byte chunks swizzled (chunk_offset)
   std::int8_t b[kTileN * kTileK];
-  std::uint32_t a_scale[kTileM];   // the stage's 4 scale bytes of each row
-  std::uint32_t b_scale[kTileN];
-};
-
-struct Scales {  // one stage's decoded scales n = f8 · 2^9
-  std::int32_t a_n[kBlocksPerStage][kTileM];
+  std::int32_t a_n[kBlocksPerStage][kTileM];  // the stage's decoded scales n = f8 · 2^9 (pre-pass)
   std::int32_t b_n[kBlocksPerStage][kTileN];
 };
 
 struct Pipeline {
   Stage stage[kStages];
-  Scales scales[2];  // by stage parity: stage step + 1 is decoded while stage step is computed
 };
 
 // The epilogue's per-row and per-column inputs, loaded when the CTA starts rather than from
@@ -108,11 +119,12 @@ struct Shared {
 struct Args {
   const std::int8_t* a;  // [roundup(M, 128), padded_k]
   const std::int8_t* b;  // [roundup(N, 128), padded_k]
-  const std::uint8_t* a_scale;  // compact, row pitch scale_pitch
-  const std::uint8_t* b_scale;
+  const std::int32_t* a_n;  // decoded scales [padded_k / 16][a_rows]: n_expand_kernel
+  const std::int32_t* b_n;  // [padded_k / 16][b_rows]
+  std::int64_t a_rows, b_rows;  // padded rows: roundup(M, 128), roundup(N, 128)
   const std::uint8_t* a_nan;  // [M]
   const std::uint8_t* b_nan;  // [N]
-  std::int64_t M, N, padded_k, scale_pitch;
+  std::int64_t M, N, padded_k;
   float alpha;
   bool has_c;  // beta given and nonzero
   float beta;
@@ -161,13 +173,6 @@ __device__ __forceinline__ void mma_block(std::uint32_t a0, std::uint32_t a1, st
       : "r"(a0), "r"(a1), "r"(b), "r"(0));
 }
 
-// n = f8(b) · 2^9 (an integer, |n| < 2^18); NaN bytes give 0, the NaN rows carry them.
-__device__ __forceinline__ std::int32_t scale_n(std::uint32_t b) {
-  const int e = (b >> 3) & 0xF, m = b & 7;
-  const int n = e == 0xF && m == 7 ? 0 : e == 0 ? m : (8 | m) << (e - 1);
-  return b & 0x80u ? -n : n;
-}
-
 __device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_t m0, std::int64_t n0, int step, int tid) {
   const std::int64_t k0 = std::int64_t(step) * kTileK;
   static_assert(kTileM == kTileN && kTileM * 4 % kThreads == 0, "whole 16-byte chunks per thread");
@@ -177,18 +182,12 @@ __device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_
     cp_async16(st.a + chunk_offset(row, chunk), p.a + (m0 + row) * p.padded_k + k0 + 16 * chunk);
     cp_async16(st.b + chunk_offset(row, chunk), p.b + (n0 + row) * p.padded_k + k0 + 16 * chunk);
   }
-  if (tid < kTileM) cp_async4(&st.a_scale[tid], p.a_scale + (m0 + tid) * p.scale_pitch + 4 * step);
-  else cp_async4(&st.b_scale[tid - kTileM], p.b_scale + (n0 + tid - kTileM) * p.scale_pitch + 4 * step);
-}
-
-__device__ __forceinline__ void decode_scales(Scales& s, const Stage& st, int tid) {
-  static_assert(kBlocksPerStage * kTileM % kThreads == 0, "whole scale entries per thread");
-#pragma unroll
-  for (int k = 0; k < kBlocksPerStage * kTileM / kThreads; ++k) {  // a fixed count, as in load_stage
-    const int i = tid + k * kThreads, row = i % kTileM, block = i / kTileM;
-    s.a_n[block][row] = scale_n((st.a_scale[row] >> (8 * block)) & 0xFFu);
-    s.b_n[block][row] = scale_n((st.b_scale[row] >> (8 * block)) & 0xFFu);
-  }
+  // The stage's decoded scales: 4 blocks x 128 rows of int32 per operand, 16 bytes per thread.
+  static_assert(kBlocksPerStage * kTileM / 4 == kThreads / 2, "one 16-byte chunk of n per thread");
+  const int j = tid % (kThreads / 2), block = j / (kTileM / 4), row = 4 * (j % (kTileM / 4));
+  const std::int64_t b = std::int64_t(step) * kBlocksPerStage + block;
+  if (tid < kThreads / 2) cp_async16(&st.a_n[block][row], p.a_n + b * p.a_rows + m0 + row);
+  else cp_async16(&st.b_n[block][row], p.b_n + b * p.b_rows + n0 + row);
 }
 
 // One group: the 4 MMAs of one A fragment (rows wm + 16·row .. +15) with the 4 B fragments.
@@ -203,8 +202,7 @@ __device__ __forceinline__ void mma_group(const std::uint32_t (&af)[4], int half
 // Software-pipelined over 16 groups (4 blocks x 4 A fragments): the fragments, scales and MMAs of
 // group q + 1 are issued before the multiply-adds of group q, so the MMA latency overlaps them.
 // Only the order of independent instructions changes, not the arithmetic (docs/gemm-kernel.md, "ILP").
-__device__ __forceinline__ void compute_stage(const Scales& s, const Stage& st, int wm, int wn, int lane,
-                                              long long (&acc)[kOutputs]) {
+__device__ __forceinline__ void compute_stage(const Stage& st, int wm, int wn, int lane, long long (&acc)[kOutputs]) {
   const int g = lane >> 2, t = lane & 3, q8 = lane >> 3;
   constexpr int kGroups = kBlocksPerStage * kFragsM;
   std::uint32_t bf[2][4], af[2][4];  // by block parity; by A fragment pair parity
@@ -218,11 +216,11 @@ __device__ __forceinline__ void compute_stage(const Scales& s, const Stage& st, 
     if (row % 2 == 0)
       ldmatrix_x4(af[(row / 2) & 1], st.a + chunk_offset(wm + 16 * (row + (q8 >> 1)) + 8 * (q8 & 1) + (lane & 7), block));
     mma_group(af[(row / 2) & 1], row & 1, bf[block & 1], c[grp & 1]);
-    na[grp & 1][0] = s.a_n[block][wm + 16 * row + g];
-    na[grp & 1][1] = s.a_n[block][wm + 16 * row + g + 8];
+    na[grp & 1][0] = st.a_n[block][wm + 16 * row + g];
+    na[grp & 1][1] = st.a_n[block][wm + 16 * row + g + 8];
     if (row == 0) {
 #pragma unroll
-      for (int f = 0; f < kFragsN; ++f) nb[block & 1][f] = *reinterpret_cast<const int2*>(&s.b_n[block][wn + 8 * f + 2 * t]);
+      for (int f = 0; f < kFragsN; ++f) nb[block & 1][f] = *reinterpret_cast<const int2*>(&st.b_n[block][wn + 8 * f + 2 * t]);
     }
   };
   issue(0);
@@ -307,21 +305,14 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
     if (i < steps) load_stage(s.stage[i], p, m0, n0, first_stage + i, tid);
     cp_async_commit();
   }
-  // One barrier per stage: the scales of stage step + 1 are decoded (into the other Scales) by the
-  // same warps that then compute stage step, so the decoding overlaps other warps' FMAs.
-  cp_async_wait<kStages - 2>();  // stage 0 has landed
-  __syncthreads();
-  if (steps > 0) decode_scales(s.scales[0], s.stage[0], tid);
+  // One barrier per stage; the scales arrive decoded with their stage.
   for (int step = 0; step < steps; ++step) {
-    cp_async_wait<0>();  // stage step + 1 has landed (this thread's copies)
-    __syncthreads();     // ... everyone's; scales of stage step decoded; every warp done with stage step - 1
+    cp_async_wait<kStages - 2>();  // stage step has landed (this thread's copies)
+    __syncthreads();               // ... everyone's; every warp is done with stage step - 1
     const int next = step + kStages - 1;
     if (next < steps) load_stage(s.stage[next % kStages], p, m0, n0, first_stage + next, tid);
     cp_async_commit();
-    compute_stage(s.scales[step & 1], s.stage[step % kStages], wm, wn, lane, acc);
-    // Unconditional (no branch, so ptxas may interleave it with the multiply-adds): after the last
-    // stage it decodes that stage again into the unused buffer.
-    decode_scales(s.scales[(step + 1) & 1], s.stage[min(step + 1, steps - 1) % kStages], tid);
+    compute_stage(s.stage[step % kStages], wm, wn, lane, acc);
   }
   __syncthreads();  // every warp is done with the pipeline's buffers, which the totals overwrite
 #pragma unroll
@@ -422,7 +413,7 @@ class Carver {
 // An operand ready for the main kernel.
 struct Prepared {
   const std::int8_t* values;
-  const std::uint8_t* scale;  // compact
+  const std::int32_t* n;  // decoded scales [padded_k / 16][padded rows]
   const std::uint8_t* nan;
 };
 
@@ -431,6 +422,7 @@ Prepared prepare(const GemmOperandView& x, std::int64_t rows, std::int64_t K, Ca
   std::int8_t* values = ws.take<std::int8_t>(sr * pk);
   std::uint8_t* compact = ws.take<std::uint8_t>(sr * sc);
   std::uint8_t* nan = ws.take<std::uint8_t>(rows);
+  std::int32_t* n = ws.take<std::int32_t>(sr * sc * 4);
   if (x.swizzled) unswizzle_scales(x.scale, sr, sc, compact, s);
   const std::uint8_t* scale = x.swizzled ? compact : x.scale;
   constexpr unsigned kBlock = 256;
@@ -438,7 +430,9 @@ Prepared prepare(const GemmOperandView& x, std::int64_t rows, std::int64_t K, Ca
   NVFP4_CUDA_CHECK_LAUNCH();
   nan_rows_kernel<<<grid_for(rows * 32, kBlock), kBlock, 0, s>>>(scale, rows, K / 16, sc, nan);
   NVFP4_CUDA_CHECK_LAUNCH();
-  return {values, scale, nan};
+  n_expand_kernel<<<grid_for(sr * sc, kBlock), kBlock, 0, s>>>(scale, sr, sc, n);
+  NVFP4_CUDA_CHECK_LAUNCH();
+  return {values, n, nan};
 }
 
 void check_shape(std::int64_t M, std::int64_t N, std::int64_t K) {
@@ -485,6 +479,7 @@ void carve_operands(Carver& c, std::int64_t M, std::int64_t N, std::int64_t K) {
     c.take<std::int8_t>(scale_rows(rows) * padded_k(K));
     c.take<std::uint8_t>(scale_rows(rows) * scale_cols(K));
     c.take<std::uint8_t>(rows);
+    c.take<std::int32_t>(scale_rows(rows) * scale_cols(K) * 4);
   }
 }
 
@@ -506,14 +501,15 @@ void gemm(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, st
   Args p{};
   p.a = pa.values;
   p.b = pb.values;
-  p.a_scale = pa.scale;
-  p.b_scale = pb.scale;
+  p.a_n = pa.n;
+  p.b_n = pb.n;
+  p.a_rows = scale_rows(M);
+  p.b_rows = scale_rows(N);
   p.a_nan = pa.nan;
   p.b_nan = pb.nan;
   p.M = M;
   p.N = N;
   p.padded_k = padded_k(K);
-  p.scale_pitch = scale_cols(K);
   p.alpha = e.alpha;
   p.has_c = e.beta && *e.beta != 0.0f;
   p.beta = e.beta.value_or(0.0f);
