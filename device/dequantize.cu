@@ -62,9 +62,7 @@ __global__ void dequantize_kernel(const std::uint8_t* __restrict__ data, const s
 #pragma unroll
   for (int i = 0; i < kPerThread; ++i) {
     const std::uint8_t code = (codes[i / 8] >> (4 * (i % 8))) & 0xF;
-    // decode_element with the value of the code by its bits (the same value, fewer instructions)
-    float v = mul_rn(e2m1_decode_by_bits(code), d.factor);
-    if (d.two_step) v = mul_rn(v, d.second);
+    const float v = decode_value(d, e2m1_decode_by_bits(code));  // decode_element, the value by its bits
     words[i / kPerWord] |= out_bits(v, static_cast<Out*>(nullptr)) << (32 / kPerWord * (i % kPerWord));
   }
   uint4* dst = reinterpret_cast<uint4*>(out + 16 * e + part * kPerThread);

@@ -32,8 +32,6 @@ __device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder
   return make_uint2(lo, hi);
 }
 
-// The same block under stochastic rounding: one Philox draw (CUDA's own generator) for the
-// block's stored index, as §3.18.3 assigns it.
 // The draw of a block (§3.18.3) by CUDA's generator.
 __device__ __forceinline__ uint4 philox_draw(const QuantizeParams& q, SrDirection dir, std::uint64_t block) {
   const PhiloxCounter c = sr_counter(q.offset, dir, block);
@@ -41,6 +39,8 @@ __device__ __forceinline__ uint4 philox_draw(const QuantizeParams& q, SrDirectio
   return curand_Philox4x32_10(make_uint4(c.x, c.y, c.z, c.w), make_uint2(k.x, k.y));
 }
 
+// The same block under stochastic rounding: one Philox draw (CUDA's own generator) for the
+// block's stored index, as §3.18.3 assigns it.
 template <class Value>
 __device__ __forceinline__ uint2 encode16_sr(const Profile& p, const ElementEncoder& e, Value value,
                                              const QuantizeParams& q, SrDirection dir, std::uint64_t block) {

@@ -61,8 +61,6 @@ __global__ void nan_rows_kernel(const std::uint8_t* __restrict__ scale, std::int
   if (lane == 0) nan[r] = any;
 }
 
-// n[b][r] = f8 · 2^9 of scale byte (r, b) (scale_n), for every row of [padded_rows] and block of
-// [padded_k / 16]; padding bytes are 0x00 (n = 0) and NaN bytes give 0 (the NaN rows carry them).
 // n = f8(b) · 2^9 (an integer, |n| < 2^18); NaN bytes give 0, the NaN rows carry them.
 __device__ __forceinline__ std::int32_t scale_n(std::uint32_t b) {
   const int e = (b >> 3) & 0xF, m = b & 7;
@@ -70,6 +68,8 @@ __device__ __forceinline__ std::int32_t scale_n(std::uint32_t b) {
   return b & 0x80u ? -n : n;
 }
 
+// n[b][r] = scale_n of scale byte (r, b), for every row of [padded_rows] and block of
+// [padded_k / 16]; padding bytes are 0x00 (n = 0).
 __global__ void n_expand_kernel(const std::uint8_t* __restrict__ scale, std::int64_t padded_rows, std::int64_t blocks,
                                 std::int32_t* __restrict__ n) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // = b * padded_rows + r
@@ -94,10 +94,6 @@ struct Stage {
   std::int32_t b_n[kBlocksPerStage][kTileN];
 };
 
-struct Pipeline {
-  Stage stage[kStages];
-};
-
 // The epilogue's per-row and per-column inputs, loaded when the CTA starts rather than from
 // global memory for each output inside the epilogue's loop.
 struct EdgeInputs {
@@ -110,7 +106,7 @@ struct Shared {
   // The main loop's buffers, then (after a barrier) the epilogue's: each thread's sums T, which
   // the epilogue reads by a runtime index (registers cannot be indexed at run time).
   union {
-    Pipeline pipeline;
+    Stage stage[kStages];
     long long total[kOutputs][kThreads];
   };
   EdgeInputs edge;
@@ -150,9 +146,6 @@ __device__ __forceinline__ std::uint32_t smem_address(const void* p) {
 
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_address(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async4(void* dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_address(dst)), "l"(src));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -269,7 +262,6 @@ __device__ __forceinline__ bool add_part(const Args& p, std::int64_t tail_tile, 
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   Shared& shared = *reinterpret_cast<Shared*>(smem);
-  Pipeline& s = shared.pipeline;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = (warp / 4) * kWarpM, wn = (warp % 4) * kWarpN;
 
@@ -302,7 +294,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
 
 #pragma unroll
   for (int i = 0; i < kStages - 1; ++i) {
-    if (i < steps) load_stage(s.stage[i], p, m0, n0, first_stage + i, tid);
+    if (i < steps) load_stage(shared.stage[i], p, m0, n0, first_stage + i, tid);
     cp_async_commit();
   }
   // One barrier per stage; the scales arrive decoded with their stage.
@@ -310,9 +302,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
     cp_async_wait<kStages - 2>();  // stage step has landed (this thread's copies)
     __syncthreads();               // ... everyone's; every warp is done with stage step - 1
     const int next = step + kStages - 1;
-    if (next < steps) load_stage(s.stage[next % kStages], p, m0, n0, first_stage + next, tid);
+    if (next < steps) load_stage(shared.stage[next % kStages], p, m0, n0, first_stage + next, tid);
     cp_async_commit();
-    compute_stage(s.stage[step % kStages], wm, wn, lane, acc);
+    compute_stage(shared.stage[step % kStages], wm, wn, lane, acc);
   }
   __syncthreads();  // every warp is done with the pipeline's buffers, which the totals overwrite
 #pragma unroll

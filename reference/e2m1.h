@@ -63,12 +63,18 @@ NVFP4_HD std::uint8_t e2m1_hw(float v) {
 //    spacing 0.5/64 of [1/64, 2/64)) in one round-to-nearest-even step: M's last place is 2^(E-1)
 //    and M / 2^(E-1) is even, so ties go to the even code. Subtracting M is exact.
 //  * Dividing by 64 is exact down to 2^-143; anything smaller rounds to zero either way.
+NVFP4_HD float e2m1_clamp6(float y) { return fmax_c99_const(fmin_c99_const(y, 6.0f), -6.0f); }  // NaN -> +6
+// M for a magnitude a (already divided by 64): its last place is E2M1's spacing at a's binade.
+NVFP4_HD float e2m1_magic_over_64(float a) {
+  return float_of((bits_of(fmax_c99_const(a, 0.015625f)) & 0x7F800000u) + 0x0B400000u);
+}
+NVFP4_HD float with_sign_of(float magnitude, float s) { return float_of(bits_of(magnitude) | (bits_of(s) & 0x80000000u)); }
+
 NVFP4_HD float e2m1_hw_value_over_64(float y) {
-  const float c = fmax_c99_const(fmin_c99_const(y, 6.0f), -6.0f);
+  const float c = e2m1_clamp6(y);
   const float a = mul_rn(abs_f(c), 0.015625f);
-  const float m = float_of((bits_of(fmax_c99_const(a, 0.015625f)) & 0x7F800000u) + 0x0B400000u);
-  const float r = add_rn(add_rn(a, m), -m);
-  return float_of(bits_of(r) | (bits_of(c) & 0x80000000u));
+  const float m = e2m1_magic_over_64(a);
+  return with_sign_of(add_rn(add_rn(a, m), -m), c);
 }
 
 // Four E4M3 bytes (one per byte of w) of values e2m1_hw_value_over_64 returns, to their E2M1

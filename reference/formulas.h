@@ -271,10 +271,12 @@ NVFP4_HD BlockDecoder block_decoder(const Profile& p, const GlobalScale& gs, flo
 }
 
 // The binary32 value of one element, before the output dtype's rounding.
-NVFP4_HD float decode_element(const BlockDecoder& d, std::uint8_t code) {
-  const float v = mul_rn(e2m1_decode(code), d.factor);
+// One element from its code's value f4 (kernels compute it as e2m1_decode_by_bits).
+NVFP4_HD float decode_value(const BlockDecoder& d, float f4) {
+  const float v = mul_rn(f4, d.factor);
   return d.two_step ? mul_rn(v, d.second) : v;
 }
+NVFP4_HD float decode_element(const BlockDecoder& d, std::uint8_t code) { return decode_value(d, e2m1_decode(code)); }
 
 NVFP4_HD float dequantize_element(const Profile& p, const GlobalScale& gs, float amax, std::uint8_t scale_byte,
                                   std::uint8_t code) {

@@ -66,14 +66,13 @@ NVFP4_HD std::uint8_t sr_e2m1(float y, std::uint8_t r8) {
 //  * floor(t / step(t)) * step(t), t < 8: the magic number of e2m1_hw_value_over_64 for t's
 //    binade added in round-toward-zero truncates t to a multiple of its binade's step.
 NVFP4_HD float sr_e2m1_value_over_64(float y, std::uint8_t r8) {
-  const float c = fmax_c99_const(fmin_c99_const(y, 6.0f), -6.0f);
+  const float c = e2m1_clamp6(y);
   const float a = mul_rn(abs_f(c), 0.015625f);
   const float step = float_of((bits_of(fmin_c99_const(fmax_c99_const(a, 0.015625f), 0.0625f)) & 0x7F800000u) - 0x00800000u);
   const float u = add_rn(float_of(0x47000000u | r8), -32768.0f);  // r8 / 256: 2^15 + r8 * 2^-8, less 2^15
   const float t = fma_rn(u, step, a);
-  const float m = float_of((bits_of(fmax_c99_const(t, 0.015625f)) & 0x7F800000u) + 0x0B400000u);
-  const float r = add_rn(add_rz(t, m), -m);
-  return float_of(bits_of(r) | (bits_of(c) & 0x80000000u));
+  const float m = e2m1_magic_over_64(t);
+  return with_sign_of(add_rn(add_rz(t, m), -m), c);
 }
 
 }  // namespace nvfp4
