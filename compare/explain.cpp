@@ -122,9 +122,19 @@ class Explainer {
         add({scale_name, r, j, 0, es(r, j), as(r, j), one_code ? MismatchKind::kScaleOffByOneCode : MismatchKind::kScaleOther});
         map.mismatching[r * blocks + j] = 1;
       }
-    bool all_swapped = true;  // a byte-order bug shows in every differing byte at once
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t b = 0; b < blocks * 8; ++b) all_swapped &= ed(r, b) == ad(r, b) || ad(r, b) == swap_nibbles(ed(r, b));
+    // A byte-order bug shows in every differing byte at once, and at its byte position in every
+    // row: there each byte with two different nibbles differs (else two neighbouring elements
+    // that both rounded the other way, as stochastic rounding can, would pass for one).
+    bool all_swapped = true;
+    for (std::int64_t b = 0; b < blocks * 8; ++b) {
+      bool position_differs = false, position_swapped = true;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        all_swapped &= ed(r, b) == ad(r, b) || ad(r, b) == swap_nibbles(ed(r, b));
+        position_differs |= ed(r, b) != ad(r, b);
+        position_swapped &= ad(r, b) == swap_nibbles(ed(r, b));
+      }
+      all_swapped &= !position_differs || position_swapped;
+    }
     for (std::int64_t r = 0; r < rows; ++r) {
       std::optional<BlockTrace> block;  // the reference's trace of the current block, once per block
       for (std::int64_t b = 0; b < blocks * 8; ++b) {

@@ -115,12 +115,14 @@ class MasterWeightsExplainer {
       map.mismatching[std::size_t(b / 8)] = 1;
       const std::int64_t global_byte = offset / 2 + b;
       const std::size_t lo = owner(2 * global_byte), hi = owner(2 * global_byte + 1);
-      // §5.1: in a rank that starts at an odd element, pair (2m, 2m+1) landed at byte m - 1, and
-      // the rank's last byte was never written.
+      // §5.1: in a rank whose shard of this weight starts at an odd element, pair (2m, 2m+1)
+      // landed at byte m - 1, and the shard's last byte was never written. Shards are per weight:
+      // a rank that goes on into the next weight starts there at an even element.
       auto shifted = [&](int half) {
         const RankRange& r = in_.ranks[half ? hi : lo];
-        if (r.begin % 2 == 0) return false;
-        const bool last = global_byte == ((r.end + 1) >> 1) - 1;
+        const std::int64_t begin = std::max(r.begin, offset), end = std::min(r.end, offset + std::int64_t(w.size()));
+        if (begin % 2 == 0) return false;
+        const bool last = global_byte == ((end + 1) >> 1) - 1;
         return (b + 1 < bytes && nibble_at(a, half) == nibble_at(ed.data()[b + 1], half)) || (last && nibble_at(a, half) == 0);
       };
       const bool lo_differs = nibble_at(e, 0) != nibble_at(a, 0), hi_differs = nibble_at(e, 1) != nibble_at(a, 1);

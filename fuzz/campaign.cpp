@@ -33,23 +33,36 @@ std::uint64_t round_seed(std::uint64_t seed, int shards, std::uint64_t round) {
 
 // Greedy data shrinking after RapidCheck's structural shrinking: zeroes the 16-element blocks of
 // every floating-point input (x, a shard's xs, each master weight) one at a time, keeping each
-// change that still fails, so the saved case holds only the blocks that matter. A changed input
-// is then stored as a tensor, no longer as its recipe.
+// change that still fails, so the saved case holds only the blocks that matter. Rowwise blocks
+// (1x16) go first, then columnwise ones (16x1, where the rows come in sixteens): a columnwise
+// failure, and above all one of the Hadamard transform, which mixes 16 rows, needs a column
+// block and one element of each of 16 row blocks. A changed input is then stored as a tensor,
+// no longer as its recipe.
 void zero_irrelevant_blocks(CaseRecord& r, Backend& expected, Backend& actual, const CompareMode& mode) {
   for (auto& [name, tensor] : r.c.inputs) {
     if (tensor.dtype != io::DType::F32 && tensor.dtype != io::DType::BF16 && tensor.dtype != io::DType::F16) continue;
     std::vector<std::uint8_t>& bytes = tensor.bytes;
-    const std::size_t block_bytes = 16 * io::dtype_size(tensor.dtype);
+    const std::size_t size = io::dtype_size(tensor.dtype), n = bytes.size() / size;
     bool changed = false;
-    for (std::size_t off = 0; off + block_bytes <= bytes.size(); off += block_bytes) {
-      const std::vector<std::uint8_t> saved(bytes.begin() + off, bytes.begin() + off + block_bytes);
-      if (std::all_of(saved.begin(), saved.end(), [](std::uint8_t b) { return b == 0; })) continue;
-      std::fill(bytes.begin() + off, bytes.begin() + off + block_bytes, 0);
-      if (compare_backends(r.c, expected, actual, mode).agree)
-        std::copy(saved.begin(), saved.end(), bytes.begin() + off);
-      else
+    // Elements first, first + step, ..., 16 of them, zeroed if the case still fails without them.
+    const auto try_zeroing = [&](std::size_t first, std::size_t step) {
+      std::vector<std::uint8_t> saved(16 * size);
+      for (std::size_t i = 0; i < 16; ++i)
+        std::copy_n(bytes.begin() + std::ptrdiff_t((first + i * step) * size), size, saved.begin() + std::ptrdiff_t(i * size));
+      if (std::all_of(saved.begin(), saved.end(), [](std::uint8_t b) { return b == 0; })) return;
+      for (std::size_t i = 0; i < 16; ++i) std::fill_n(bytes.begin() + std::ptrdiff_t((first + i * step) * size), size, 0);
+      if (!compare_backends(r.c, expected, actual, mode).agree) {
         changed = true;
-    }
+        return;
+      }
+      for (std::size_t i = 0; i < 16; ++i)
+        std::copy_n(saved.begin() + std::ptrdiff_t(i * size), size, bytes.begin() + std::ptrdiff_t((first + i * step) * size));
+    };
+    for (std::size_t first = 0; first + 16 <= n; first += 16) try_zeroing(first, 1);
+    const std::size_t K = tensor.shape.size() >= 2 ? std::size_t(tensor.shape.back()) : 0, rows = K ? n / K : 0;
+    if (K && rows % 16 == 0)
+      for (std::size_t r0 = 0; r0 < rows; r0 += 16)
+        for (std::size_t k = 0; k < K; ++k) try_zeroing(r0 * K + k, K);
     if (changed) r.recipes.erase(name);
   }
 }

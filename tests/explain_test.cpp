@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "cases/quantize_case.h"
@@ -71,6 +72,41 @@ TEST(ExplainStochasticRounding, NamesEachMismatchingElementsRandomByteAndThresho
     ASSERT_FALSE(e.traces.empty());
     EXPECT_EQ(e.traces[0].sr.size(), 16u);
   }
+}
+
+// Two neighbouring elements of one byte that both rounded the other way look like that byte with
+// its nibbles swapped; a byte-order bug would also swap the bytes at that position in the other
+// rows, so the explanation names stochastic rounding. Swapping the position in every row is a
+// byte-order bug.
+TEST(ExplainStochasticRounding, OneByteOfNeighboursFlippedIsNotANibbleOrderBug) {
+  const std::uint32_t seed = std::random_device{}();
+  const Case c = sr_case(random_matrix(32, 64, seed), 42, 7, Direction::kRowwise);
+  const TensorMap expected = ReferenceBackend().run(c);
+  const ByteMatrix data = io::to_byte_matrix(expected.at("data"), "test", "data");
+  const auto swapped = [](std::uint8_t b) { return std::uint8_t((b << 4) | (b >> 4)); };
+  std::optional<std::pair<std::size_t, std::size_t>> pick;  // a byte of two neighbouring codes of one sign
+  for (std::size_t r = 0; r < data.shape(0) && !pick; ++r)
+    for (std::size_t b = 0; b < data.shape(1) && !pick; ++b) {
+      const std::uint8_t lo = data(r, b) & 0xF, hi = data(r, b) >> 4;
+      if ((lo & 8) == (hi & 8) && std::abs(int(lo & 7) - int(hi & 7)) == 1) pick = {r, b};
+    }
+  ASSERT_TRUE(pick) << "seed " << seed;
+  const auto [row, col] = *pick;
+  TensorMap one = expected, every = expected;
+  ByteMatrix one_data = data, every_data = data;
+  one_data(row, col) = swapped(data(row, col));
+  for (std::size_t r = 0; r < data.shape(0); ++r) every_data(r, col) = swapped(data(r, col));
+  one.at("data") = io::from_byte_matrix(one_data);
+  every.at("data") = io::from_byte_matrix(every_data);
+  const bool other_rows_differ = every_data != one_data;  // else the two are the same bug
+  ASSERT_TRUE(other_rows_differ) << "seed " << seed;
+
+  const Explanation e_one = explain(c, expected, one);
+  ASSERT_EQ(e_one.kind_counts.size(), 1u) << "seed " << seed;
+  EXPECT_EQ(e_one.kind_counts[0].first, MismatchKind::kSrOtherNeighbour) << "seed " << seed;
+  const Explanation e_every = explain(c, expected, every);
+  ASSERT_EQ(e_every.kind_counts.size(), 1u) << "seed " << seed;
+  EXPECT_EQ(e_every.kind_counts[0].first, MismatchKind::kNibbleOrder) << "seed " << seed;
 }
 
 // §6.18: with the scale factor 1 (te, amax 2688, block amax 6), y = x; 0.3 rounds up to 0.5 iff
