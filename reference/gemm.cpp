@@ -1,6 +1,7 @@
 #include "reference/gemm.h"
 
 #include <algorithm>
+#include <array>
 
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"
@@ -25,6 +26,17 @@ struct IntegerOperand {
   std::vector<bool> nan_row;            // a NaN scale byte among the row's blocks
 };
 
+// 2·f4 of the low and the high nibble of every byte: the operand's codes decoded a byte at a time.
+const std::array<std::array<std::int8_t, 2>, 256>& twice_codes_of_byte() {
+  static const auto table = [] {
+    std::array<std::array<std::int8_t, 2>, 256> t{};
+    for (int b = 0; b < 256; ++b)
+      for (int half = 0; half < 2; ++half) t[b][half] = std::int8_t(2.0f * e2m1_decode(nibble_at(std::uint8_t(b), half)));
+    return t;
+  }();
+  return table;
+}
+
 IntegerOperand integers_of(const GemmOperand& x, std::string_view name) {
   IntegerOperand o;
   o.rows = std::int64_t(x.data.shape(0));
@@ -36,9 +48,14 @@ IntegerOperand integers_of(const GemmOperand& x, std::string_view name) {
   o.twice_code.resize(std::size_t(o.rows * o.K));
   o.scale.resize(std::size_t(o.rows * o.blocks));
   o.nan_row.assign(std::size_t(o.rows), false);
+  const auto& twice = twice_codes_of_byte();
+  const std::uint8_t* data = x.data.data();  // row-major [rows, K/2]
   for (std::int64_t r = 0; r < o.rows; ++r) {
-    for (std::int64_t k = 0; k < o.K; ++k)
-      o.twice_code[std::size_t(r * o.K + k)] = std::int8_t(2.0f * e2m1_decode(nibble_at(x.data(r, k / 2), int(k % 2))));
+    for (std::int64_t b = 0; b < o.K / 2; ++b) {
+      const auto& pair = twice[data[r * (o.K / 2) + b]];
+      o.twice_code[std::size_t(r * o.K + 2 * b)] = pair[0];
+      o.twice_code[std::size_t(r * o.K + 2 * b + 1)] = pair[1];
+    }
     for (std::int64_t j = 0; j < o.blocks; ++j) {
       const float s = e4m3_decode(x.scale(r, j));
       if (is_nan(s)) o.nan_row[std::size_t(r)] = true;
