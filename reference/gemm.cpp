@@ -107,6 +107,11 @@ float exact_element(bool nan_operand, float alpha, __int128 t, std::optional<flo
     is_special = true;
   }
   if (is_special) return special;
+  constexpr __int128 kProductFits = __int128(1) << 103;  // |α's significand · T| < 2^127
+  if (!has_c && t > -kProductFits && t < kProductFits) {   // the usual case, without cpp_int
+    const SmallDyadic a = small_dyadic_of(alpha);
+    return round_to_binary32(__int128(a.n) * t, a.exponent - 20);
+  }
   Dyadic product = dyadic_of(alpha);  // α·T·2^-20
   product.n *= big_of(t);
   product.exponent -= 20;

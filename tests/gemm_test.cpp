@@ -246,6 +246,35 @@ TEST(GemmExactRound, RoundsWideIntegersOnceWithTiesToEven) {
   EXPECT_EQ(bits_of(round_to_binary32({BigInt(1), -151})), 0x00000000u);   // 0.25·2^-149 -> +0
 }
 
+BigInt big(__int128 v) {
+  const bool negative = v < 0;
+  const auto mag = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  const BigInt b = (BigInt(std::uint64_t(mag >> 64)) << 64) + BigInt(std::uint64_t(mag));
+  return negative ? BigInt(-b) : b;
+}
+
+// The 128-bit instance of the rounding (the GEMM's usual α·T) gives the cpp_int instance's bits:
+// random widths and exponents across the normal, subnormal, underflow and overflow ranges, and
+// values on, just below and just above every rounding tie.
+TEST(GemmExactRound, The128BitRoundingEqualsTheCppIntRounding) {
+  const std::uint64_t seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 200000; ++i) {
+    const int width = 1 + int(rng() % 126);
+    __int128 n = (__int128(rng()) << 64 | rng()) & ((__int128(1) << width) - 1);
+    n |= __int128(1) << (width - 1);
+    const int exponent = int(rng() % 480) - 300;
+    if (width > 25 && rng() % 2) {  // a tie at the 24-bit boundary, or one unit beside it
+      const int below = width - 25;
+      n = (n >> (below + 1) << (below + 1)) | (__int128(1) << below);
+      n += __int128(int(rng() % 3) - 1);
+    }
+    if (rng() % 2) n = -n;
+    const float want = round_to_binary32(Dyadic{big(n), exponent}), got = round_to_binary32(n, exponent);
+    ASSERT_EQ(bits_of(got), bits_of(want)) << "seed " << seed << ", width " << width << ", exponent " << exponent;
+  }
+}
+
 TEST(GemmCases, TheSeedCorpusHoldsTheSection6_21Example) {
   for (const CaseRecord& r : seed_corpus()) {
     if (r.c.op != "gemm" || r.note.find("§6.21: cancellation") == std::string::npos) continue;
