@@ -215,5 +215,18 @@ TEST(ExplainExperts, ExplainsTheFirstExpertWhoseOutputsDifferAsItsOwnTensor) {
   EXPECT_EQ(e.total_mismatches, 1u);
 }
 
+// Outputs that differ outside every expert's slice (here an output the reference does not write)
+// are counted; the [E, N, K] input is never read as a 2-D tensor.
+TEST(ExplainExperts, ADifferenceOutsideEveryExpertIsCounted) {
+  Case c = make_case("quantize");
+  c.params.set("experts", true);
+  c.inputs["x"] = io::make_tensor_from<float>(io::DType::F32, {2, 16, 32}, std::vector<float>(2 * 16 * 32, 1.0f));
+  const TensorMap expected = ReferenceBackend().run(c);
+  TensorMap actual = expected;
+  actual["extra"] = io::make_tensor_from<float>(io::DType::F32, {1}, std::vector<float>{0.0f});
+  const Explanation e = explain(c, expected, actual);
+  EXPECT_EQ(e.total_mismatches, 1u);
+}
+
 }  // namespace
 }  // namespace nvfp4
