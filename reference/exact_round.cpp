@@ -27,13 +27,14 @@ Dyadic exact_sum(const Dyadic& x, const Dyadic& y) {
 
 namespace {
 
+// The index of the highest set bit of x > 0, and whether x is odd, for either integer type.
 int msb(const BigInt& x) { return int(boost::multiprecision::msb(x)); }
-bool odd(const BigInt& x) { return boost::multiprecision::bit_test(x, 0); }
-bool odd(unsigned __int128 x) { return (x & 1) != 0; }
 int msb(unsigned __int128 x) {
   const auto hi = static_cast<std::uint64_t>(x >> 64);
   return hi ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll(static_cast<std::uint64_t>(x));
 }
+bool odd(const BigInt& x) { return boost::multiprecision::bit_test(x, 0); }
+bool odd(unsigned __int128 x) { return (x & 1) != 0; }
 
 // RN(mag · 2^exponent) with the sign given, for a magnitude mag > 0 of either integer type.
 template <class Int>
