@@ -20,6 +20,14 @@ Dyadic dyadic_of(float x) {
   return {BigInt(d.n), d.exponent};
 }
 
+BigInt big_of(__int128 v) {
+  const bool negative = v < 0;
+  const unsigned __int128 mag = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  BigInt r = BigInt(std::uint64_t(mag >> 64));
+  r = (r << 64) | BigInt(std::uint64_t(mag));
+  return negative ? BigInt(-r) : r;
+}
+
 Dyadic exact_sum(const Dyadic& x, const Dyadic& y) {
   const int e = std::min(x.exponent, y.exponent);
   return {(x.n << (x.exponent - e)) + (y.n << (y.exponent - e)), e};

@@ -24,6 +24,9 @@ struct SmallDyadic {
 SmallDyadic small_dyadic_of(float x);
 Dyadic dyadic_of(float x);
 
+// The 128-bit integer v as a cpp_int.
+BigInt big_of(__int128 v);
+
 // x + y exactly (aligned to the smaller exponent).
 Dyadic exact_sum(const Dyadic& x, const Dyadic& y);
 

@@ -80,14 +80,6 @@ __int128 exact_sum_of_blocks(const IntegerOperand& a, std::int64_t m, const Inte
   return t;
 }
 
-BigInt big_of(__int128 v) {
-  const bool negative = v < 0;
-  const unsigned __int128 mag = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
-  BigInt r = BigInt(std::uint64_t(mag >> 64));
-  r = (r << 64) | BigInt(std::uint64_t(mag));
-  return negative ? BigInt(-r) : r;
-}
-
 // RN(α·S_exact + β·C) with the special values of §3.20.3. `bc` is β·C[m][n] when β ≠ 0.
 float exact_element(bool nan_operand, float alpha, __int128 t, std::optional<float> beta, float c) {
   if (nan_operand || is_nan(alpha)) return canonical_nan();

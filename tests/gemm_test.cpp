@@ -246,13 +246,6 @@ TEST(GemmExactRound, RoundsWideIntegersOnceWithTiesToEven) {
   EXPECT_EQ(bits_of(round_to_binary32({BigInt(1), -151})), 0x00000000u);   // 0.25·2^-149 -> +0
 }
 
-BigInt big(__int128 v) {
-  const bool negative = v < 0;
-  const auto mag = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
-  const BigInt b = (BigInt(std::uint64_t(mag >> 64)) << 64) + BigInt(std::uint64_t(mag));
-  return negative ? BigInt(-b) : b;
-}
-
 // The 128-bit instance of the rounding (the GEMM's usual α·T) gives the cpp_int instance's bits:
 // random widths and exponents across the normal, subnormal, underflow and overflow ranges, and
 // values on, just below and just above every rounding tie.
@@ -270,7 +263,7 @@ TEST(GemmExactRound, The128BitRoundingEqualsTheCppIntRounding) {
       n += __int128(int(rng() % 3) - 1);
     }
     if (rng() % 2) n = -n;
-    const float want = round_to_binary32(Dyadic{big(n), exponent}), got = round_to_binary32(n, exponent);
+    const float want = round_to_binary32(Dyadic{big_of(n), exponent}), got = round_to_binary32(n, exponent);
     ASSERT_EQ(bits_of(got), bits_of(want)) << "seed " << seed << ", width " << width << ", exponent " << exponent;
   }
 }
