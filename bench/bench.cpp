@@ -171,10 +171,15 @@ class Bench {
     });
     time("transpose packed", dtype, M, K, 2 * data_bytes,
          [&] { device::transpose_packed(data.get<std::uint8_t>(), M, K, data_t.get<std::uint8_t>(), s_); });
-    time("swizzle scales", dtype, M, K, 2 * scale_bytes,
+    const double swizzle_ms = time("swizzle scales", dtype, M, K, 2 * scale_bytes,
          [&] { device::swizzle_scales(scale.get<std::uint8_t>(), sr, sc, swz.get<std::uint8_t>(), s_); });
-    time("transpose scales 2d", dtype, M, K, scale_bytes + double(sr_t * sc_t),
+    const double transpose_ms = time("transpose scales 2d", dtype, M, K, scale_bytes + double(sr_t * sc_t),
          [&] { device::transpose_scales_2d(scale.get<std::uint8_t>(), M, K, scale_t.get<std::uint8_t>(), s_); });
+    // The launch floor of the small scale kernels, timed the same way (events around one launch).
+    const double empty_ms = median_ms([&] { device::launch_empty_kernel(s_); }, o_.repetitions, s_);
+    rows_.push_back({"empty kernel launch", dtype, M, K, empty_ms, 0.0});
+    fmt::print("  {:<29} {:<5} {:>11} {:>9.4f} ms   (swizzle scales {:.1f}x, transpose scales 2d {:.1f}x this floor)\n",
+               "empty kernel launch", dtype, "", empty_ms, swizzle_ms / empty_ms, transpose_ms / empty_ms);
     NVFP4_CUDA_CHECK(cudaStreamSynchronize(s_));
   }
 

@@ -82,7 +82,9 @@ struct Plan<TransposeScalesTask> {
 };
 
 constexpr int kTpTile = 256;         // transpose_packed: elements of M and of K per CTA
-constexpr int kTsI = 64, kTsJ = 64;  // transpose_scales_2d: 64 row groups x 64 block columns per CTA
+// transpose_scales_2d: 64 row groups x 16 block columns (256 output rows) per CTA; 64 block columns
+// gave an 8192² tensor only 64 CTAs for 132 SMs (10 % of copy bandwidth).
+constexpr int kTsI = 64, kTsJ = 16;
 
 // What a kernel receives: a table uploaded by TaskList, or (tasks == nullptr) the single task
 // `one`, passed by value so that the single-tensor launchers of kernels.h upload nothing.
@@ -626,8 +628,8 @@ __global__ void __launch_bounds__(kThreads) transpose_packed_kernel(Table<Transp
 
 // ---- §3.14 2D scale transpose ------------------------------------------------------------------------
 
-// out[k][i] = in[16 i][k / 16]: a CTA gathers the first row of 64 row groups (64 i) for 64 block
-// columns (1024 k) into shared memory, then writes 1024 output rows of 64 bytes as words.
+// out[k][i] = in[16 i][k / 16]: a CTA gathers the first row of 64 row groups (64 i) for 16 block
+// columns (256 k) into shared memory, then writes 256 output rows of 64 bytes as words.
 __global__ void __launch_bounds__(kThreads) transpose_scales_kernel(Table<TransposeScalesTask> table) {
   __shared__ std::uint8_t s[kTsJ][kTsI + 4];  // s[j][i] = in[16 i][j], 0 outside the tensor
   const auto [t, p, cta] = locate(table);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "device/check.h"
+#include "device/cp_async.cuh"
 #include "device/element_io.cuh"
 #include "device/exact_round.cuh"
 #include "device/gemm_split.h"
@@ -139,19 +140,6 @@ struct Args {
 // Byte offset of 16-byte chunk `chunk` (= block) of tile row `row`: XOR-swizzled so that the 8
 // rows of one ldmatrix hit 8 different bank groups.
 __device__ __forceinline__ int chunk_offset(int row, int chunk) { return row * kTileK + ((chunk ^ ((row >> 1) & 3)) << 4); }
-
-__device__ __forceinline__ std::uint32_t smem_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_address(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"

@@ -5,14 +5,17 @@
 // (the amax of rht(x), then the codes) and never stores rht(x).
 //
 // Exactness. Every product s_k * H[k][n] * 0.25 * x[k] of a finite BF16 x[k] = m * 2^q (|m| < 2^8)
-// is an integer multiple of 2^(q-2). When the nonzero inputs' exponents span at most 41 binades,
+// is an integer multiple of 2^(q-2). When the nonzero inputs' exponents span at most S binades,
 // every partial sum of up to 16 products is a multiple of 2^(qmin-2) below 2^(qmax+10) in
-// magnitude: at most 41 + 12 = 53 significant bits, so the butterfly in binary64 is exact, and
-// one conversion to binary32 is the single rounding of the exact sum. A wider span (or an
-// infinity) takes the fixed-point path: the sum in units of 2^-135 in 9 32-bit limbs (it needs
-// 265 bits), rounded to binary32 by hand. An exact zero takes its sign from the products (-0.0
-// only when every product is -0.0): the butterfly's grouping, (a) - (b + c), can give -0.0 where
-// the sum of the 16 products is +0.0.
+// magnitude: at most S + 12 significant bits. So a butterfly is exact in binary32 for S <= 12
+// (24 bits; and no partial sum overflows while |x| < 2^126, BF16 exponent field <= 252), which
+// holds for almost every chunk of real tensors, and in binary64 for S <= 41 (53 bits), where one
+// conversion to binary32 is the single rounding of the exact sum. A wider span (or an infinity)
+// takes the fixed-point path: the sum in units of 2^-135 in 9 32-bit limbs (it needs 265 bits),
+// rounded to binary32 by hand. The binary32 butterfly is inlined; the other two paths are not, so
+// that the kernels stay small. An exact zero takes its sign from the products (-0.0 only when
+// every product is -0.0): the butterfly's grouping, (a) - (b + c), can give -0.0 where the sum of
+// the 16 products is +0.0. A NaN input makes every output NaN, on every path.
 #include <algorithm>
 
 #include "device/amax_reduce.cuh"
@@ -20,6 +23,7 @@
 #include "device/element_io.cuh"
 #include "device/encode16.cuh"
 #include "device/kernels.h"
+#include "device/te_factor_table.cuh"
 #include "reference/formulas.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
@@ -28,8 +32,11 @@ namespace nvfp4::device {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kCtasPerSm = 2;  // __launch_bounds__: at most 128 registers (80 spilled)
 constexpr std::uint16_t kBf16Nan = 0x7FFF;  // RNbf16 of the canonical NaN
-constexpr int kSpanForBinary64 = 41;        // the exactness bound above
+constexpr int kSpanForBinary32 = 12;        // the exactness bounds above
+constexpr int kMaxFieldForBinary32 = 252;
+constexpr int kSpanForBinary64 = 41;
 constexpr int kLimbs = 9;                   // 288 bits >= 265
 constexpr int kFixedLsbExponent = -135;     // the fixed-point unit: 2^-133 (BF16 subnormal step) * 0.25
 
@@ -135,15 +142,12 @@ __device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t
   return round_limbs(limb, carry < 0);
 }
 
-// The 16 outputs of chunk `chunk` of column c of x [M, N] as BF16 bits, by the paths above.
-__device__ __forceinline__ void rht_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
-                                          std::int64_t chunk, std::uint16_t mask, std::uint16_t (&y)[16]) {
-  std::uint16_t v[16];
+// The 16 outputs of the chunk v (BF16 bits) by the binary64 or the fixed-point path.
+__device__ __noinline__ void rht16_wide(const std::uint16_t (&v)[16], std::uint16_t mask, std::uint16_t (&y)[16]) {
   bool nan = false, inf = false;
   int lo = 0xFF, hi = 0;
 #pragma unroll
   for (int k = 0; k < 16; ++k) {
-    v[k] = x[(16 * chunk + k) * N + c];
     const bool special = ((v[k] >> 7) & 0xFF) == 0xFF;
     nan |= special && (v[k] & 0x7F) != 0;
     inf |= special && (v[k] & 0x7F) == 0;
@@ -180,32 +184,96 @@ __device__ __forceinline__ void rht_chunk(const std::uint16_t* __restrict__ x, s
   }
 }
 
-__global__ void __launch_bounds__(kThreads) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
+// The same by the binary32 butterfly where it is exact (the bounds above); false, and y untouched,
+// where it is not. The span is taken from the largest |x| and from the smallest nonzero one, read
+// off the bits minus one (an exact power of two then counts one binade lower: only more cautious);
+// a NaN passes the test and turns every sum into NaN, which float_to_bf16 makes canonical.
+__device__ __forceinline__ bool rht16_binary32(const std::uint16_t (&v)[16], std::uint16_t mask, std::uint16_t (&y)[16]) {
+  float d[16];
+  float largest = 0.0f;
+  std::uint32_t smallest_twice = 0xFFFFFFFFu;  // min over nonzero x of 2 * (|x|'s bits - 1); zeros wrap high
+#pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    const float xk = bf16_to_float(v[k]);
+    largest = fmaxf(largest, fabsf(xk));
+    smallest_twice = min(smallest_twice, 2u * bits_of(xk) - 2u);  // the doubling drops the sign
+    d[k] = xk * (((mask >> k) & 1) ? -0.25f : 0.25f);             // exact: 0.25 * BF16 is a binary32
+  }
+  const int hi = max(int(bits_of(largest) >> 23), 1), lo = max(int(smallest_twice >> 24), 1);
+  if (hi > kMaxFieldForBinary32 || hi - lo > kSpanForBinary32) return false;
+#pragma unroll
+  for (int h = 1; h < 16; h *= 2)
+#pragma unroll
+    for (int i = 0; i < 16; ++i)
+      if ((i & h) == 0) {
+        const float a = d[i], b = d[i + h];
+        d[i] = __fadd_rn(a, b);
+        d[i + h] = __fsub_rn(a, b);
+      }
+#pragma unroll
+  for (int n = 0; n < 16; ++n) y[n] = d[n] != 0.0f ? float_to_bf16(d[n]) : zero_sum(v, n, mask);
+  return true;
+}
+
+// The 16 outputs of a chunk (BF16 bits), by the first path that is exact for it.
+__device__ __forceinline__ void rht16(const std::uint16_t (&v)[16], std::uint16_t mask, std::uint16_t (&y)[16]) {
+  if (!rht16_binary32(v, mask, y)) rht16_wide(v, mask, y);
+}
+
+// Chunk `chunk` of the adjacent columns 2p and 2p + 1 of x [M, N], column 2p in the low halves:
+// one 32-bit load per row, so that a warp reads 128 contiguous bytes of each row.
+__device__ __forceinline__ void load_chunk_pair(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t p,
+                                                std::int64_t chunk, std::uint32_t (&w)[16]) {
+  const std::uint32_t* rows = reinterpret_cast<const std::uint32_t*>(x) + 16 * chunk * (N / 2) + p;
+#pragma unroll
+  for (int k = 0; k < 16; ++k) w[k] = __ldg(rows + k * (N / 2));
+}
+
+// The transform of column h (0: low halves, 1: high halves) of a loaded chunk pair.
+__device__ __forceinline__ void rht16_of_half(const std::uint32_t (&w)[16], int h, std::uint16_t mask, std::uint16_t (&y)[16]) {
+  std::uint16_t v[16];
+#pragma unroll
+  for (int k = 0; k < 16; ++k) v[k] = std::uint16_t(w[k] >> (16 * h));
+  rht16(v, mask, y);
+}
+
+// A task is one chunk of one column pair; adjacent threads take adjacent pairs (coalesced reads).
+__global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t mask, std::uint16_t* __restrict__ out) {
-  const std::int64_t tasks = N * (M / 16);
+  const std::int64_t pairs = N / 2, tasks = pairs * (M / 16);
   for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < tasks;
        t += std::int64_t(gridDim.x) * kThreads) {
-    const std::int64_t c = t % N, chunk = t / N;  // adjacent threads: adjacent columns (coalesced reads)
-    alignas(16) std::uint16_t y[16];
-    rht_chunk(x, N, c, chunk, mask, y);
-    uint4* dst = reinterpret_cast<uint4*>(out + c * M + 16 * chunk);
-    dst[0] = *reinterpret_cast<const uint4*>(&y[0]);
-    dst[1] = *reinterpret_cast<const uint4*>(&y[8]);
+    const std::int64_t p = t % pairs, chunk = t / pairs;
+    std::uint32_t w[16];
+    load_chunk_pair(x, N, p, chunk, w);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      alignas(16) std::uint16_t y[16];
+      rht16_of_half(w, h, mask, y);
+      uint4* dst = reinterpret_cast<uint4*>(out + (2 * p + h) * M + 16 * chunk);
+      __stcs(dst, *reinterpret_cast<const uint4*>(&y[0]));
+      __stcs(dst + 1, *reinterpret_cast<const uint4*>(&y[8]));
+    }
   }
 }
 
 // Pass 1 of the fused columnwise quantization: amax(rht(x)) with the profile's NaN rule; the
 // transform's outputs are not stored.
-__global__ void __launch_bounds__(kThreads) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
+__global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                             std::int64_t N, std::uint16_t mask, AmaxRule rule, unsigned* out) {
   float acc = 0.0f;
-  const std::int64_t tasks = N * (M / 16);
+  const std::int64_t pairs = N / 2, tasks = pairs * (M / 16);
   for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < tasks;
        t += std::int64_t(gridDim.x) * kThreads) {
-    std::uint16_t y[16];
-    rht_chunk(x, N, t % N, t / N, mask, y);
+    std::uint32_t w[16];
+    load_chunk_pair(x, N, t % pairs, t / pairs, w);
 #pragma unroll
-    for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, bf16_to_float(y[n]));
+    for (int h = 0; h < 2; ++h) {
+      std::uint16_t y[16];
+      rht16_of_half(w, h, mask, y);
+#pragma unroll
+      for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, bf16_to_float(y[n]));
+    }
   }
   acc = cta_amax<kThreads>(rule, acc);
   if (threadIdx.x == 0) atomicMax(out, bits_of(acc));  // non-negative floats order like their bits
@@ -213,39 +281,47 @@ __global__ void __launch_bounds__(kThreads) rht_amax_kernel(const std::uint16_t*
 
 // Pass 2: row c of the columnwise copy y = rht(x) [N, M] is column c of x transformed chunk by
 // chunk, and chunk b is y's 16-element block (c, b). A thread quantizes kChunksPerThread
-// consecutive chunks of one column, writing 32 contiguous bytes of codes; adjacent threads take
-// adjacent columns, so the reads of x are coalesced.
+// consecutive chunks of one column pair, writing 32 contiguous bytes of codes per column.
 constexpr int kChunksPerThread = 4;
 
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
 template <bool kTe>
-__global__ void __launch_bounds__(kThreads) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
+__global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                                 std::int64_t N, std::uint16_t mask, QuantizeParams q,
                                                                 std::uint8_t* __restrict__ data_t,
                                                                 std::uint8_t* __restrict__ scale_t) {
-  __shared__ GlobalScale tensor_scale;  // once per CTA
+  __shared__ float te_factor[256];
   const Profile p = kernel_knobs<kTe>(q.profile);
   const float g = q.amax_t[0];
-  if (threadIdx.x == 0) tensor_scale = global_scale(p.gs, g);
-  __syncthreads();
-  const std::int64_t chunks = M / 16, groups = (chunks + kChunksPerThread - 1) / kChunksPerThread;
-  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < N * groups;
+  const GlobalScale tensor_scale = global_scale(p.gs, g);  // once per thread, not per block
+  if (kTe) {
+    fill_te_factor_table(te_factor, tensor_scale, threadIdx.x, kThreads);
+    __syncthreads();
+  }
+  const std::int64_t pairs = N / 2, chunks = M / 16, groups = (chunks + kChunksPerThread - 1) / kChunksPerThread;
+  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < pairs * groups;
        t += std::int64_t(gridDim.x) * kThreads) {
-    const std::int64_t c = t % N;
-    const std::int64_t first = t / N * kChunksPerThread, end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
+    const std::int64_t pair = t % pairs;
+    const std::int64_t first = t / pairs * kChunksPerThread, end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
 #pragma unroll 1
     for (std::int64_t b = first; b < end; ++b) {
-      std::uint16_t y[16];
-      rht_chunk(x, N, c, b, mask, y);
-      auto value = [&](int n) { return bf16_to_float(y[n]); };
-      float A = 0.0f;
+      std::uint32_t w[16];
+      load_chunk_pair(x, N, pair, b, w);
 #pragma unroll
-      for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
-      const BlockEncoding enc = encode_block(p, tensor_scale, g, A);
-      scale_t[c * scale_cols(M) + b] = enc.scale_byte;
-      const uint2 codes = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
-                                       : encode16(p, enc.encoder, value);
-      __stcs(reinterpret_cast<uint2*>(data_t + c * (M / 2) + 8 * b), codes);
+      for (int h = 0; h < 2; ++h) {
+        const std::int64_t c = 2 * pair + h;
+        std::uint16_t y[16];
+        rht16_of_half(w, h, mask, y);
+        auto value = [&](int n) { return bf16_to_float(y[n]); };
+        float A = 0.0f;
+#pragma unroll
+        for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
+        const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
+        scale_t[c * scale_cols(M) + b] = enc.scale_byte;
+        const uint2 codes = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
+                                         : encode16(p, enc.encoder, value);
+        __stcs(reinterpret_cast<uint2*>(data_t + c * (M / 2) + 8 * b), codes);
+      }
     }
   }
 }
@@ -256,7 +332,7 @@ unsigned grid_of(std::int64_t tasks) { return std::min<unsigned>(grid_for(tasks,
 
 void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
          cudaStream_t stream) {
-  const std::int64_t tasks = N * (M / 16);
+  const std::int64_t tasks = N / 2 * (M / 16);
   if (tasks == 0) return;
   rht_kernel<<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, out);
   NVFP4_CUDA_CHECK_LAUNCH();
@@ -265,7 +341,7 @@ void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t m
 void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, AmaxRule rule, float* out,
               cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
-  const std::int64_t tasks = N * (M / 16);
+  const std::int64_t tasks = N / 2 * (M / 16);
   if (tasks == 0) return;
   const unsigned grid = std::max(1u, std::min<unsigned>(grid_for(tasks, kThreads), 8u * current_sm_count()));  // few atomics
   rht_amax_kernel<<<grid, kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
@@ -279,7 +355,7 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
   if (pitch > blocks && N > 0)
     NVFP4_CUDA_CHECK(cudaMemset2DAsync(scale_t + blocks, std::size_t(pitch), 0, std::size_t(pitch - blocks), std::size_t(N), stream));
   if (rows > N) NVFP4_CUDA_CHECK(cudaMemsetAsync(scale_t + N * pitch, 0, std::size_t((rows - N) * pitch), stream));
-  const std::int64_t tasks = N * ((blocks + kChunksPerThread - 1) / kChunksPerThread);
+  const std::int64_t tasks = N / 2 * ((blocks + kChunksPerThread - 1) / kChunksPerThread);
   if (tasks == 0) return;
   dispatch_knobs(params.profile, [&](auto te) {
     rht_quantize_kernel<te()><<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);

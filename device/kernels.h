@@ -140,4 +140,8 @@ void gemm_row_scaled(const GemmOperandView& a, const GemmOperandView& b, std::in
                      std::int64_t K, float alpha, const GemmPostScale& post, void* d, void* workspace,
                      cudaStream_t stream);
 
+// ---- launch floor ------------------------------------------------------------------------------
+// One CTA of an empty kernel: what launching alone costs (the benchmark's floor for small kernels).
+void launch_empty_kernel(cudaStream_t stream);
+
 }  // namespace nvfp4::device

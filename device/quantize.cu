@@ -1,105 +1,187 @@
-// One-pass NVFP4 quantization. A CTA stages a 64x64 chunk of the input in shared memory as
-// binary32, then each thread quantizes one 1x16 rowwise block and/or one 16x1 columnwise block
-// with the reference's per-block formulas (reference/formulas.h). Only the parallel structure
-// is the kernel's own; every value comes from the shared formulas. Rowwise-only launches under
-// te's knobs take device/quantize_te.h's path instead.
+// One-pass NVFP4 quantization of both directions, 16x16 tiles and row-scaled tensors, by
+// persistent CTAs over 64x64 tiles of x. A tile arrives in shared memory by cp.async while the
+// CTA encodes the one before (device/cp_async.cuh); each thread then encodes one 1x16 rowwise
+// block and one 16x1 columnwise block with the reference's per-block formulas
+// (reference/formulas.h). The columnwise codes and scales are staged in shared memory, so that
+// each column's 32 bytes of data_t leave in 16-byte stores. Only the parallel structure is the
+// kernel's own. Rowwise-only launches under te's knobs take device/quantize_te.h's path instead.
 #include "device/check.h"
+#include "device/cp_async.cuh"
 #include "device/element_io.cuh"
 #include "device/encode16.cuh"
 #include "device/kernels.h"
 #include "device/quantize_te.h"
+#include "device/te_factor_table.cuh"
 #include "reference/formulas.h"
 #include "reference/layout.h"
 
 namespace nvfp4::device {
 namespace {
 
-constexpr int kChunk = 64;                     // rows and columns of a CTA's chunk
-constexpr int kBlocksPerChunk = kChunk / 16;   // 1x16 blocks per chunk row
-constexpr int kThreads = kChunk * kBlocksPerChunk;  // one rowwise and one columnwise block each
+constexpr int kTile = 64;                      // rows and columns of a tile
+constexpr int kBlocksPerTile = kTile / 16;     // 1x16 blocks per tile row, 16x1 per tile column
+constexpr int kThreads = kTile * kBlocksPerTile;  // one rowwise and one columnwise block each
+constexpr int kCtasPerSm = 3;                  // __launch_bounds__: at most 80 registers
 
-struct ChunkArgs {
+// A tile of T as 16-byte chunks. Chunk `c` of row `r` sits at slot c ^ (r & 7) of its row, so that
+// the 8 threads of a quarter warp reading row blocks of two rows hit different banks, and a warp
+// reading one element of 32 adjacent columns reads distinct words.
+template <class T>
+struct TileLayout {
+  static constexpr int kPerChunk = 16 / int(sizeof(T));
+  static constexpr int kChunksPerRow = kTile / kPerChunk;
+  static constexpr int kChunks = kTile * kChunksPerRow;
+  static __device__ __forceinline__ int slot(int r, int c) { return r * kChunksPerRow + (c ^ (r & 7)); }
+};
+
+template <class T>
+struct alignas(16) TileSmem {
+  uint4 stage[2][TileLayout<T>::kChunks];   // the tile being encoded and the next one
+  uint2 codes_t[kTile][kBlocksPerTile];     // columnwise codes, [tile column][row block]
+  std::uint8_t scale_t[kTile][kBlocksPerTile];
+  float block_amax[kTile][kBlocksPerTile];  // 1x16 amaxes of the tile's rows, for 16x16 tiles
+  float te_factor[2][256];                  // rowwise, columnwise (te, not row-scaled)
+};
+
+struct TileArgs {
   std::int64_t M, K;
+  int tiles_x, tiles;
+  bool data_t_16;   // data_t rows start 16-byte aligned (M % 32 == 0, aligned base)
+  bool scale_t_4;   // scale_t rows start 4-byte aligned
   QuantizeParams params;
   QuantizeOutputs out;
 };
 
+// Issues the copies of tile `tile` into `stage`; rows and columns outside x read as zeros.
+template <class T>
+__device__ __forceinline__ void load_tile(uint4* stage, const T* __restrict__ x, const TileArgs& a, int tile) {
+  using L = TileLayout<T>;
+  const std::int64_t row0 = std::int64_t(tile / a.tiles_x) * kTile, col0 = std::int64_t(tile % a.tiles_x) * kTile;
+#pragma unroll
+  for (int s = threadIdx.x; s < L::kChunks; s += kThreads) {
+    const int r = s / L::kChunksPerRow, c = s % L::kChunksPerRow;
+    const std::int64_t R = row0 + r, C = col0 + c * L::kPerChunk;
+    const bool inside = R < a.M && C < a.K;  // K % 16 == 0: a chunk is all inside or all outside
+    cp_async16_or_zero(&stage[L::slot(r, c)], inside ? x + R * a.K + C : x, inside);
+  }
+  cp_async_commit();
+}
+
+// Element (r, c) of a staged tile as binary32.
+template <class T>
+__device__ __forceinline__ float tile_element(const uint4* stage, int r, int c) {
+  using L = TileLayout<T>;
+  return to_float(reinterpret_cast<const T*>(&stage[L::slot(r, c / L::kPerChunk)])[c % L::kPerChunk]);
+}
+
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
 template <class T, bool kTe>
-__global__ void __launch_bounds__(kThreads) quantize_kernel(const T* __restrict__ x, ChunkArgs a) {
-  __shared__ float tile[kChunk][kChunk + 1];               // +1: column reads avoid bank conflicts
-  __shared__ float block_amax[kChunk][kBlocksPerChunk];    // 1x16 amaxes, for 16x16 tiles
-  __shared__ GlobalScale tensor_scale[2];                  // rowwise, columnwise (not row-scaled)
+__global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T* __restrict__ x, TileArgs a) {
+  using L = TileLayout<T>;
+  __shared__ TileSmem<T> sm;
   const Profile p = kernel_knobs<kTe>(a.params.profile);
-  const std::int64_t row0 = std::int64_t(blockIdx.y) * kChunk, col0 = std::int64_t(blockIdx.x) * kChunk;
+  const QuantizeParams& q = a.params;
   const int t = threadIdx.x;
-  // One global scale per tensor: computed once per CTA instead of once per block.
-  if (!a.params.row_scaled && t == 0) {
-    tensor_scale[0] = global_scale(p.gs, a.params.amax[0]);
-    tensor_scale[1] = global_scale(p.gs, a.params.amax_t[0]);
+  // One global scale per tensor and direction (not row-scaled), and under te a factor table each.
+  const GlobalScale row_scale = q.row_scaled ? GlobalScale{} : global_scale(p.gs, q.amax[0]);
+  const GlobalScale col_scale = q.row_scaled ? GlobalScale{} : global_scale(p.gs, q.amax_t[0]);
+  const bool te_tables = kTe && !q.row_scaled;
+  if (te_tables) {
+    fill_te_factor_table(sm.te_factor[0], row_scale, t, kThreads);
+    fill_te_factor_table(sm.te_factor[1], col_scale, t, kThreads);
   }
-
-  // Stage the chunk with 16-byte loads: consecutive threads read consecutive vectors of a row.
-  // K is a multiple of 16, so a vector never straddles the end of a row.
-  constexpr int kVec = 16 / sizeof(T), kVecsPerRow = kChunk / kVec;
-#pragma unroll
-  for (int v = t; v < kChunk * kVecsPerRow; v += kThreads) {
-    const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * kVec;
-    alignas(16) T e[kVec];
-    const bool inside = row0 + r < a.M && col0 + c < a.K;
-    if (inside) *reinterpret_cast<uint4*>(e) = __ldcs(reinterpret_cast<const uint4*>(x + (row0 + r) * a.K + col0 + c));
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) tile[r][c + k] = inside ? to_float(e[k]) : 0.0f;
-  }
-  __syncthreads();
-
-  // Rowwise block of this thread: row r, block b; adjacent threads share a row. Its values are
-  // read from shared memory twice (amax, then encoding) rather than held in registers.
-  const int r = t / kBlocksPerChunk, b = t % kBlocksPerChunk;
-  auto row_value = [&](int i) { return tile[r][16 * b + i]; };
-  float row_amax = 0.0f;
-#pragma unroll
-  for (int i = 0; i < 16; ++i) row_amax = amax_step(p.amax, row_amax, row_value(i));
-  if (a.params.tiles_2d) {
-    block_amax[r][b] = row_amax;
-    __syncthreads();
-  }
-  // The amax of the 16x16 tile (tr, tc) of the chunk.
-  auto tile_amax = [&](int tr, int tc) {
-    float m = 0.0f;
-    for (int i = 0; i < 16; ++i) m = amax_combine(p.amax, m, block_amax[16 * tr + i][tc]);
-    return m;
+  // The block encoding of a direction (its tensor scale and te table) under global amax g
+  // (row-scaled: the row's or the column's).
+  auto encode = [&](const GlobalScale& tensor_scale, const float* te_factor, float g, float A) {
+    if (te_tables) return te_block_encoding(te_factor, tensor_scale, A);
+    return encode_block(p, q.row_scaled ? global_scale(p.gs, g) : tensor_scale, g, A);
   };
 
-  const std::int64_t R = row0 + r, j = col0 / 16 + b;
-  if (a.out.data && R < a.M && col0 + 16 * b < a.K) {
-    const float A = a.params.tiles_2d ? tile_amax(r / 16, b) : row_amax;
-    const float g = a.params.row_scaled ? a.params.amax[R] : a.params.amax[0];
-    const BlockEncoding enc = encode_block(p, a.params.row_scaled ? global_scale(p.gs, g) : tensor_scale[0], g, A);
-    a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
-    const uint2 codes = a.params.stochastic
-                            ? encode16_sr(p, enc.encoder, row_value, a.params, a.params.data_dir, R * (a.K / 16) + j)
-                            : encode16(p, enc.encoder, row_value);
-    __stcs(reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j), codes);
-  }
+  int tile = blockIdx.x;
+  if (tile < a.tiles) load_tile(sm.stage[0], x, a, tile);
+  for (int i = 0; tile < a.tiles; ++i, tile += gridDim.x) {
+    cp_async_wait<0>();
+    __syncthreads();  // the tile has landed; the previous tile's staged columnwise outputs are stored
+    if (tile + int(gridDim.x) < a.tiles) load_tile(sm.stage[(i + 1) & 1], x, a, tile + gridDim.x);
+    const uint4* stage = sm.stage[i & 1];
+    const std::int64_t row0 = std::int64_t(tile / a.tiles_x) * kTile, col0 = std::int64_t(tile % a.tiles_x) * kTile;
 
-  // Columnwise block of this thread: column c, row block ib; adjacent threads share a column,
-  // so each column's 4 blocks (32 bytes of data_t) are written together.
-  const int c = t / kBlocksPerChunk, ib = t % kBlocksPerChunk;
-  const std::int64_t C = col0 + c, i = row0 / 16 + ib;
-  if (a.out.data_t && C < a.K && row0 + 16 * ib < a.M) {
-    auto col_value = [&](int k) { return tile[16 * ib + k][c]; };
-    float col_amax = 0.0f;
+    // Rowwise block of this thread: row r, block b, held in registers.
+    const int r = t / kBlocksPerTile, b = t % kBlocksPerTile;
+    float v[16];
 #pragma unroll
-    for (int k = 0; k < 16; ++k) col_amax = amax_step(p.amax, col_amax, col_value(k));
-    const float A = a.params.tiles_2d ? tile_amax(ib, c / 16) : col_amax;
-    const float g = a.params.row_scaled ? a.params.amax_t[C] : a.params.amax_t[0];
-    const BlockEncoding enc = encode_block(p, a.params.row_scaled ? global_scale(p.gs, g) : tensor_scale[1], g, A);
-    a.out.scale_t[C * scale_cols(a.M) + i] = enc.scale_byte;
-    const uint2 codes = a.params.stochastic
-                            ? encode16_sr(p, enc.encoder, col_value, a.params, SrDirection::kColumnwise, C * (a.M / 16) + i)
-                            : encode16(p, enc.encoder, col_value);
-    __stcs(reinterpret_cast<uint2*>(a.out.data_t + C * (a.M / 2) + 8 * i), codes);
+    for (int l = 0; l < 16 / L::kPerChunk; ++l) {
+      const uint4 chunk = stage[L::slot(r, b * (16 / L::kPerChunk) + l)];
+      const T* e = reinterpret_cast<const T*>(&chunk);
+#pragma unroll
+      for (int k = 0; k < L::kPerChunk; ++k) v[L::kPerChunk * l + k] = to_float(e[k]);
+    }
+    float row_amax = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) row_amax = amax_step(p.amax, row_amax, v[k]);
+    if (q.tiles_2d) {
+      sm.block_amax[r][b] = row_amax;
+      __syncthreads();
+    }
+    // The amax of the 16x16 tile (tr, tc) of this 64x64 tile.
+    auto tile_amax = [&](int tr, int tc) {
+      float m = 0.0f;
+#pragma unroll
+      for (int k = 0; k < 16; ++k) m = amax_combine(p.amax, m, sm.block_amax[16 * tr + k][tc]);
+      return m;
+    };
+    const std::int64_t R = row0 + r, j = col0 / 16 + b;
+    if (a.out.data && R < a.M && 16 * j < a.K) {
+      const float g = q.row_scaled ? q.amax[R] : q.amax[0];
+      const BlockEncoding enc = encode(row_scale, sm.te_factor[0], g, q.tiles_2d ? tile_amax(r / 16, b) : row_amax);
+      a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
+      auto value = [&](int k) { return v[k]; };
+      const uint2 codes = q.stochastic ? encode16_sr(p, enc.encoder, value, q, q.data_dir, R * (a.K / 16) + j)
+                                       : encode16(p, enc.encoder, value);
+      __stcs(reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j), codes);
+    }
+
+    // Columnwise block of this thread: column c, row block ib; a warp reads 32 adjacent columns.
+    if (a.out.data_t) {
+      const int c = (t / 32 % 2) * 32 + t % 32, ib = t / 64;
+      const std::int64_t C = col0 + c, ig = row0 / 16 + ib;
+      if (C < a.K && 16 * ig < a.M) {
+#pragma unroll
+        for (int k = 0; k < 16; ++k) v[k] = tile_element<T>(stage, 16 * ib + k, c);
+        float col_amax = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 16; ++k) col_amax = amax_step(p.amax, col_amax, v[k]);
+        const float g = q.row_scaled ? q.amax_t[C] : q.amax_t[0];
+        const BlockEncoding enc = encode(col_scale, sm.te_factor[1], g, q.tiles_2d ? tile_amax(ib, c / 16) : col_amax);
+        sm.scale_t[c][ib] = enc.scale_byte;
+        auto value = [&](int k) { return v[k]; };
+        sm.codes_t[c][ib] = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, C * (a.M / 16) + ig)
+                                         : encode16(p, enc.encoder, value);
+      }
+      __syncthreads();
+      // Column c's codes for row blocks 2h, 2h+1: 16 contiguous bytes of data_t when both exist.
+      if (t < 2 * kTile) {
+        const int c = t / 2, h = t % 2;
+        const std::int64_t C = col0 + c, ig = row0 / 16 + 2 * h;
+        std::uint8_t* dst = a.out.data_t + C * (a.M / 2) + 8 * ig;
+        if (C < a.K && 16 * (ig + 2) <= a.M && a.data_t_16) {
+          __stcs(reinterpret_cast<uint4*>(dst), make_uint4(sm.codes_t[c][2 * h].x, sm.codes_t[c][2 * h].y,
+                                                          sm.codes_t[c][2 * h + 1].x, sm.codes_t[c][2 * h + 1].y));
+        } else if (C < a.K) {
+          for (int n = 0; n < 2 && 16 * (ig + n) < a.M; ++n)
+            __stcs(reinterpret_cast<uint2*>(dst) + n, sm.codes_t[c][2 * h + n]);
+        }
+      } else if (t < 3 * kTile) {  // column c's 4 scale bytes
+        const int c = t - 2 * kTile;
+        const std::int64_t C = col0 + c, ig = row0 / 16;
+        std::uint8_t* dst = a.out.scale_t + C * scale_cols(a.M) + ig;
+        if (C < a.K && 16 * (ig + kBlocksPerTile) <= a.M && a.scale_t_4) {
+          *reinterpret_cast<std::uint32_t*>(dst) = *reinterpret_cast<const std::uint32_t*>(sm.scale_t[c]);
+        } else if (C < a.K) {
+          for (int n = 0; n < kBlocksPerTile && 16 * (ig + n) < a.M; ++n) dst[n] = sm.scale_t[c][n];
+        }
+      }
+    }
   }
 }
 
@@ -130,8 +212,10 @@ void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, con
   if (out.scale_t) zero_padding(out.scale_t, K, M, stream);
   if (M == 0 || K == 0) return;
   if (quantize_te_rows_applies(M, K, params, out)) return quantize_te_rows(x, type, M, K, params, out, stream);
-  const dim3 grid(grid_for(K, kChunk), grid_for(M, kChunk));
-  const ChunkArgs args{M, K, params, out};
+  const auto aligned = [](const void* p, std::uintptr_t n) { return reinterpret_cast<std::uintptr_t>(p) % n == 0; };
+  const int tiles_x = int(grid_for(K, kTile)), tiles = tiles_x * int(grid_for(M, kTile));
+  const TileArgs args{M, K, tiles_x, tiles, M % 32 == 0 && aligned(out.data_t, 16), aligned(out.scale_t, 4), params, out};
+  const unsigned grid = std::min<unsigned>(unsigned(tiles), kCtasPerSm * current_sm_count());
   dispatch_input(type, [&](auto tag) {
     using T = decltype(tag);
     dispatch_knobs(params.profile, [&](auto te) {

@@ -1,15 +1,14 @@
 // Rowwise-only quantization under profile te's knobs (device/quantize_te.h), the most frequent
 // launch (activations and weights in the forward pass): no shared-memory staging as in quantize.cu. A
 // thread holds one 1x16 block in registers, read with 16-byte loads; the block's encode factor
-// comes from a per-CTA table over the 256 scale bytes (one division per byte and CTA instead of
-// one per block), and the codes from binary32 arithmetic and the hardware E4M3 conversion
-// (device/e2m1_arith.cuh), or with stochastic rounding from the shared SR element function.
-// Every value is the shared formulas' (reference/formulas.h).
+// comes from a per-CTA table over the 256 scale bytes (device/te_factor_table.cuh), and the codes
+// from encode16.cuh's te path (binary32 arithmetic and the hardware E4M3 conversion), round to
+// nearest or stochastic. Every value is the shared formulas' (reference/formulas.h).
 #include "device/check.h"
-#include "device/e2m1_arith.cuh"
 #include "device/encode16.cuh"
 #include "device/element_io.cuh"
 #include "device/quantize_te.h"
+#include "device/te_factor_table.cuh"
 #include "reference/formulas.h"
 #include "reference/layout.h"
 
@@ -18,12 +17,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kCtasPerSm = 8;  // 2,048 threads: every SM full, each thread looping over blocks
-
-// te's element path: y = RN(x * factor) (no y clamp), the hardware encoder; its factor depends on
-// the scale byte and the global scale only (EncodeRule::TE).
-static_assert(te_knobs().enc == EncodeRule::TE && te_knobs().yclamp == YClamp::NONE &&
-                  te_knobs().e2m1 == E2M1Encoder::HW && te_knobs().zg == ZeroGlobalRule::NONE,
-              "the te rowwise kernel assumes te's element path");
 
 struct RowsArgs {
   std::uint32_t blocks;          // M * K / 16
@@ -43,7 +36,7 @@ __global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __r
   GlobalScale tensor_scale{};
   if (!kRowScaled) {
     tensor_scale = global_scale(te.gs, a.amax[0]);
-    factor_of_byte[threadIdx.x] = element_encoder(te, tensor_scale, 0.0f, std::uint8_t(threadIdx.x)).factor;
+    fill_te_factor_table(factor_of_byte, tensor_scale, threadIdx.x, kThreads);
     __syncthreads();
   }
   constexpr int kVec = 16 / sizeof(T), kLoads = 16 / kVec;  // 16-byte vectors per block
@@ -66,18 +59,10 @@ __global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __r
       col = block - row * a.blocks_per_row;
     }
     const GlobalScale gs = kRowScaled ? global_scale(te.gs, a.amax[row]) : tensor_scale;
-    const std::uint8_t sb = block_scale_byte(te, block_scale_precast(te, gs, A));
-    const float factor = kRowScaled ? element_encoder(te, gs, A, sb).factor : factor_of_byte[sb];
-    a.scale[row * a.scale_pitch + col] = sb;
-    uint2 codes;
-    if (kSr) {  // te's SR element path: y = RN(x * factor), then sr_e2m1 by arithmetic
-      const uint4 draw = philox_draw(a.sr, a.sr.data_dir, block);
-      codes = make_uint2(e2m1x8_sr([&](int i) { return mul_rn(v[i], factor); }, draw.x, draw.y),
-                         e2m1x8_sr([&](int i) { return mul_rn(v[8 + i], factor); }, draw.z, draw.w));
-    } else {
-      codes = make_uint2(e2m1x8_hw([&](int i) { return mul_rn(v[i], factor); }),
-                         e2m1x8_hw([&](int i) { return mul_rn(v[8 + i], factor); }));
-    }
+    const BlockEncoding enc = kRowScaled ? encode_block(te, gs, a.amax[row], A) : te_block_encoding(factor_of_byte, gs, A);
+    a.scale[row * a.scale_pitch + col] = enc.scale_byte;
+    auto value = [&](int i) { return v[i]; };
+    const uint2 codes = kSr ? encode16_sr(te, enc.encoder, value, a.sr, a.sr.data_dir, block) : encode16(te, enc.encoder, value);
     __stcs(reinterpret_cast<uint2*>(a.data) + block, codes);
   }
 }
