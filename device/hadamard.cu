@@ -32,7 +32,7 @@ namespace nvfp4::device {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kCtasPerSm = 2;  // __launch_bounds__: at most 128 registers (80 spilled)
+constexpr int kCtasPerSm = 3;  // __launch_bounds__: at most 80 registers
 constexpr std::uint16_t kBf16Nan = 0x7FFF;  // RNbf16 of the canonical NaN
 constexpr int kSpanForBinary32 = 12;        // the exactness bounds above
 constexpr int kMaxFieldForBinary32 = 252;
@@ -220,40 +220,29 @@ __device__ __forceinline__ void rht16(const std::uint16_t (&v)[16], std::uint16_
   if (!rht16_binary32(v, mask, y)) rht16_wide(v, mask, y);
 }
 
-// Chunk `chunk` of the adjacent columns 2p and 2p + 1 of x [M, N], column 2p in the low halves:
-// one 32-bit load per row, so that a warp reads 128 contiguous bytes of each row.
-__device__ __forceinline__ void load_chunk_pair(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t p,
-                                                std::int64_t chunk, std::uint32_t (&w)[16]) {
-  const std::uint32_t* rows = reinterpret_cast<const std::uint32_t*>(x) + 16 * chunk * (N / 2) + p;
+// Chunk `chunk` of column c of x [M, N] (BF16 bits); adjacent threads take adjacent columns, so
+// that a warp reads 64 contiguous bytes of each row. (Column pairs per thread, with 32-bit loads,
+// measured slower: twice the registers' work per thread, half the threads.)
+__device__ __forceinline__ void load_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
+                                           std::int64_t chunk, std::uint16_t (&v)[16]) {
 #pragma unroll
-  for (int k = 0; k < 16; ++k) w[k] = __ldg(rows + k * (N / 2));
+  for (int k = 0; k < 16; ++k) v[k] = __ldg(x + (16 * chunk + k) * N + c);
 }
 
-// The transform of column h (0: low halves, 1: high halves) of a loaded chunk pair.
-__device__ __forceinline__ void rht16_of_half(const std::uint32_t (&w)[16], int h, std::uint16_t mask, std::uint16_t (&y)[16]) {
-  std::uint16_t v[16];
-#pragma unroll
-  for (int k = 0; k < 16; ++k) v[k] = std::uint16_t(w[k] >> (16 * h));
-  rht16(v, mask, y);
-}
-
-// A task is one chunk of one column pair; adjacent threads take adjacent pairs (coalesced reads).
+// A task is one chunk of one column.
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t mask, std::uint16_t* __restrict__ out) {
-  const std::int64_t pairs = N / 2, tasks = pairs * (M / 16);
+  const std::int64_t tasks = N * (M / 16);
   for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < tasks;
        t += std::int64_t(gridDim.x) * kThreads) {
-    const std::int64_t p = t % pairs, chunk = t / pairs;
-    std::uint32_t w[16];
-    load_chunk_pair(x, N, p, chunk, w);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      alignas(16) std::uint16_t y[16];
-      rht16_of_half(w, h, mask, y);
-      uint4* dst = reinterpret_cast<uint4*>(out + (2 * p + h) * M + 16 * chunk);
-      __stcs(dst, *reinterpret_cast<const uint4*>(&y[0]));
-      __stcs(dst + 1, *reinterpret_cast<const uint4*>(&y[8]));
-    }
+    const std::int64_t c = t % N, chunk = t / N;
+    std::uint16_t v[16];
+    alignas(16) std::uint16_t y[16];
+    load_chunk(x, N, c, chunk, v);
+    rht16(v, mask, y);
+    uint4* dst = reinterpret_cast<uint4*>(out + c * M + 16 * chunk);
+    __stcs(dst, *reinterpret_cast<const uint4*>(&y[0]));
+    __stcs(dst + 1, *reinterpret_cast<const uint4*>(&y[8]));
   }
 }
 
@@ -262,18 +251,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::ui
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                             std::int64_t N, std::uint16_t mask, AmaxRule rule, unsigned* out) {
   float acc = 0.0f;
-  const std::int64_t pairs = N / 2, tasks = pairs * (M / 16);
+  const std::int64_t tasks = N * (M / 16);
   for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < tasks;
        t += std::int64_t(gridDim.x) * kThreads) {
-    std::uint32_t w[16];
-    load_chunk_pair(x, N, t % pairs, t / pairs, w);
+    std::uint16_t v[16], y[16];
+    load_chunk(x, N, t % N, t / N, v);
+    rht16(v, mask, y);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      std::uint16_t y[16];
-      rht16_of_half(w, h, mask, y);
-#pragma unroll
-      for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, bf16_to_float(y[n]));
-    }
+    for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, bf16_to_float(y[n]));
   }
   acc = cta_amax<kThreads>(rule, acc);
   if (threadIdx.x == 0) atomicMax(out, bits_of(acc));  // non-negative floats order like their bits
@@ -281,7 +266,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const st
 
 // Pass 2: row c of the columnwise copy y = rht(x) [N, M] is column c of x transformed chunk by
 // chunk, and chunk b is y's 16-element block (c, b). A thread quantizes kChunksPerThread
-// consecutive chunks of one column pair, writing 32 contiguous bytes of codes per column.
+// consecutive chunks of one column, writing 32 contiguous bytes of codes; adjacent threads take
+// adjacent columns, so the reads of x are coalesced.
 constexpr int kChunksPerThread = 4;
 
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
@@ -298,30 +284,25 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
     fill_te_factor_table(te_factor, tensor_scale, threadIdx.x, kThreads);
     __syncthreads();
   }
-  const std::int64_t pairs = N / 2, chunks = M / 16, groups = (chunks + kChunksPerThread - 1) / kChunksPerThread;
-  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < pairs * groups;
+  const std::int64_t chunks = M / 16, groups = (chunks + kChunksPerThread - 1) / kChunksPerThread;
+  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < N * groups;
        t += std::int64_t(gridDim.x) * kThreads) {
-    const std::int64_t pair = t % pairs;
-    const std::int64_t first = t / pairs * kChunksPerThread, end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
+    const std::int64_t c = t % N;
+    const std::int64_t first = t / N * kChunksPerThread, end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
 #pragma unroll 1
     for (std::int64_t b = first; b < end; ++b) {
-      std::uint32_t w[16];
-      load_chunk_pair(x, N, pair, b, w);
+      std::uint16_t v[16], y[16];
+      load_chunk(x, N, c, b, v);
+      rht16(v, mask, y);
+      auto value = [&](int n) { return bf16_to_float(y[n]); };
+      float A = 0.0f;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const std::int64_t c = 2 * pair + h;
-        std::uint16_t y[16];
-        rht16_of_half(w, h, mask, y);
-        auto value = [&](int n) { return bf16_to_float(y[n]); };
-        float A = 0.0f;
-#pragma unroll
-        for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
-        const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
-        scale_t[c * scale_cols(M) + b] = enc.scale_byte;
-        const uint2 codes = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
-                                         : encode16(p, enc.encoder, value);
-        __stcs(reinterpret_cast<uint2*>(data_t + c * (M / 2) + 8 * b), codes);
-      }
+      for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
+      const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
+      scale_t[c * scale_cols(M) + b] = enc.scale_byte;
+      const uint2 codes = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
+                                       : encode16(p, enc.encoder, value);
+      __stcs(reinterpret_cast<uint2*>(data_t + c * (M / 2) + 8 * b), codes);
     }
   }
 }
@@ -332,7 +313,7 @@ unsigned grid_of(std::int64_t tasks) { return std::min<unsigned>(grid_for(tasks,
 
 void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
          cudaStream_t stream) {
-  const std::int64_t tasks = N / 2 * (M / 16);
+  const std::int64_t tasks = N * (M / 16);
   if (tasks == 0) return;
   rht_kernel<<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, out);
   NVFP4_CUDA_CHECK_LAUNCH();
@@ -341,7 +322,7 @@ void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t m
 void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, AmaxRule rule, float* out,
               cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
-  const std::int64_t tasks = N / 2 * (M / 16);
+  const std::int64_t tasks = N * (M / 16);
   if (tasks == 0) return;
   const unsigned grid = std::max(1u, std::min<unsigned>(grid_for(tasks, kThreads), 8u * current_sm_count()));  // few atomics
   rht_amax_kernel<<<grid, kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
@@ -355,7 +336,7 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
   if (pitch > blocks && N > 0)
     NVFP4_CUDA_CHECK(cudaMemset2DAsync(scale_t + blocks, std::size_t(pitch), 0, std::size_t(pitch - blocks), std::size_t(N), stream));
   if (rows > N) NVFP4_CUDA_CHECK(cudaMemsetAsync(scale_t + N * pitch, 0, std::size_t((rows - N) * pitch), stream));
-  const std::int64_t tasks = N / 2 * ((blocks + kChunksPerThread - 1) / kChunksPerThread);
+  const std::int64_t tasks = N * ((blocks + kChunksPerThread - 1) / kChunksPerThread);
   if (tasks == 0) return;
   dispatch_knobs(params.profile, [&](auto te) {
     rht_quantize_kernel<te()><<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);

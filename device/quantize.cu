@@ -21,7 +21,7 @@ namespace {
 constexpr int kTile = 64;                      // rows and columns of a tile
 constexpr int kBlocksPerTile = kTile / 16;     // 1x16 blocks per tile row, 16x1 per tile column
 constexpr int kThreads = kTile * kBlocksPerTile;  // one rowwise and one columnwise block each
-constexpr int kCtasPerSm = 3;                  // __launch_bounds__: at most 80 registers
+constexpr int kCtasPerSm = 4;                  // __launch_bounds__: at most 64 registers
 
 // A tile of T as 16-byte chunks. Chunk `c` of row `r` sits at slot c ^ (r & 7) of its row, so that
 // the 8 threads of a quarter warp reading row blocks of two rows hit different banks, and a warp
@@ -37,7 +37,7 @@ struct TileLayout {
 template <class T>
 struct alignas(16) TileSmem {
   uint4 stage[2][TileLayout<T>::kChunks];   // the tile being encoded and the next one
-  uint2 codes_t[kTile][kBlocksPerTile];     // columnwise codes, [tile column][row block]
+  uint2 codes_t[kBlocksPerTile][kTile];     // columnwise codes, [row block][tile column]
   std::uint8_t scale_t[kTile][kBlocksPerTile];
   float block_amax[kTile][kBlocksPerTile];  // 1x16 amaxes of the tile's rows, for 16x16 tiles
   float te_factor[2][256];                  // rowwise, columnwise (te, not row-scaled)
@@ -106,19 +106,22 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
     const uint4* stage = sm.stage[i & 1];
     const std::int64_t row0 = std::int64_t(tile / a.tiles_x) * kTile, col0 = std::int64_t(tile % a.tiles_x) * kTile;
 
-    // Rowwise block of this thread: row r, block b, held in registers.
+    // Rowwise block of this thread: row r, block b, held in registers (its amax also feeds the
+    // 16x16 tiles; a columnwise-only 1D launch skips it).
     const int r = t / kBlocksPerTile, b = t % kBlocksPerTile;
     float v[16];
-#pragma unroll
-    for (int l = 0; l < 16 / L::kPerChunk; ++l) {
-      const uint4 chunk = stage[L::slot(r, b * (16 / L::kPerChunk) + l)];
-      const T* e = reinterpret_cast<const T*>(&chunk);
-#pragma unroll
-      for (int k = 0; k < L::kPerChunk; ++k) v[L::kPerChunk * l + k] = to_float(e[k]);
-    }
     float row_amax = 0.0f;
+    if (a.out.data || q.tiles_2d) {
 #pragma unroll
-    for (int k = 0; k < 16; ++k) row_amax = amax_step(p.amax, row_amax, v[k]);
+      for (int l = 0; l < 16 / L::kPerChunk; ++l) {
+        const uint4 chunk = stage[L::slot(r, b * (16 / L::kPerChunk) + l)];
+        const T* e = reinterpret_cast<const T*>(&chunk);
+#pragma unroll
+        for (int k = 0; k < L::kPerChunk; ++k) v[L::kPerChunk * l + k] = to_float(e[k]);
+      }
+#pragma unroll
+      for (int k = 0; k < 16; ++k) row_amax = amax_step(p.amax, row_amax, v[k]);
+    }
     if (q.tiles_2d) {
       sm.block_amax[r][b] = row_amax;
       __syncthreads();
@@ -155,21 +158,21 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
         const BlockEncoding enc = encode(col_scale, sm.te_factor[1], g, q.tiles_2d ? tile_amax(ib, c / 16) : col_amax);
         sm.scale_t[c][ib] = enc.scale_byte;
         auto value = [&](int k) { return v[k]; };
-        sm.codes_t[c][ib] = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, C * (a.M / 16) + ig)
+        sm.codes_t[ib][c] = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, C * (a.M / 16) + ig)
                                          : encode16(p, enc.encoder, value);
       }
       __syncthreads();
       // Column c's codes for row blocks 2h, 2h+1: 16 contiguous bytes of data_t when both exist.
       if (t < 2 * kTile) {
-        const int c = t / 2, h = t % 2;
+        const int c = t % kTile, h = t / kTile;
         const std::int64_t C = col0 + c, ig = row0 / 16 + 2 * h;
         std::uint8_t* dst = a.out.data_t + C * (a.M / 2) + 8 * ig;
+        const uint2 lo = sm.codes_t[2 * h][c], hi = sm.codes_t[2 * h + 1][c];
         if (C < a.K && 16 * (ig + 2) <= a.M && a.data_t_16) {
-          __stcs(reinterpret_cast<uint4*>(dst), make_uint4(sm.codes_t[c][2 * h].x, sm.codes_t[c][2 * h].y,
-                                                          sm.codes_t[c][2 * h + 1].x, sm.codes_t[c][2 * h + 1].y));
-        } else if (C < a.K) {
-          for (int n = 0; n < 2 && 16 * (ig + n) < a.M; ++n)
-            __stcs(reinterpret_cast<uint2*>(dst) + n, sm.codes_t[c][2 * h + n]);
+          __stcs(reinterpret_cast<uint4*>(dst), make_uint4(lo.x, lo.y, hi.x, hi.y));
+        } else if (C < a.K && 16 * ig < a.M) {
+          __stcs(reinterpret_cast<uint2*>(dst), lo);
+          if (16 * (ig + 1) < a.M) __stcs(reinterpret_cast<uint2*>(dst) + 1, hi);
         }
       } else if (t < 3 * kTile) {  // column c's 4 scale bytes
         const int c = t - 2 * kTile;
