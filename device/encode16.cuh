@@ -11,15 +11,22 @@
 
 namespace nvfp4::device {
 
+// kTe: the caller's knobs are te's, whose encoder always multiplies (EncodeRule::TE, no zero-global
+// rule), so the te element path below is taken without a runtime test of the encoder, and the
+// generic path is not compiled into the kernel.
+static_assert(te_knobs().enc == EncodeRule::TE && te_knobs().zg == ZeroGlobalRule::NONE &&
+                  te_knobs().yclamp == YClamp::NONE && te_knobs().e2m1 == E2M1Encoder::HW,
+              "te's element path: y = RN(x * factor), no y clamp, the hardware encoder");
+
 // The packed codes of 16 values (read through `value(i)`) under one block's encoding.
-template <class Value>
+template <bool kTe, class Value>
 __device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder& e, Value value) {
   std::uint32_t lo = 0, hi = 0;
   // te's element path (multiply, no y clamp, hardware encoder) is encode_element with its knob
   // switches resolved once per block instead of once per element, and e2m1_hw by binary32
   // arithmetic (device/e2m1_arith.cuh); the bits are the same. It is unrolled; the generic path
   // is not, which keeps the kernel small for the instruction cache.
-  if (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE && p.e2m1 == E2M1Encoder::HW) {
+  if (kTe || (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE && p.e2m1 == E2M1Encoder::HW)) {
     lo = e2m1x8_hw([&](int i) { return mul_rn(value(i), e.factor); });
     hi = e2m1x8_hw([&](int i) { return mul_rn(value(i + 8), e.factor); });
   } else {
@@ -41,12 +48,12 @@ __device__ __forceinline__ uint4 philox_draw(const QuantizeParams& q, SrDirectio
 
 // The same block under stochastic rounding: one Philox draw (CUDA's own generator) for the
 // block's stored index, as §3.18.3 assigns it.
-template <class Value>
+template <bool kTe, class Value>
 __device__ __forceinline__ uint2 encode16_sr(const Profile& p, const ElementEncoder& e, Value value,
                                              const QuantizeParams& q, SrDirection dir, std::uint64_t block) {
   const uint4 o = philox_draw(q, dir, block);
   // te's element path (multiply, no y clamp): sr_e2m1 by binary32 arithmetic, the same bits.
-  if (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE) {
+  if (kTe || (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE)) {
     return make_uint2(e2m1x8_sr([&](int i) { return mul_rn(value(i), e.factor); }, o.x, o.y),
                       e2m1x8_sr([&](int i) { return mul_rn(value(i + 8), e.factor); }, o.z, o.w));
   }

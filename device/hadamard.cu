@@ -300,8 +300,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
       for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
       const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
       scale_t[c * scale_cols(M) + b] = enc.scale_byte;
-      const uint2 codes = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
-                                       : encode16(p, enc.encoder, value);
+      const uint2 codes = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
+                                       : encode16<kTe>(p, enc.encoder, value);
       __stcs(reinterpret_cast<uint2*>(data_t + c * (M / 2) + 8 * b), codes);
     }
   }

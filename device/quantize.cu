@@ -23,20 +23,24 @@ constexpr int kBlocksPerTile = kTile / 16;     // 1x16 blocks per tile row, 16x1
 constexpr int kThreads = kTile * kBlocksPerTile;  // one rowwise and one columnwise block each
 constexpr int kCtasPerSm = 4;                  // __launch_bounds__: at most 64 registers
 
-// A tile of T as 16-byte chunks. Chunk `c` of row `r` sits at slot c ^ (r & 7) of its row, so that
-// the 8 threads of a quarter warp reading row blocks of two rows hit different banks, and a warp
-// reading one element of 32 adjacent columns reads distinct words.
+// A staged tile of T: 64 rows of 16-byte chunks, each row padded by one chunk, so that the 8
+// threads of a quarter warp reading row blocks of two adjacent rows hit different banks, while a
+// warp reading one element of 32 adjacent columns reads contiguous words. kStages tiles are in
+// flight or being encoded per CTA: three of 2-byte types (the bytes in flight per SM must cover
+// the memory latency), two of FP32 (twice the bytes per tile; and the 48 KB of static shared memory).
 template <class T>
 struct TileLayout {
   static constexpr int kPerChunk = 16 / int(sizeof(T));
   static constexpr int kChunksPerRow = kTile / kPerChunk;
-  static constexpr int kChunks = kTile * kChunksPerRow;
-  static __device__ __forceinline__ int slot(int r, int c) { return r * kChunksPerRow + (c ^ (r & 7)); }
+  static constexpr int kPitch = kChunksPerRow + 1;  // chunks per staged row
+  static constexpr int kStageChunks = kTile * kPitch;
+  static constexpr int kStages = sizeof(T) == 4 ? 2 : 3;
+  static __device__ __forceinline__ int slot(int r, int c) { return r * kPitch + c; }
 };
 
 template <class T>
 struct alignas(16) TileSmem {
-  uint4 stage[2][TileLayout<T>::kChunks];   // the tile being encoded and the next one
+  uint4 stage[TileLayout<T>::kStages][TileLayout<T>::kStageChunks];
   uint2 codes_t[kBlocksPerTile][kTile];     // columnwise codes, [row block][tile column]
   std::uint8_t scale_t[kTile][kBlocksPerTile];
   float block_amax[kTile][kBlocksPerTile];  // 1x16 amaxes of the tile's rows, for 16x16 tiles
@@ -52,19 +56,20 @@ struct TileArgs {
   QuantizeOutputs out;
 };
 
-// Issues the copies of tile `tile` into `stage`; rows and columns outside x read as zeros.
+// Issues the copies of tile `tile` into `stage` (none past the last tile); rows and columns
+// outside x read as zeros. The caller commits the group.
 template <class T>
 __device__ __forceinline__ void load_tile(uint4* stage, const T* __restrict__ x, const TileArgs& a, int tile) {
   using L = TileLayout<T>;
+  if (tile >= a.tiles) return;
   const std::int64_t row0 = std::int64_t(tile / a.tiles_x) * kTile, col0 = std::int64_t(tile % a.tiles_x) * kTile;
 #pragma unroll
-  for (int s = threadIdx.x; s < L::kChunks; s += kThreads) {
+  for (int s = threadIdx.x; s < kTile * L::kChunksPerRow; s += kThreads) {
     const int r = s / L::kChunksPerRow, c = s % L::kChunksPerRow;
     const std::int64_t R = row0 + r, C = col0 + c * L::kPerChunk;
     const bool inside = R < a.M && C < a.K;  // K % 16 == 0: a chunk is all inside or all outside
     cp_async16_or_zero(&stage[L::slot(r, c)], inside ? x + R * a.K + C : x, inside);
   }
-  cp_async_commit();
 }
 
 // Element (r, c) of a staged tile as binary32.
@@ -97,13 +102,21 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
     return encode_block(p, q.row_scaled ? global_scale(p.gs, g) : tensor_scale, g, A);
   };
 
+  // Tile i of this CTA is tile blockIdx.x + i * gridDim.x, staged in stage i % kStages; a group
+  // of copies is committed per tile, empty past the end, so that the wait below counts tiles.
+  constexpr int kAhead = L::kStages - 1;
+#pragma unroll
+  for (int i = 0; i < kAhead; ++i) {
+    load_tile(sm.stage[i], x, a, blockIdx.x + i * gridDim.x);
+    cp_async_commit();
+  }
   int tile = blockIdx.x;
-  if (tile < a.tiles) load_tile(sm.stage[0], x, a, tile);
   for (int i = 0; tile < a.tiles; ++i, tile += gridDim.x) {
-    cp_async_wait<0>();
-    __syncthreads();  // the tile has landed; the previous tile's staged columnwise outputs are stored
-    if (tile + int(gridDim.x) < a.tiles) load_tile(sm.stage[(i + 1) & 1], x, a, tile + gridDim.x);
-    const uint4* stage = sm.stage[i & 1];
+    cp_async_wait<kAhead - 1>();
+    __syncthreads();  // tile i has landed; tile i - 1 is encoded and its staged outputs stored
+    load_tile(sm.stage[(i + kAhead) % L::kStages], x, a, tile + kAhead * gridDim.x);
+    cp_async_commit();
+    const uint4* stage = sm.stage[i % L::kStages];
     const std::int64_t row0 = std::int64_t(tile / a.tiles_x) * kTile, col0 = std::int64_t(tile % a.tiles_x) * kTile;
 
     // Rowwise block of this thread: row r, block b, held in registers (its amax also feeds the
@@ -139,8 +152,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
       const BlockEncoding enc = encode(row_scale, sm.te_factor[0], g, q.tiles_2d ? tile_amax(r / 16, b) : row_amax);
       a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
       auto value = [&](int k) { return v[k]; };
-      const uint2 codes = q.stochastic ? encode16_sr(p, enc.encoder, value, q, q.data_dir, R * (a.K / 16) + j)
-                                       : encode16(p, enc.encoder, value);
+      const uint2 codes = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, q.data_dir, R * (a.K / 16) + j)
+                                       : encode16<kTe>(p, enc.encoder, value);
       __stcs(reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j), codes);
     }
 
@@ -158,8 +171,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
         const BlockEncoding enc = encode(col_scale, sm.te_factor[1], g, q.tiles_2d ? tile_amax(ib, c / 16) : col_amax);
         sm.scale_t[c][ib] = enc.scale_byte;
         auto value = [&](int k) { return v[k]; };
-        sm.codes_t[ib][c] = q.stochastic ? encode16_sr(p, enc.encoder, value, q, SrDirection::kColumnwise, C * (a.M / 16) + ig)
-                                         : encode16(p, enc.encoder, value);
+        sm.codes_t[ib][c] = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, C * (a.M / 16) + ig)
+                                         : encode16<kTe>(p, enc.encoder, value);
       }
       __syncthreads();
       // Column c's codes for row blocks 2h, 2h+1: 16 contiguous bytes of data_t when both exist.

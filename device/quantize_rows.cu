@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __r
     const BlockEncoding enc = kRowScaled ? encode_block(te, gs, a.amax[row], A) : te_block_encoding(factor_of_byte, gs, A);
     a.scale[row * a.scale_pitch + col] = enc.scale_byte;
     auto value = [&](int i) { return v[i]; };
-    const uint2 codes = kSr ? encode16_sr(te, enc.encoder, value, a.sr, a.sr.data_dir, block) : encode16(te, enc.encoder, value);
+    const uint2 codes = kSr ? encode16_sr<true>(te, enc.encoder, value, a.sr, a.sr.data_dir, block) : encode16<true>(te, enc.encoder, value);
     __stcs(reinterpret_cast<uint2*>(a.data) + block, codes);
   }
 }
