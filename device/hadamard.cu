@@ -229,13 +229,15 @@ __device__ __forceinline__ void load_chunk(const std::uint16_t* __restrict__ x, 
   for (int k = 0; k < 16; ++k) v[k] = __ldg(x + (16 * chunk + k) * N + c);
 }
 
-// A task is one chunk of one column.
+// Thread c of the x dimension of the grid owns column c; the y dimension steps through the
+// column's chunks (no division per task: a 64-bit one per chunk once cost more than the transform).
+__device__ __forceinline__ std::int64_t grid_column() { return std::int64_t(blockIdx.x) * kThreads + threadIdx.x; }
+
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t mask, std::uint16_t* __restrict__ out) {
-  const std::int64_t tasks = N * (M / 16);
-  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < tasks;
-       t += std::int64_t(gridDim.x) * kThreads) {
-    const std::int64_t c = t % N, chunk = t / N;
+  const std::int64_t c = grid_column();
+  if (c >= N) return;
+  for (std::int64_t chunk = blockIdx.y; chunk < M / 16; chunk += gridDim.y) {
     std::uint16_t v[16];
     alignas(16) std::uint16_t y[16];
     load_chunk(x, N, c, chunk, v);
@@ -251,11 +253,10 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::ui
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                             std::int64_t N, std::uint16_t mask, AmaxRule rule, unsigned* out) {
   float acc = 0.0f;
-  const std::int64_t tasks = N * (M / 16);
-  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < tasks;
-       t += std::int64_t(gridDim.x) * kThreads) {
+  const std::int64_t c = grid_column();
+  for (std::int64_t chunk = blockIdx.y; c < N && chunk < M / 16; chunk += gridDim.y) {
     std::uint16_t v[16], y[16];
-    load_chunk(x, N, t % N, t / N, v);
+    load_chunk(x, N, c, chunk, v);
     rht16(v, mask, y);
 #pragma unroll
     for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, bf16_to_float(y[n]));
@@ -266,8 +267,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const st
 
 // Pass 2: row c of the columnwise copy y = rht(x) [N, M] is column c of x transformed chunk by
 // chunk, and chunk b is y's 16-element block (c, b). A thread quantizes kChunksPerThread
-// consecutive chunks of one column, writing 32 contiguous bytes of codes; adjacent threads take
-// adjacent columns, so the reads of x are coalesced.
+// consecutive chunks of its column at a time, writing 32 contiguous bytes of codes.
 constexpr int kChunksPerThread = 4;
 
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
@@ -284,11 +284,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
     fill_te_factor_table(te_factor, tensor_scale, threadIdx.x, kThreads);
     __syncthreads();
   }
-  const std::int64_t chunks = M / 16, groups = (chunks + kChunksPerThread - 1) / kChunksPerThread;
-  for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < N * groups;
-       t += std::int64_t(gridDim.x) * kThreads) {
-    const std::int64_t c = t % N;
-    const std::int64_t first = t / N * kChunksPerThread, end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
+  const std::int64_t c = grid_column(), chunks = M / 16;
+  if (c >= N) return;
+  for (std::int64_t first = std::int64_t(blockIdx.y) * kChunksPerThread; first < chunks;
+       first += std::int64_t(gridDim.y) * kChunksPerThread) {
+    const std::int64_t end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
 #pragma unroll 1
     for (std::int64_t b = first; b < end; ++b) {
       std::uint16_t v[16], y[16];
@@ -307,25 +307,28 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
   }
 }
 
-unsigned grid_of(std::int64_t tasks) { return std::min<unsigned>(grid_for(tasks, kThreads), 65535u * 8u); }
+// Grid of the kernels above: one thread per column, and along y `steps` (chunks or groups of
+// them) spread over at most `max_y` CTA rows.
+dim3 column_grid(std::int64_t N, std::int64_t steps, unsigned max_y) {
+  return dim3(grid_for(N, kThreads), unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(steps, max_y))));
+}
 
 }  // namespace
 
 void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
          cudaStream_t stream) {
-  const std::int64_t tasks = N * (M / 16);
-  if (tasks == 0) return;
-  rht_kernel<<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, out);
+  if (N == 0 || M < 16) return;
+  rht_kernel<<<column_grid(N, M / 16, 65535u), kThreads, 0, stream>>>(x, M, N, mask, out);
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
 void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, AmaxRule rule, float* out,
               cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
-  const std::int64_t tasks = N * (M / 16);
-  if (tasks == 0) return;
-  const unsigned grid = std::max(1u, std::min<unsigned>(grid_for(tasks, kThreads), 8u * current_sm_count()));  // few atomics
-  rht_amax_kernel<<<grid, kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
+  if (N == 0 || M < 16) return;
+  // At most 8 CTAs per SM in all, so that few atomics are left.
+  const unsigned max_y = std::max(1u, 8u * current_sm_count() / grid_for(N, kThreads));
+  rht_amax_kernel<<<column_grid(N, M / 16, max_y), kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -336,10 +339,9 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
   if (pitch > blocks && N > 0)
     NVFP4_CUDA_CHECK(cudaMemset2DAsync(scale_t + blocks, std::size_t(pitch), 0, std::size_t(pitch - blocks), std::size_t(N), stream));
   if (rows > N) NVFP4_CUDA_CHECK(cudaMemsetAsync(scale_t + N * pitch, 0, std::size_t((rows - N) * pitch), stream));
-  const std::int64_t tasks = N * ((blocks + kChunksPerThread - 1) / kChunksPerThread);
-  if (tasks == 0) return;
+  if (N == 0 || blocks == 0) return;
   dispatch_knobs(params.profile, [&](auto te) {
-    rht_quantize_kernel<te()><<<grid_of(tasks), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+    rht_quantize_kernel<te()><<<column_grid(N, (blocks + kChunksPerThread - 1) / kChunksPerThread, 65535u), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
   });
   NVFP4_CUDA_CHECK_LAUNCH();
 }

@@ -49,26 +49,46 @@ struct alignas(16) TileSmem {
 
 struct TileArgs {
   std::int64_t M, K;
-  int tiles_x, tiles;
+  int tiles_x, tiles_y;
   bool data_t_16;   // data_t rows start 16-byte aligned (M % 32 == 0, aligned base)
   bool scale_t_4;   // scale_t rows start 4-byte aligned
   QuantizeParams params;
   QuantizeOutputs out;
 };
 
-// Issues the copies of tile `tile` into `stage` (none past the last tile); rows and columns
-// outside x read as zeros. The caller commits the group.
+// A CTA's current tile (ty, tx). CTA b visits tiles b, b + gridDim.x, ... in row-major order;
+// the cursor steps without a division per tile (a division and the copies' address arithmetic
+// per tile once cost a third of the kernel's instructions).
+struct TileCursor {
+  int ty, tx;
+  int step_y, step_x;  // gridDim.x as whole tile rows and a remainder
+  __device__ TileCursor(int tile, int tiles_x)
+      : ty(tile / tiles_x), tx(tile % tiles_x), step_y(int(gridDim.x) / tiles_x), step_x(int(gridDim.x) % tiles_x) {}
+  __device__ void next(int tiles_x) {
+    ty += step_y;
+    tx += step_x;
+    if (tx >= tiles_x) {
+      tx -= tiles_x;
+      ++ty;
+    }
+  }
+};
+
+// Issues the copies of the tile at `at` into `stage` (none past the last tile row); rows and
+// columns outside x read as zeros. The caller commits the group.
 template <class T>
-__device__ __forceinline__ void load_tile(uint4* stage, const T* __restrict__ x, const TileArgs& a, int tile) {
+__device__ __forceinline__ void load_tile(uint4* stage, const T* __restrict__ x, const TileArgs& a, const TileCursor& at) {
   using L = TileLayout<T>;
-  if (tile >= a.tiles) return;
-  const std::int64_t row0 = std::int64_t(tile / a.tiles_x) * kTile, col0 = std::int64_t(tile % a.tiles_x) * kTile;
+  constexpr int kLoads = kTile * L::kChunksPerRow / kThreads;  // 16-byte copies per thread
+  static_assert(kLoads * kThreads == kTile * L::kChunksPerRow, "whole copies per thread");
+  if (at.ty >= a.tiles_y) return;
+  const std::int64_t row0 = std::int64_t(at.ty) * kTile, col0 = std::int64_t(at.tx) * kTile;
+  const T* tile = x + row0 * a.K + col0;
 #pragma unroll
-  for (int s = threadIdx.x; s < kTile * L::kChunksPerRow; s += kThreads) {
-    const int r = s / L::kChunksPerRow, c = s % L::kChunksPerRow;
-    const std::int64_t R = row0 + r, C = col0 + c * L::kPerChunk;
-    const bool inside = R < a.M && C < a.K;  // K % 16 == 0: a chunk is all inside or all outside
-    cp_async16_or_zero(&stage[L::slot(r, c)], inside ? x + R * a.K + C : x, inside);
+  for (int k = 0; k < kLoads; ++k) {
+    const int s = int(threadIdx.x) + k * kThreads, r = s / L::kChunksPerRow, c = s % L::kChunksPerRow;
+    const bool inside = row0 + r < a.M && col0 + c * L::kPerChunk < a.K;  // K % 16 == 0: a chunk is all in or out
+    cp_async16_or_zero(&stage[L::slot(r, c)], inside ? tile + r * a.K + c * L::kPerChunk : x, inside);
   }
 }
 
@@ -95,29 +115,30 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
     fill_te_factor_table(sm.te_factor[0], row_scale, t, kThreads);
     fill_te_factor_table(sm.te_factor[1], col_scale, t, kThreads);
   }
-  // The block encoding of a direction (its tensor scale and te table) under global amax g
-  // (row-scaled: the row's or the column's).
-  auto encode = [&](const GlobalScale& tensor_scale, const float* te_factor, float g, float A) {
+  // The block encoding of a direction (its tensor scale, te table and global amaxes) for the
+  // block of row or column `index` (row-scaled: that row's or column's amax).
+  auto encode = [&](const GlobalScale& tensor_scale, const float* te_factor, const float* amax, std::int64_t index, float A) {
     if (te_tables) return te_block_encoding(te_factor, tensor_scale, A);
+    const float g = q.row_scaled ? amax[index] : amax[0];
     return encode_block(p, q.row_scaled ? global_scale(p.gs, g) : tensor_scale, g, A);
   };
 
   // Tile i of this CTA is tile blockIdx.x + i * gridDim.x, staged in stage i % kStages; a group
   // of copies is committed per tile, empty past the end, so that the wait below counts tiles.
   constexpr int kAhead = L::kStages - 1;
+  TileCursor at(blockIdx.x, a.tiles_x), ahead = at;
 #pragma unroll
-  for (int i = 0; i < kAhead; ++i) {
-    load_tile(sm.stage[i], x, a, blockIdx.x + i * gridDim.x);
+  for (int i = 0; i < kAhead; ++i, ahead.next(a.tiles_x)) {
+    load_tile(sm.stage[i], x, a, ahead);
     cp_async_commit();
   }
-  int tile = blockIdx.x;
-  for (int i = 0; tile < a.tiles; ++i, tile += gridDim.x) {
+  for (int i = 0; at.ty < a.tiles_y; ++i, at.next(a.tiles_x), ahead.next(a.tiles_x)) {
     cp_async_wait<kAhead - 1>();
     __syncthreads();  // tile i has landed; tile i - 1 is encoded and its staged outputs stored
-    load_tile(sm.stage[(i + kAhead) % L::kStages], x, a, tile + kAhead * gridDim.x);
+    load_tile(sm.stage[(i + kAhead) % L::kStages], x, a, ahead);
     cp_async_commit();
     const uint4* stage = sm.stage[i % L::kStages];
-    const std::int64_t row0 = std::int64_t(tile / a.tiles_x) * kTile, col0 = std::int64_t(tile % a.tiles_x) * kTile;
+    const std::int64_t row0 = std::int64_t(at.ty) * kTile, col0 = std::int64_t(at.tx) * kTile;
 
     // Rowwise block of this thread: row r, block b, held in registers (its amax also feeds the
     // 16x16 tiles; a columnwise-only 1D launch skips it).
@@ -148,8 +169,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
     };
     const std::int64_t R = row0 + r, j = col0 / 16 + b;
     if (a.out.data && R < a.M && 16 * j < a.K) {
-      const float g = q.row_scaled ? q.amax[R] : q.amax[0];
-      const BlockEncoding enc = encode(row_scale, sm.te_factor[0], g, q.tiles_2d ? tile_amax(r / 16, b) : row_amax);
+      const BlockEncoding enc = encode(row_scale, sm.te_factor[0], q.amax, R, q.tiles_2d ? tile_amax(r / 16, b) : row_amax);
       a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
       auto value = [&](int k) { return v[k]; };
       const uint2 codes = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, q.data_dir, R * (a.K / 16) + j)
@@ -167,8 +187,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
         float col_amax = 0.0f;
 #pragma unroll
         for (int k = 0; k < 16; ++k) col_amax = amax_step(p.amax, col_amax, v[k]);
-        const float g = q.row_scaled ? q.amax_t[C] : q.amax_t[0];
-        const BlockEncoding enc = encode(col_scale, sm.te_factor[1], g, q.tiles_2d ? tile_amax(ib, c / 16) : col_amax);
+        const BlockEncoding enc = encode(col_scale, sm.te_factor[1], q.amax_t, C, q.tiles_2d ? tile_amax(ib, c / 16) : col_amax);
         sm.scale_t[c][ib] = enc.scale_byte;
         auto value = [&](int k) { return v[k]; };
         sm.codes_t[ib][c] = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, C * (a.M / 16) + ig)
@@ -229,9 +248,9 @@ void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, con
   if (M == 0 || K == 0) return;
   if (quantize_te_rows_applies(M, K, params, out)) return quantize_te_rows(x, type, M, K, params, out, stream);
   const auto aligned = [](const void* p, std::uintptr_t n) { return reinterpret_cast<std::uintptr_t>(p) % n == 0; };
-  const int tiles_x = int(grid_for(K, kTile)), tiles = tiles_x * int(grid_for(M, kTile));
-  const TileArgs args{M, K, tiles_x, tiles, M % 32 == 0 && aligned(out.data_t, 16), aligned(out.scale_t, 4), params, out};
-  const unsigned grid = std::min<unsigned>(unsigned(tiles), kCtasPerSm * current_sm_count());
+  const int tiles_x = int(grid_for(K, kTile)), tiles_y = int(grid_for(M, kTile));
+  const TileArgs args{M, K, tiles_x, tiles_y, M % 32 == 0 && aligned(out.data_t, 16), aligned(out.scale_t, 4), params, out};
+  const unsigned grid = std::min<unsigned>(unsigned(tiles_x) * unsigned(tiles_y), kCtasPerSm * current_sm_count());
   dispatch_input(type, [&](auto tag) {
     using T = decltype(tag);
     dispatch_knobs(params.profile, [&](auto te) {

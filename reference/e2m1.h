@@ -1,6 +1,8 @@
 // FP4 E2M1 (element) decoding and the encoder variants of NUMERICS.md §2.1 and §4.2.6.
 #pragma once
 
+#include <cmath>
+
 #include "reference/constants.h"
 #include "reference/half_float.h"
 
@@ -72,7 +74,7 @@ NVFP4_HD float with_sign_of(float magnitude, float s) { return float_of(bits_of(
 
 NVFP4_HD float e2m1_hw_value_over_64(float y) {
   const float c = e2m1_clamp6(y);
-  const float a = mul_rn(abs_f(c), 0.015625f);
+  const float a = mul_rn(fabsf(c), 0.015625f);  // c is clamped, never NaN: fabsf (a free operand modifier on the GPU) is exact
   const float m = e2m1_magic_over_64(a);
   return with_sign_of(add_rn(add_rn(a, m), -m), c);
 }

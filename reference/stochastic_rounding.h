@@ -67,7 +67,7 @@ NVFP4_HD std::uint8_t sr_e2m1(float y, std::uint8_t r8) {
 //    binade added in round-toward-zero truncates t to a multiple of its binade's step.
 NVFP4_HD float sr_e2m1_value_over_64(float y, std::uint8_t r8) {
   const float c = e2m1_clamp6(y);
-  const float a = mul_rn(abs_f(c), 0.015625f);
+  const float a = mul_rn(fabsf(c), 0.015625f);  // c is clamped, never NaN: fabsf (a free operand modifier on the GPU) is exact
   const float step = float_of((bits_of(fmin_c99_const(fmax_c99_const(a, 0.015625f), 0.0625f)) & 0x7F800000u) - 0x00800000u);
   const float u = add_rn(float_of(0x47000000u | r8), -32768.0f);  // r8 / 256: 2^15 + r8 * 2^-8, less 2^15
   const float t = fma_rn(u, step, a);
