@@ -18,12 +18,15 @@
 // the 16 products is +0.0. A NaN input makes every output NaN, on every path.
 #include <algorithm>
 
+#include <cuda_bf16.h>
+
 #include "device/amax_reduce.cuh"
 #include "device/check.h"
 #include "device/element_io.cuh"
 #include "device/encode16.cuh"
 #include "device/kernels.h"
 #include "device/te_factor_table.cuh"
+#include "reference/constants.h"
 #include "reference/formulas.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
@@ -142,8 +145,25 @@ __device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t
   return round_limbs(limb, carry < 0);
 }
 
-// The 16 outputs of the chunk v (BF16 bits) by the binary64 or the fixed-point path.
-__device__ __noinline__ void rht16_wide(const std::uint16_t (&v)[16], std::uint16_t mask, std::uint16_t (&y)[16]) {
+// A chunk's 16 BF16 values (inputs or outputs) as pairs: word i holds value 2i in its low half and
+// 2i + 1 in its high half, the order of memory. Passed by value to the out-of-line paths, so that
+// the common path keeps it in registers.
+struct Bf16x16 {
+  std::uint32_t pair[8];
+  __device__ __forceinline__ std::uint16_t bits(int k) const { return std::uint16_t(pair[k / 2] >> (16 * (k % 2))); }
+  __device__ __forceinline__ float value(int k) const {
+    return float_of(k % 2 == 0 ? pair[k / 2] << 16 : pair[k / 2] & 0xFFFF0000u);
+  }
+  __device__ __forceinline__ void unpack(std::uint16_t (&v)[16]) const {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) v[k] = bits(k);
+  }
+};
+
+// The 16 outputs of the chunk x by the binary64 or the fixed-point path.
+__device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask) {
+  std::uint16_t v[16], y[16];
+  x.unpack(v);
   bool nan = false, inf = false;
   int lo = 0xFF, hi = 0;
 #pragma unroll
@@ -182,22 +202,36 @@ __device__ __noinline__ void rht16_wide(const std::uint16_t (&v)[16], std::uint1
 #pragma unroll 1
     for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(exact_output(v, n, mask));
   }
+  Bf16x16 out;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) out.pair[i] = y[2 * i] | std::uint32_t(y[2 * i + 1]) << 16;
+  return out;
 }
 
 // The same by the binary32 butterfly where it is exact (the bounds above); false, and y untouched,
 // where it is not. The span is taken from the largest |x| and from the smallest nonzero one, read
-// off the bits minus one (an exact power of two then counts one binade lower: only more cautious);
-// a NaN passes the test and turns every sum into NaN, which float_to_bf16 makes canonical.
-__device__ __forceinline__ bool rht16_binary32(const std::uint16_t (&v)[16], std::uint16_t mask, std::uint16_t (&y)[16]) {
+// off the bits minus one (an exact power of two then counts one binade lower: only more cautious).
+// Exact zeros: a chunk of zeros takes zero_sum's signs; in any other chunk an exact-zero sum is
+// +0.0, which adding +0.0 gives (the butterfly may have left -0.0). A NaN input passes the span
+// test and makes every sum NaN: all 16 outputs are then the canonical BF16 NaN. The sums are
+// rounded to BF16 two at a time by the hardware conversion (RNE, as float_to_bf16).
+__device__ __forceinline__ bool rht16_binary32(const Bf16x16& x, std::uint16_t mask, Bf16x16& y) {
   float d[16];
   float largest = 0.0f;
-  std::uint32_t smallest_twice = 0xFFFFFFFFu;  // min over nonzero x of 2 * (|x|'s bits - 1); zeros wrap high
+  std::uint32_t smallest_twice = 0xFFFFFFFFu;  // min over x of 2 * (|x|'s bits - 1); zeros wrap to 0xFFFFFFFE
 #pragma unroll
   for (int k = 0; k < 16; ++k) {
-    const float xk = bf16_to_float(v[k]);
+    const float xk = x.value(k);
     largest = fmaxf(largest, fabsf(xk));
     smallest_twice = min(smallest_twice, 2u * bits_of(xk) - 2u);  // the doubling drops the sign
     d[k] = xk * (((mask >> k) & 1) ? -0.25f : 0.25f);             // exact: 0.25 * BF16 is a binary32
+  }
+  if (smallest_twice == 0xFFFFFFFEu) {  // every input is a zero
+    std::uint16_t v[16];
+    x.unpack(v);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) y.pair[i] = zero_sum(v, 2 * i, mask) | std::uint32_t(zero_sum(v, 2 * i + 1, mask)) << 16;
+    return true;
   }
   const int hi = max(int(bits_of(largest) >> 23), 1), lo = max(int(smallest_twice >> 24), 1);
   if (hi > kMaxFieldForBinary32 || hi - lo > kSpanForBinary32) return false;
@@ -210,56 +244,69 @@ __device__ __forceinline__ bool rht16_binary32(const std::uint16_t (&v)[16], std
         d[i] = __fadd_rn(a, b);
         d[i + h] = __fsub_rn(a, b);
       }
+  if (is_nan(d[0])) {
 #pragma unroll
-  for (int n = 0; n < 16; ++n) y[n] = d[n] != 0.0f ? float_to_bf16(d[n]) : zero_sum(v, n, mask);
+    for (int i = 0; i < 8; ++i) y.pair[i] = std::uint32_t(kBf16Nan) * 0x10001u;
+    return true;
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(__fadd_rn(d[2 * i], 0.0f), __fadd_rn(d[2 * i + 1], 0.0f));
+    y.pair[i] = *reinterpret_cast<const std::uint32_t*>(&pair);  // low half: output 2i
+  }
   return true;
 }
 
-// The 16 outputs of a chunk (BF16 bits), by the first path that is exact for it.
-__device__ __forceinline__ void rht16(const std::uint16_t (&v)[16], std::uint16_t mask, std::uint16_t (&y)[16]) {
-  if (!rht16_binary32(v, mask, y)) rht16_wide(v, mask, y);
+// The 16 outputs of a chunk, by the first path that is exact for it.
+__device__ __forceinline__ Bf16x16 rht16(const Bf16x16& x, std::uint16_t mask) {
+  Bf16x16 y;
+  if (!rht16_binary32(x, mask, y)) y = rht16_wide(x, mask);
+  return y;
 }
 
-// Chunk `chunk` of column c of x [M, N] (BF16 bits); adjacent threads take adjacent columns, so
-// that a warp reads 64 contiguous bytes of each row. (Column pairs per thread, with 32-bit loads,
-// measured slower: twice the registers' work per thread, half the threads.)
-__device__ __forceinline__ void load_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
-                                           std::int64_t chunk, std::uint16_t (&v)[16]) {
+// Chunk `chunk` of column c of x [M, N]; adjacent threads take adjacent columns, so that a warp
+// reads 64 contiguous bytes of each row. (Column pairs per thread, with 32-bit loads, measured
+// slower: twice the registers' work per thread, half the threads.)
+__device__ __forceinline__ Bf16x16 load_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
+                                              std::int64_t chunk) {
+  Bf16x16 v;
 #pragma unroll
-  for (int k = 0; k < 16; ++k) v[k] = __ldg(x + (16 * chunk + k) * N + c);
+  for (int i = 0; i < 8; ++i)
+    v.pair[i] = __ldg(x + (16 * chunk + 2 * i) * N + c) | std::uint32_t(__ldg(x + (16 * chunk + 2 * i + 1) * N + c)) << 16;
+  return v;
 }
 
 // Thread c of the x dimension of the grid owns column c; the y dimension steps through the
 // column's chunks (no division per task: a 64-bit one per chunk once cost more than the transform).
 __device__ __forceinline__ std::int64_t grid_column() { return std::int64_t(blockIdx.x) * kThreads + threadIdx.x; }
 
+// kDefaultMask: the mask is kRhtDefaultMask, compiled as a constant (the signs fold into constants).
+template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
-                                                       std::int64_t N, std::uint16_t mask, std::uint16_t* __restrict__ out) {
+                                                       std::int64_t N, std::uint16_t runtime_mask, std::uint16_t* __restrict__ out) {
+  const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   const std::int64_t c = grid_column();
   if (c >= N) return;
   for (std::int64_t chunk = blockIdx.y; chunk < M / 16; chunk += gridDim.y) {
-    std::uint16_t v[16];
-    alignas(16) std::uint16_t y[16];
-    load_chunk(x, N, c, chunk, v);
-    rht16(v, mask, y);
+    const Bf16x16 y = rht16(load_chunk(x, N, c, chunk), mask);
     uint4* dst = reinterpret_cast<uint4*>(out + c * M + 16 * chunk);
-    __stcs(dst, *reinterpret_cast<const uint4*>(&y[0]));
-    __stcs(dst + 1, *reinterpret_cast<const uint4*>(&y[8]));
+    __stcs(dst, make_uint4(y.pair[0], y.pair[1], y.pair[2], y.pair[3]));
+    __stcs(dst + 1, make_uint4(y.pair[4], y.pair[5], y.pair[6], y.pair[7]));
   }
 }
 
 // Pass 1 of the fused columnwise quantization: amax(rht(x)) with the profile's NaN rule; the
 // transform's outputs are not stored.
+template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
-                                                            std::int64_t N, std::uint16_t mask, AmaxRule rule, unsigned* out) {
+                                                            std::int64_t N, std::uint16_t runtime_mask, AmaxRule rule, unsigned* out) {
+  const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   float acc = 0.0f;
   const std::int64_t c = grid_column();
   for (std::int64_t chunk = blockIdx.y; c < N && chunk < M / 16; chunk += gridDim.y) {
-    std::uint16_t v[16], y[16];
-    load_chunk(x, N, c, chunk, v);
-    rht16(v, mask, y);
+    const Bf16x16 y = rht16(load_chunk(x, N, c, chunk), mask);
 #pragma unroll
-    for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, bf16_to_float(y[n]));
+    for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, y.value(n));
   }
   acc = cta_amax<kThreads>(rule, acc);
   if (threadIdx.x == 0) atomicMax(out, bits_of(acc));  // non-negative floats order like their bits
@@ -271,11 +318,12 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const st
 constexpr int kChunksPerThread = 4;
 
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
-template <bool kTe>
+template <bool kTe, bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
-                                                                std::int64_t N, std::uint16_t mask, QuantizeParams q,
+                                                                std::int64_t N, std::uint16_t runtime_mask, QuantizeParams q,
                                                                 std::uint8_t* __restrict__ data_t,
                                                                 std::uint8_t* __restrict__ scale_t) {
+  const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ float te_factor[256];
   const Profile p = kernel_knobs<kTe>(q.profile);
   const float g = q.amax_t[0];
@@ -291,10 +339,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
     const std::int64_t end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
 #pragma unroll 1
     for (std::int64_t b = first; b < end; ++b) {
-      std::uint16_t v[16], y[16];
-      load_chunk(x, N, c, b, v);
-      rht16(v, mask, y);
-      auto value = [&](int n) { return bf16_to_float(y[n]); };
+      const Bf16x16 y = rht16(load_chunk(x, N, c, b), mask);
+      auto value = [&](int n) { return y.value(n); };
       float A = 0.0f;
 #pragma unroll
       for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
@@ -313,12 +359,19 @@ dim3 column_grid(std::int64_t N, std::int64_t steps, unsigned max_y) {
   return dim3(grid_for(N, kThreads), unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(steps, max_y))));
 }
 
+// Calls f(std::true_type{}) for the default mask and f(std::false_type{}) for any other.
+template <class F>
+void dispatch_mask(std::uint16_t mask, F&& f) {
+  if (mask == constants::kRhtDefaultMask) return f(std::true_type{});
+  return f(std::false_type{});
+}
+
 }  // namespace
 
 void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
          cudaStream_t stream) {
   if (N == 0 || M < 16) return;
-  rht_kernel<<<column_grid(N, M / 16, 65535u), kThreads, 0, stream>>>(x, M, N, mask, out);
+  dispatch_mask(mask, [&](auto d) { rht_kernel<d()><<<column_grid(N, M / 16, 65535u), kThreads, 0, stream>>>(x, M, N, mask, out); });
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -328,7 +381,9 @@ void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint1
   if (N == 0 || M < 16) return;
   // At most 8 CTAs per SM in all, so that few atomics are left.
   const unsigned max_y = std::max(1u, 8u * current_sm_count() / grid_for(N, kThreads));
-  rht_amax_kernel<<<column_grid(N, M / 16, max_y), kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
+  dispatch_mask(mask, [&](auto d) {
+    rht_amax_kernel<d()><<<column_grid(N, M / 16, max_y), kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
+  });
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -340,8 +395,11 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
     NVFP4_CUDA_CHECK(cudaMemset2DAsync(scale_t + blocks, std::size_t(pitch), 0, std::size_t(pitch - blocks), std::size_t(N), stream));
   if (rows > N) NVFP4_CUDA_CHECK(cudaMemsetAsync(scale_t + N * pitch, 0, std::size_t((rows - N) * pitch), stream));
   if (N == 0 || blocks == 0) return;
+  const dim3 grid = column_grid(N, (blocks + kChunksPerThread - 1) / kChunksPerThread, 65535u);
   dispatch_knobs(params.profile, [&](auto te) {
-    rht_quantize_kernel<te()><<<column_grid(N, (blocks + kChunksPerThread - 1) / kChunksPerThread, 65535u), kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+    dispatch_mask(mask, [&](auto d) {
+      rht_quantize_kernel<te(), d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+    });
   });
   NVFP4_CUDA_CHECK_LAUNCH();
 }

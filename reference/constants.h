@@ -24,6 +24,8 @@ constexpr float kE4M3SatThreshold = 464.0f;  // midpoint of 448 and the next (ab
 constexpr float kFp4TimesFp8Max = 2688.0f;   // 6 * 448, exact
 constexpr float k1e8 = 100000000.0f;         // exact in binary32
 
+constexpr std::uint16_t kRhtDefaultMask = 0xD7E8;  // §3.19: TransformerEngine's fixed sign vector
+
 constexpr int kBlock = 16;             // elements per scale block (1x16, 16x1, 16x16)
 constexpr int kScaleRowAlign = 128;    // compact scale rows are padded to a multiple of 128
 constexpr int kScaleColAlign = 4;      // compact scale columns are padded to a multiple of 4

@@ -6,12 +6,13 @@
 #include <cstdint>
 #include <string>
 
+#include "reference/constants.h"
 #include "reference/tensor.h"
 
 namespace nvfp4 {
 
 // TransformerEngine's fixed sign vector: bit k set means s_k = -1 (applied to input index k).
-constexpr std::uint16_t kRhtDefaultMask = 0xD7E8;
+using constants::kRhtDefaultMask;
 
 // One 16-vector of BF16 values (as their exact binary32 values) to its 16 BF16 outputs (also as
 // binary32): y[n] = RNbf16(RN(sum_k s_k * H16[k][n] * 0.25 * x[k])), H16[k][n] = (-1)^popcount(k&n).
