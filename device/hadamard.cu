@@ -35,7 +35,7 @@ namespace nvfp4::device {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kCtasPerSm = 4;  // __launch_bounds__: at most 64 registers
+constexpr int kCtasPerSm = 3;  // __launch_bounds__: at most 80 registers
 constexpr std::uint16_t kBf16Nan = 0x7FFF;  // RNbf16 of the canonical NaN
 constexpr int kSpanForBinary32 = 12;        // the exactness bounds above
 constexpr int kMaxFieldForBinary32 = 252;
