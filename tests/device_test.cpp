@@ -253,6 +253,21 @@ TEST(DevicePhilox, CudaGeneratorEqualsRandom123OnRandomCountersAndKeys) {
   EXPECT_EQ(mismatches, 0);
 }
 
+// The tile kernel's CTAs loop over tiles with three stages of asynchronous copies in flight; this
+// shape has more 64x64 tiles (21 x 26) than CTAs on a 132-SM GPU (4 per SM), edge tiles in both
+// directions, and M % 32 != 0 (the columnwise codes' 8-byte store path). Run under racecheck too.
+TEST(DeviceQuantize, EqualsReferenceWhenEachCtaLoopsOverSeveralTiles) {
+  REQUIRE_GPU();
+  for (const Mode& m : kModes)
+    for (const bool sr : {false, true}) {
+      const std::uint32_t seed = fresh_seed();
+      const FloatMatrix x = fuzz::fill_data({1296, 1616}, Dist::kRandn, seed);
+      Case c = quantize_case(x, io::DType::BF16, "te", m.block, m.dir, m.row_scaled, m.layout);
+      if (sr) c = with_sr(c, fresh_u64(), fresh_u64());
+      expect_device_equals_reference(c, fmt::format("quantize 1296x1616 te bf16 {}{} seed=0x{:x}", m.name, sr ? " SR" : "", seed));
+    }
+}
+
 // Every profile, dtype and quantize mode under SR, over shapes that are not multiples of 64, with
 // seeds and offsets at the 2^32 and 2^64 edges and fresh ones.
 TEST(DeviceStochasticRounding, EqualsReferenceForEveryProfileDtypeModeAndSeed) {
