@@ -12,6 +12,7 @@
 #include "device/kernels.h"
 #include "device/quantize_te.h"
 #include "device/te_factor_table.cuh"
+#include "device/tile_cursor.cuh"
 #include "reference/formulas.h"
 #include "reference/layout.h"
 
@@ -54,24 +55,6 @@ struct TileArgs {
   bool scale_t_4;   // scale_t rows start 4-byte aligned
   QuantizeParams params;
   QuantizeOutputs out;
-};
-
-// A CTA's current tile (ty, tx). CTA b visits tiles b, b + gridDim.x, ... in row-major order;
-// the cursor steps without a division per tile (a division and the copies' address arithmetic
-// per tile once cost a third of the kernel's instructions).
-struct TileCursor {
-  int ty, tx;
-  int step_y, step_x;  // gridDim.x as whole tile rows and a remainder
-  __device__ TileCursor(int tile, int tiles_x)
-      : ty(tile / tiles_x), tx(tile % tiles_x), step_y(int(gridDim.x) / tiles_x), step_x(int(gridDim.x) % tiles_x) {}
-  __device__ void next(int tiles_x) {
-    ty += step_y;
-    tx += step_x;
-    if (tx >= tiles_x) {
-      tx -= tiles_x;
-      ++ty;
-    }
-  }
 };
 
 // Issues the copies of the tile at `at` into `stage` (none past the last tile row); rows and
