@@ -22,12 +22,10 @@
 
 #include "device/amax_reduce.cuh"
 #include "device/check.h"
-#include "device/cp_async.cuh"
 #include "device/element_io.cuh"
 #include "device/encode16.cuh"
 #include "device/kernels.h"
 #include "device/te_factor_table.cuh"
-#include "device/tile_cursor.cuh"
 #include "reference/constants.h"
 #include "reference/formulas.h"
 #include "reference/half_float.h"
@@ -266,80 +264,35 @@ __device__ __forceinline__ Bf16x16 rht16(const Bf16x16& x, std::uint16_t mask) {
   return y;
 }
 
-// The kernels below share one loop: persistent CTAs over tiles of 64 rows (4 chunks) x 128
-// columns of x, each tile brought into shared memory by cp.async while the CTA transforms the one
-// before (the one-thread-per-chunk kernels of before stalled on the latency of their 2-byte
-// loads at 26 % warps active). Thread t takes column t % 128 of the tile and its chunks 2h and
-// 2h + 1, h = t / 128: a warp reads 32 adjacent columns of a staged row (conflict-free), and a
-// column's two threads write the 32 bytes of codes of its four chunks together.
-constexpr int kTileRows = 64, kTileCols = 128;
-constexpr int kCopiesPerThread = kTileRows * kTileCols * 2 / 16 / kThreads;  // 16-byte copies
-static_assert(kThreads == 2 * kTileCols && kCopiesPerThread * 16 * kThreads == kTileRows * kTileCols * 2,
-              "two threads per tile column, whole copies per thread");
-
-struct alignas(16) RhtStages {
-  std::uint16_t x[2][kTileRows][kTileCols];  // the tile being transformed and the next one
-};
-
-__device__ __forceinline__ void load_rht_tile(std::uint16_t (&tile)[kTileRows][kTileCols], const std::uint16_t* __restrict__ x,
-                                              std::int64_t M, std::int64_t N, const TileCursor& at, int tiles_y) {
-  if (at.ty >= tiles_y) return;
-  const std::int64_t row0 = std::int64_t(at.ty) * kTileRows, col0 = std::int64_t(at.tx) * kTileCols;
+// Chunk `chunk` of column c of x [M, N]; adjacent threads take adjacent columns, so that a warp
+// reads 64 contiguous bytes of each row. (Column pairs per thread, with 32-bit loads, measured
+// slower: twice the registers' work per thread, half the threads.)
+__device__ __forceinline__ Bf16x16 load_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
+                                              std::int64_t chunk) {
+  Bf16x16 v;
 #pragma unroll
-  for (int k = 0; k < kCopiesPerThread; ++k) {
-    const int s = int(threadIdx.x) + k * kThreads, r = s / (kTileCols / 8), c = s % (kTileCols / 8) * 8;
-    const bool inside = row0 + r < M && col0 + c < N;  // N % 16 == 0: a copy is all in or out
-    cp_async16_or_zero(&tile[r][c], inside ? x + (row0 + r) * N + col0 + c : x, inside);
-  }
+  for (int i = 0; i < 8; ++i)
+    v.pair[i] = __ldg(x + (16 * chunk + 2 * i) * N + c) | std::uint32_t(__ldg(x + (16 * chunk + 2 * i + 1) * N + c)) << 16;
+  return v;
 }
 
-// Calls body(c, b, y) with y = rht16 of chunk b of column c, for every chunk of x [M, N], each once.
-template <class Body>
-__device__ __forceinline__ void for_each_transformed_chunk(const std::uint16_t* __restrict__ x, std::int64_t M,
-                                                           std::int64_t N, std::uint16_t mask, Body body) {
-  __shared__ RhtStages sm;
-  const int tiles_x = int((N + kTileCols - 1) / kTileCols), tiles_y = int((M + kTileRows - 1) / kTileRows);
-  TileCursor at(blockIdx.x, tiles_x), ahead = at;
-  ahead.next(tiles_x);
-  load_rht_tile(sm.x[0], x, M, N, at, tiles_y);
-  cp_async_commit();
-  const int col = int(threadIdx.x) % kTileCols, half = int(threadIdx.x) / kTileCols;
-  for (int i = 0; at.ty < tiles_y; ++i, at.next(tiles_x), ahead.next(tiles_x)) {
-    cp_async_wait<0>();
-    __syncthreads();  // tile i has landed; every thread is done with tile i - 1's stage
-    load_rht_tile(sm.x[(i + 1) % 2], x, M, N, ahead, tiles_y);
-    cp_async_commit();
-    const std::uint16_t (&tile)[kTileRows][kTileCols] = sm.x[i % 2];
-    const std::int64_t c = std::int64_t(at.tx) * kTileCols + col;
-#pragma unroll 1
-    for (int h = 0; h < 2; ++h) {
-      const int r0 = 32 * half + 16 * h;  // the chunk's first row in the tile
-      const std::int64_t b = (std::int64_t(at.ty) * kTileRows + r0) / 16;
-      if (c >= N || 16 * b >= M) continue;
-      Bf16x16 v;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) v.pair[k] = tile[r0 + 2 * k][col] | std::uint32_t(tile[r0 + 2 * k + 1][col]) << 16;
-      body(c, b, rht16(v, mask));
-    }
-  }
-}
-
-// Persistent CTAs: at most kCtasPerSm per SM, fewer for small tensors.
-unsigned tile_grid(std::int64_t M, std::int64_t N) {
-  const std::int64_t tiles = ((N + kTileCols - 1) / kTileCols) * ((M + kTileRows - 1) / kTileRows);
-  return unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, kCtasPerSm * current_sm_count())));
-}
+// Thread c of the x dimension of the grid owns column c; the y dimension steps through the
+// column's chunks (no division per task: a 64-bit one per chunk once cost more than the transform).
+__device__ __forceinline__ std::int64_t grid_column() { return std::int64_t(blockIdx.x) * kThreads + threadIdx.x; }
 
 // kDefaultMask: the mask is kRhtDefaultMask, compiled as a constant (the signs fold into constants).
 template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t runtime_mask, std::uint16_t* __restrict__ out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
-  for_each_transformed_chunk(x, M, N, mask, [&](std::int64_t c, std::int64_t b, const Bf16x16& y) {
-    uint4* dst = reinterpret_cast<uint4*>(out + c * M + 16 * b);
+  const std::int64_t c = grid_column();
+  if (c >= N) return;
+  for (std::int64_t chunk = blockIdx.y; chunk < M / 16; chunk += gridDim.y) {
+    const Bf16x16 y = rht16(load_chunk(x, N, c, chunk), mask);
+    uint4* dst = reinterpret_cast<uint4*>(out + c * M + 16 * chunk);
     __stcs(dst, make_uint4(y.pair[0], y.pair[1], y.pair[2], y.pair[3]));
     __stcs(dst + 1, make_uint4(y.pair[4], y.pair[5], y.pair[6], y.pair[7]));
-  });
+  }
 }
 
 // Pass 1 of the fused columnwise quantization: amax(rht(x)) with the profile's NaN rule; the
@@ -349,16 +302,21 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const st
                                                             std::int64_t N, std::uint16_t runtime_mask, AmaxRule rule, unsigned* out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   float acc = 0.0f;
-  for_each_transformed_chunk(x, M, N, mask, [&](std::int64_t, std::int64_t, const Bf16x16& y) {
+  const std::int64_t c = grid_column();
+  for (std::int64_t chunk = blockIdx.y; c < N && chunk < M / 16; chunk += gridDim.y) {
+    const Bf16x16 y = rht16(load_chunk(x, N, c, chunk), mask);
 #pragma unroll
     for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, y.value(n));
-  });
+  }
   acc = cta_amax<kThreads>(rule, acc);
   if (threadIdx.x == 0) atomicMax(out, bits_of(acc));  // non-negative floats order like their bits
 }
 
 // Pass 2: row c of the columnwise copy y = rht(x) [N, M] is column c of x transformed chunk by
-// chunk, and chunk b is y's 16-element block (c, b).
+// chunk, and chunk b is y's 16-element block (c, b). A thread quantizes kChunksPerThread
+// consecutive chunks of its column at a time, writing 32 contiguous bytes of codes.
+constexpr int kChunksPerThread = 4;
+
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
 template <bool kTe, bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
@@ -370,19 +328,35 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
   const Profile p = kernel_knobs<kTe>(q.profile);
   const float g = q.amax_t[0];
   const GlobalScale tensor_scale = global_scale(p.gs, g);  // once per thread, not per block
-  if (kTe) fill_te_factor_table(te_factor, tensor_scale, threadIdx.x, kThreads);  // read after the loop's first barrier
-  const std::int64_t chunks = M / 16;
-  for_each_transformed_chunk(x, M, N, mask, [&](std::int64_t c, std::int64_t b, const Bf16x16& y) {
-    auto value = [&](int n) { return y.value(n); };
-    float A = 0.0f;
+  if (kTe) {
+    fill_te_factor_table(te_factor, tensor_scale, threadIdx.x, kThreads);
+    __syncthreads();
+  }
+  const std::int64_t c = grid_column(), chunks = M / 16;
+  if (c >= N) return;
+  for (std::int64_t first = std::int64_t(blockIdx.y) * kChunksPerThread; first < chunks;
+       first += std::int64_t(gridDim.y) * kChunksPerThread) {
+    const std::int64_t end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
+#pragma unroll 1
+    for (std::int64_t b = first; b < end; ++b) {
+      const Bf16x16 y = rht16(load_chunk(x, N, c, b), mask);
+      auto value = [&](int n) { return y.value(n); };
+      float A = 0.0f;
 #pragma unroll
-    for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
-    const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
-    scale_t[c * scale_cols(M) + b] = enc.scale_byte;
-    const uint2 codes = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
-                                     : encode16<kTe>(p, enc.encoder, value);
-    __stcs(reinterpret_cast<uint2*>(data_t + c * (M / 2) + 8 * b), codes);
-  });
+      for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
+      const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
+      scale_t[c * scale_cols(M) + b] = enc.scale_byte;
+      const uint2 codes = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
+                                       : encode16<kTe>(p, enc.encoder, value);
+      __stcs(reinterpret_cast<uint2*>(data_t + c * (M / 2) + 8 * b), codes);
+    }
+  }
+}
+
+// Grid of the kernels above: one thread per column, and along y `steps` (chunks or groups of
+// them) spread over at most `max_y` CTA rows.
+dim3 column_grid(std::int64_t N, std::int64_t steps, unsigned max_y) {
+  return dim3(grid_for(N, kThreads), unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(steps, max_y))));
 }
 
 // Calls f(std::true_type{}) for the default mask and f(std::false_type{}) for any other.
@@ -397,7 +371,7 @@ void dispatch_mask(std::uint16_t mask, F&& f) {
 void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
          cudaStream_t stream) {
   if (N == 0 || M < 16) return;
-  dispatch_mask(mask, [&](auto d) { rht_kernel<d()><<<tile_grid(M, N), kThreads, 0, stream>>>(x, M, N, mask, out); });
+  dispatch_mask(mask, [&](auto d) { rht_kernel<d()><<<column_grid(N, M / 16, 65535u), kThreads, 0, stream>>>(x, M, N, mask, out); });
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -405,8 +379,10 @@ void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint1
               cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
   if (N == 0 || M < 16) return;
+  // At most 8 CTAs per SM in all, so that few atomics are left.
+  const unsigned max_y = std::max(1u, 8u * current_sm_count() / grid_for(N, kThreads));
   dispatch_mask(mask, [&](auto d) {
-    rht_amax_kernel<d()><<<tile_grid(M, N), kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
+    rht_amax_kernel<d()><<<column_grid(N, M / 16, max_y), kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
   });
   NVFP4_CUDA_CHECK_LAUNCH();
 }
@@ -419,7 +395,7 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
     NVFP4_CUDA_CHECK(cudaMemset2DAsync(scale_t + blocks, std::size_t(pitch), 0, std::size_t(pitch - blocks), std::size_t(N), stream));
   if (rows > N) NVFP4_CUDA_CHECK(cudaMemsetAsync(scale_t + N * pitch, 0, std::size_t((rows - N) * pitch), stream));
   if (N == 0 || blocks == 0) return;
-  const unsigned grid = tile_grid(M, N);
+  const dim3 grid = column_grid(N, (blocks + kChunksPerThread - 1) / kChunksPerThread, 65535u);
   dispatch_knobs(params.profile, [&](auto te) {
     dispatch_mask(mask, [&](auto d) {
       rht_quantize_kernel<te(), d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
