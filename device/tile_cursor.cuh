@@ -1,5 +1,5 @@
 // The tile a persistent CTA works on: CTA b visits tiles b, b + gridDim.x, ... of a grid of
-// tiles in row-major order. Shared by the quantize and the Hadamard tile kernels.
+// tiles in row-major order (the quantize tile kernel, device/quantize.cu).
 #pragma once
 
 namespace nvfp4::device {
