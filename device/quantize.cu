@@ -1,6 +1,6 @@
 // One-pass NVFP4 quantization of both directions, 16x16 tiles and row-scaled tensors, by
-// persistent CTAs over 64x64 tiles of x. A tile arrives in shared memory by cp.async while the
-// CTA encodes the one before (device/cp_async.cuh); each thread then encodes one 1x16 rowwise
+// persistent CTAs over 64x64 tiles of x. Tiles arrive in shared memory by cp.async, one or two
+// ahead of the one the CTA encodes (device/cp_async.cuh); each thread then encodes one 1x16 rowwise
 // block and one 16x1 columnwise block with the reference's per-block formulas
 // (reference/formulas.h). The columnwise codes and scales are staged in shared memory, so that
 // each column's 32 bytes of data_t leave in 16-byte stores. Only the parallel structure is the
