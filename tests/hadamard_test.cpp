@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
+#include <random>
 
 #include "reference/arith.h"
 #include "reference/error.h"
@@ -166,6 +168,66 @@ RC_GTEST_PROP(RhtProperties, TwiceGivesTheInputBackWithinTheRoundings, ()) {
     const float v = ((mask >> k) & 1) ? -back[k] : back[k];
     RC_ASSERT(std::fabs(v - x[k]) <= std::ldexp(amax, -4) + std::ldexp(amax, -7));
   }
+}
+
+// The bound that lets device/hadamard.cu sum a chunk by a binary32 butterfly (NUMERICS §3.19):
+// the products are multiples of 2^(qmin-2) and every partial sum lies below 2^(qmax+10), so a span
+// of at most 12 binades (and exponent fields of at most 252) keeps each partial sum within
+// binary32's 24 bits. Checked against the same butterfly in binary64, which is exact here.
+struct Butterflies {
+  std::array<float, 16> single;
+  std::array<double, 16> twice;
+};
+
+Butterflies butterflies(const std::array<float, 16>& x, std::uint16_t mask) {
+  Butterflies b;
+  for (int k = 0; k < 16; ++k) {
+    b.single[k] = x[k] * ((mask >> k) & 1 ? -0.25f : 0.25f);
+    b.twice[k] = double(x[k]) * ((mask >> k) & 1 ? -0.25 : 0.25);
+  }
+  for (int h = 1; h < 16; h *= 2)
+    for (int i = 0; i < 16; ++i)
+      if ((i & h) == 0) {
+        const float a = b.single[i], c = b.single[i + h];
+        b.single[i] = add_rn(a, c);
+        b.single[i + h] = add_rn(a, -c);
+        const double ad = b.twice[i], cd = b.twice[i + h];
+        b.twice[i] = ad + cd;
+        b.twice[i + h] = ad - cd;
+      }
+  return b;
+}
+
+TEST(Rht16Binary32Bound, ChunksSpanningTwelveBinadesSumExactly) {
+  std::mt19937 rng(std::random_device{}());
+  for (int trial = 0; trial < 100000; ++trial) {
+    constexpr int kSpan = 12;
+    const int lo = int(rng() % (253 - kSpan));  // fields lo..lo+12 <= 252; field 0 (subnormal) shares field 1's grid
+    // Half the chunks are the widest sums: largest values of one sign at the top field, odd
+    // mantissas at the bottom one (with kSpan = 13 these need 25 bits and the test fails).
+    const bool widest = trial % 2 == 0;
+    std::array<float, 16> x;
+    for (float& v : x) {
+      const bool bottom = rng() % 4 == 0;
+      const std::uint32_t field = widest ? (bottom ? lo : lo + kSpan) : lo + rng() % (kSpan + 1);
+      const std::uint32_t mantissa = widest ? (bottom ? (rng() % 128) | 1 : 127) : rng() % 128;
+      const std::uint32_t sign = widest ? 0 : rng() % 2;
+      v = !widest && rng() % 8 == 0 ? 0.0f : bf16_to_float(std::uint16_t(sign << 15 | field << 7 | mantissa));
+    }
+    const std::uint16_t mask = widest ? 0 : std::uint16_t(rng());
+    const Butterflies b = butterflies(x, mask);
+    for (int n = 0; n < 16; ++n)
+      ASSERT_EQ(double(b.single[n]), b.twice[n]) << "trial " << trial << " output " << n << " fields from " << lo;
+  }
+}
+
+TEST(Rht16Binary32Bound, ThirteenBinadesCanNeedTwentyFiveBits) {
+  std::array<float, 16> x;
+  x.fill(bf16_to_float(0x3FFF));  // 1.9921875: field 127, every mantissa bit set
+  x[15] = bf16_to_float(0x3901);  // 2^-13 * (1 + 2^-7): field 114
+  // Output 0 with mask 0 is 0.25 * (15 * 1.9921875 + 2^-13 + 2^-20): bits 2^2 down to 2^-22.
+  const Butterflies b = butterflies(x, 0);
+  EXPECT_NE(double(b.single[0]), b.twice[0]);
 }
 
 }  // namespace
