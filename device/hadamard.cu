@@ -8,6 +8,7 @@
 // is an integer multiple of 2^(q-2). When the nonzero inputs' exponents span at most S binades,
 // every partial sum of up to 16 products is a multiple of 2^(qmin-2) below 2^(qmax+10) in
 // magnitude: at most S + 12 significant bits. So a butterfly is exact in binary32 for S <= 12
+// (tests/hadamard_test.cpp, Rht16Binary32Bound, checks it against binary64, and that 13 can fail)
 // (24 bits; and no partial sum overflows while |x| < 2^126, BF16 exponent field <= 252), which
 // holds for almost every chunk of real tensors, and in binary64 for S <= 41 (53 bits), where one
 // conversion to binary32 is the single rounding of the exact sum. A wider span (or an infinity)
