@@ -8,10 +8,10 @@
 // is an integer multiple of 2^(q-2). When the nonzero inputs' exponents span at most S binades,
 // every partial sum of up to 16 products is a multiple of 2^(qmin-2) below 2^(qmax+10) in
 // magnitude: at most S + 12 significant bits. So a butterfly is exact in binary32 for S <= 12
-// (tests/hadamard_test.cpp, Rht16Binary32Bound, checks it against binary64, and that 13 can fail)
 // (24 bits; and no partial sum overflows while |x| < 2^126, BF16 exponent field <= 252), which
 // holds for almost every chunk of real tensors, and in binary64 for S <= 41 (53 bits), where one
-// conversion to binary32 is the single rounding of the exact sum. A wider span (or an infinity)
+// conversion to binary32 is the single rounding of the exact sum (Rht16Binary32Bound in
+// tests/hadamard_test.cpp checks the binary32 bound against binary64, and that 13 can fail). A wider span (or an infinity)
 // takes the fixed-point path: the sum in units of 2^-135 in 9 32-bit limbs (it needs 265 bits),
 // rounded to binary32 by hand. The binary32 butterfly is inlined; the other two paths are not, so
 // that the kernels stay small. An exact zero takes its sign from the products (-0.0 only when
