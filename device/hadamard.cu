@@ -12,11 +12,12 @@
 // holds for almost every chunk of real tensors, and in binary64 for S <= 41 (53 bits), where one
 // conversion to binary32 is the single rounding of the exact sum (Rht16Binary32Bound in
 // tests/hadamard_test.cpp checks the binary32 bound against binary64, and that 13 can fail).
-// A wider span (or an infinity) takes the fixed-point path: the sum in units of 2^-135 in 9
-// 32-bit limbs (it needs 265 bits), rounded to binary32 by hand. The binary32 butterfly is inlined; the other two paths are not, so
-// that the kernels stay small. An exact zero takes its sign from the products (-0.0 only when
-// every product is -0.0): the butterfly's grouping, (a) - (b + c), can give -0.0 where the sum of
-// the 16 products is +0.0. A NaN input makes every output NaN, on every path.
+// A wider span (or an infinity) takes the fixed-point path: the sum in units of 2^-135 in 9 32-bit
+// limbs (it needs 265 bits), rounded to binary32 by hand. The binary32 butterfly is inlined; the
+// other two paths are not, so that the kernels stay small. An exact zero takes its sign from the
+// products (-0.0 only when every product is -0.0): the butterfly's grouping, (a) - (b + c), can
+// give -0.0 where the sum of the 16 products is +0.0. A NaN input makes every output NaN, on every
+// path.
 #include <algorithm>
 
 #include <cuda_bf16.h>
