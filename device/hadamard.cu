@@ -147,6 +147,32 @@ __device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t
   return round_limbs(limb, carry < 0);
 }
 
+// s_k * 0.25 * x for input k: exact in binary32 and binary64 (0.25 * BF16 is a binary32).
+template <class T>
+__device__ __forceinline__ T signed_quarter(T x, int k, std::uint16_t mask) {
+  return ((mask >> k) & 1) ? -x * T(0.25) : x * T(0.25);
+}
+
+__device__ __forceinline__ float sum_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ float difference_rn(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double sum_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double difference_rn(double a, double b) { return __dsub_rn(a, b); }
+
+// Fast Walsh-Hadamard butterfly in Sylvester order: d[n] = sum_k (-1)^popcount(k&n) d[k], each
+// addition rounded in T (exact within the bounds above).
+template <class T>
+__device__ __forceinline__ void butterfly16(T (&d)[16]) {
+#pragma unroll
+  for (int h = 1; h < 16; h *= 2)
+#pragma unroll
+    for (int i = 0; i < 16; ++i)
+      if ((i & h) == 0) {
+        const T a = d[i], b = d[i + h];
+        d[i] = sum_rn(a, b);
+        d[i + h] = difference_rn(a, b);
+      }
+}
+
 // A chunk's 16 BF16 values (inputs or outputs) as pairs: word i holds value 2i in its low half and
 // 2i + 1 in its high half, the order of memory. Passed by value to the out-of-line paths, so that
 // the common path keeps it in registers.
@@ -184,20 +210,8 @@ __device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask) {
   } else if (!inf && hi - lo <= kSpanForBinary64) {
     double d[16];
 #pragma unroll
-    for (int k = 0; k < 16; ++k) {
-      const double xk = double(bf16_to_float(v[k])) * 0.25;
-      d[k] = ((mask >> k) & 1) ? -xk : xk;
-    }
-    // Fast Walsh-Hadamard butterfly in Sylvester order: d[n] = sum_k (-1)^popcount(k&n) d[k].
-#pragma unroll
-    for (int h = 1; h < 16; h *= 2)
-#pragma unroll
-      for (int i = 0; i < 16; ++i)
-        if ((i & h) == 0) {
-          const double a = d[i], b = d[i + h];
-          d[i] = __dadd_rn(a, b);
-          d[i + h] = __dsub_rn(a, b);
-        }
+    for (int k = 0; k < 16; ++k) d[k] = signed_quarter(double(bf16_to_float(v[k])), k, mask);
+    butterfly16(d);
 #pragma unroll
     for (int n = 0; n < 16; ++n) y[n] = d[n] != 0.0 ? float_to_bf16(__double2float_rn(d[n])) : zero_sum(v, n, mask);
   } else {
@@ -226,7 +240,7 @@ __device__ __forceinline__ bool rht16_binary32(const Bf16x16& x, std::uint16_t m
     const float xk = x.value(k);
     largest = fmaxf(largest, fabsf(xk));
     smallest_twice = min(smallest_twice, 2u * bits_of(xk) - 2u);  // the doubling drops the sign
-    d[k] = xk * (((mask >> k) & 1) ? -0.25f : 0.25f);             // exact: 0.25 * BF16 is a binary32
+    d[k] = signed_quarter(xk, k, mask);
   }
   if (smallest_twice == 0xFFFFFFFEu) {  // every input is a zero
     std::uint16_t v[16];
@@ -237,15 +251,7 @@ __device__ __forceinline__ bool rht16_binary32(const Bf16x16& x, std::uint16_t m
   }
   const int hi = max(int(bits_of(largest) >> 23), 1), lo = max(int(smallest_twice >> 24), 1);
   if (hi > kMaxFieldForBinary32 || hi - lo > kSpanForBinary32) return false;
-#pragma unroll
-  for (int h = 1; h < 16; h *= 2)
-#pragma unroll
-    for (int i = 0; i < 16; ++i)
-      if ((i & h) == 0) {
-        const float a = d[i], b = d[i + h];
-        d[i] = __fadd_rn(a, b);
-        d[i + h] = __fsub_rn(a, b);
-      }
+  butterfly16(d);
   if (is_nan(d[0])) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) y.pair[i] = std::uint32_t(kBf16Nan) * 0x10001u;
