@@ -150,6 +150,8 @@ class Bench {
       device::QuantizeParams py = p;
       py.amax = py.amax_t = amax_y.get<float>();
       py.data_dir = SrDirection::kColumnwise;
+      // Its first pass alone: amax(rht(x)), x read once.
+      time("rht amax", dtype, M, K, in_bytes, [&] { device::rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_); });
       // The fused pair the device backend runs: amax(rht(x)) must be known before any code, so x is
       // read twice (counted), and rht(x) is never stored.
       time("rht + columnwise quantize", dtype, M, K, one_dir + in_bytes, [&] {

@@ -1,16 +1,17 @@
 // The 16-point random Hadamard transform (docs/NUMERICS.md §3.19) as its canonical definition:
 // the exact sum of 16 products, one rounding to binary32, then RNE to BF16. No tensor cores, whose
-// accumulation rounding is unspecified. One thread transforms one 16-row chunk of one column:
-// alone (rht), or fused into TransformerEngine's wgrad columnwise quantization, which reads x twice
+// accumulation rounding is unspecified. One thread transforms 16-row chunks of two adjacent
+// columns: alone (rht), or fused into TransformerEngine's wgrad columnwise quantization, which reads x twice
 // (the amax of rht(x), then the codes) and never stores rht(x).
 //
-// Exactness. Every product s_k * H[k][n] * 0.25 * x[k] of a finite BF16 x[k] = m * 2^q (|m| < 2^8)
-// is an integer multiple of 2^(q-2). When the nonzero inputs' exponents span at most S binades,
-// every partial sum of up to 16 products is a multiple of 2^(qmin-2) below 2^(qmax+10) in
-// magnitude: at most S + 12 significant bits. So a butterfly is exact in binary32 for S <= 12
-// (24 bits; and no partial sum overflows while |x| < 2^126, BF16 exponent field <= 252), which
-// holds for almost every chunk of real tensors, and in binary64 for S <= 41 (53 bits), where one
-// conversion to binary32 is the single rounding of the exact sum (Rht16Binary32Bound in
+// Exactness. A finite BF16 x[k] = m * 2^q (|m| < 2^8); the binary32 path sums the signed inputs
+// s_k * H[k][n] * x[k] unscaled and multiplies each sum T by 0.25, which is exact (T is a multiple
+// of 2^-133, 0.25 * T of 2^-135, above binary32's 2^-149). When the nonzero inputs' exponents span
+// at most S binades, every partial sum of up to 16 signed inputs is a multiple of 2^qmin below
+// 2^(qmax+12) in magnitude: at most S + 12 significant bits. So a butterfly is exact in binary32
+// for S <= 12 (24 bits; and no partial sum overflows while |x| < 2^124, BF16 exponent field <= 250),
+// which holds for almost every chunk of real tensors, and in binary64 for S <= 41 (53 bits), where
+// one conversion to binary32 is the single rounding of the exact sum (Rht16Binary32Bound in
 // tests/hadamard_test.cpp checks the binary32 bound against binary64, and that 13 can fail).
 // A wider span (or an infinity) takes the fixed-point path: the sum in units of 2^-135 in 9 32-bit
 // limbs (it needs 265 bits), rounded to binary32 by hand. The binary32 butterfly is inlined; the
@@ -19,6 +20,9 @@
 // give -0.0 where the sum of the 16 products is +0.0. A NaN input makes every output NaN, on every
 // path.
 #include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 
@@ -40,7 +44,7 @@ constexpr int kThreads = 256;
 constexpr int kCtasPerSm = 3;  // __launch_bounds__: at most 80 registers
 constexpr std::uint16_t kBf16Nan = 0x7FFF;  // RNbf16 of the canonical NaN
 constexpr int kSpanForBinary32 = 12;        // the exactness bounds above
-constexpr int kMaxFieldForBinary32 = 252;
+constexpr int kMaxFieldForBinary32 = 250;
 constexpr int kSpanForBinary64 = 41;
 constexpr int kLimbs = 9;                   // 288 bits >= 265
 constexpr int kFixedLsbExponent = -135;     // the fixed-point unit: 2^-133 (BF16 subnormal step) * 0.25
@@ -101,16 +105,7 @@ __device__ float round_limbs(std::uint32_t (&limb)[kLimbs], bool negative) {
   return negative ? -v : v;
 }
 
-// The sign of an exact-zero sum as BF16 bits: -0.0 only when every product is -0.0.
-__device__ std::uint16_t zero_sum(const std::uint16_t (&x)[16], int n, std::uint16_t mask) {
-  bool all_negative_zero = true;
-#pragma unroll
-  for (int k = 0; k < 16; ++k)
-    all_negative_zero = all_negative_zero && (x[k] & 0x7FFF) == 0 && coefficient_negative(k, n, mask) != ((x[k] >> 15) != 0);
-  return all_negative_zero ? 0x8000 : 0x0000;
-}
-
-// Output n of the chunk by the fixed-point path (any span, infinities).
+// Output n of the chunk by the fixed-point path (any span, infinities), for a chunk with a nonzero input.
 __device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t mask) {
   std::int64_t acc[kLimbs] = {};
   bool plus_inf = false, minus_inf = false;
@@ -143,14 +138,13 @@ __device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t
     carry = v >> 32;  // arithmetic: -1 carries a borrow
     zero = zero && limb[l] == 0;
   }
-  if (zero && carry == 0) return zero_sum(x, n, mask) ? -0.0f : 0.0f;
+  if (zero && carry == 0) return 0.0f;  // some input is nonzero (zero chunks never come here): +0.0
   return round_limbs(limb, carry < 0);
 }
 
-// s_k * 0.25 * x for input k: exact in binary32 and binary64 (0.25 * BF16 is a binary32).
-template <class T>
-__device__ __forceinline__ T signed_quarter(T x, int k, std::uint16_t mask) {
-  return ((mask >> k) & 1) ? -x * T(0.25) : x * T(0.25);
+// s_k * 0.25 * x for input k, exact in binary64.
+__device__ __forceinline__ double signed_quarter(double x, int k, std::uint16_t mask) {
+  return ((mask >> k) & 1) ? -x * 0.25 : x * 0.25;
 }
 
 __device__ __forceinline__ float sum_rn(float a, float b) { return __fadd_rn(a, b); }
@@ -188,6 +182,20 @@ struct Bf16x16 {
   }
 };
 
+// The outputs of a chunk of zeros from their sign bits (bit k: x[k]'s). Output n is -0.0 exactly
+// when every product is -0.0, that is when bit k of signs ^ ~mask is parity(k & n) for every k;
+// these parity rows differ for different n, so at most one output is -0.0: the n whose row is that
+// of bits 1, 2, 4, 8 (parity(2^b & n) is bit b of n).
+__device__ __forceinline__ Bf16x16 zero_chunk(std::uint32_t signs, std::uint16_t mask) {
+  const std::uint32_t p = (signs ^ ~std::uint32_t(mask)) & 0xFFFFu;
+  const int n = int((p >> 1) & 1u) | int((p >> 2) & 1u) << 1 | int((p >> 4) & 1u) << 2 | int((p >> 8) & 1u) << 3;
+  const std::uint32_t row = (n & 1 ? 0xAAAAu : 0u) ^ (n & 2 ? 0xCCCCu : 0u) ^ (n & 4 ? 0xF0F0u : 0u) ^ (n & 8 ? 0xFF00u : 0u);
+  Bf16x16 y;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) y.pair[i] = p == row && n / 2 == i ? 0x8000u << (16 * (n % 2)) : 0u;
+  return y;
+}
+
 // The 16 outputs of the chunk x by the binary64 or the fixed-point path.
 __device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask) {
   std::uint16_t v[16], y[16];
@@ -204,6 +212,12 @@ __device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask) {
       hi = max(hi, grid_exponent(v[k]));
     }
   }
+  if (hi == 0) {
+    std::uint32_t signs = 0;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) signs |= std::uint32_t(v[k] >> 15) << k;
+    return zero_chunk(signs, mask);
+  }
   if (nan) {
 #pragma unroll
     for (int n = 0; n < 16; ++n) y[n] = kBf16Nan;
@@ -212,8 +226,9 @@ __device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask) {
 #pragma unroll
     for (int k = 0; k < 16; ++k) d[k] = signed_quarter(double(bf16_to_float(v[k])), k, mask);
     butterfly16(d);
+    // Some input is nonzero: an exact-zero sum is +0.0, which adding +0.0 gives.
 #pragma unroll
-    for (int n = 0; n < 16; ++n) y[n] = d[n] != 0.0 ? float_to_bf16(__double2float_rn(d[n])) : zero_sum(v, n, mask);
+    for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(__double2float_rn(__dadd_rn(d[n], 0.0)));
   } else {
 #pragma unroll 1
     for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(exact_output(v, n, mask));
@@ -224,106 +239,250 @@ __device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask) {
   return out;
 }
 
-// The same by the binary32 butterfly where it is exact (the bounds above); false, and y untouched,
-// where it is not. The span is taken from the largest |x| and from the smallest nonzero one, read
-// off the bits minus one (an exact power of two then counts one binade lower: only more cautious).
-// Exact zeros: a chunk of zeros takes zero_sum's signs; in any other chunk an exact-zero sum is
-// +0.0, which adding +0.0 gives (the butterfly may have left -0.0). A NaN input passes the span
-// test and makes every sum NaN: all 16 outputs are then the canonical BF16 NaN. The sums are
-// rounded to BF16 two at a time by the hardware conversion (RNE, as float_to_bf16).
-__device__ __forceinline__ bool rht16_binary32(const Bf16x16& x, std::uint16_t mask, Bf16x16& y) {
-  float d[16];
-  float largest = 0.0f;
-  std::uint32_t smallest_twice = 0xFFFFFFFFu;  // min over x of 2 * (|x|'s bits - 1); zeros wrap to 0xFFFFFFFE
-#pragma unroll
-  for (int k = 0; k < 16; ++k) {
-    const float xk = x.value(k);
-    largest = fmaxf(largest, fabsf(xk));
-    smallest_twice = min(smallest_twice, 2u * bits_of(xk) - 2u);  // the doubling drops the sign
-    d[k] = signed_quarter(xk, k, mask);
+// Row k of a chunk of two adjacent columns c, c + 1 as one 32-bit load gives it: column c in the
+// low half of row[k], column c + 1 in the high half. A warp's load of one row is 128 contiguous
+// bytes; a thread keeps 16 loads in flight.
+struct ColumnPair {
+  std::uint32_t row[16];
+  template <int kHalf>
+  __device__ __forceinline__ float value(int k) const {
+    return float_of(kHalf == 0 ? row[k] << 16 : row[k] & 0xFFFF0000u);
   }
-  if (smallest_twice == 0xFFFFFFFEu) {  // every input is a zero
-    std::uint16_t v[16];
-    x.unpack(v);
+  template <int kHalf>
+  __device__ __forceinline__ std::uint32_t signs() const {  // bit k: the sign of row k
+    std::uint32_t s = 0;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) y.pair[i] = zero_sum(v, 2 * i, mask) | std::uint32_t(zero_sum(v, 2 * i + 1, mask)) << 16;
-    return true;
+    for (int k = 0; k < 16; ++k) s |= ((row[k] >> (15 + 16 * kHalf)) & 1u) << k;
+    return s;
   }
-  const int hi = max(int(bits_of(largest) >> 23), 1), lo = max(int(smallest_twice >> 24), 1);
-  if (hi > kMaxFieldForBinary32 || hi - lo > kSpanForBinary32) return false;
-  butterfly16(d);
-  if (is_nan(d[0])) {
+  template <int kHalf>
+  __device__ __forceinline__ Bf16x16 column() const {
+    Bf16x16 v;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) y.pair[i] = std::uint32_t(kBf16Nan) * 0x10001u;
-    return true;
+    for (int i = 0; i < 8; ++i) v.pair[i] = __byte_perm(row[2 * i], row[2 * i + 1], kHalf == 0 ? 0x5410 : 0x7632);
+    return v;
   }
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const __nv_bfloat162 pair = __floats2bfloat162_rn(__fadd_rn(d[2 * i], 0.0f), __fadd_rn(d[2 * i + 1], 0.0f));
-    y.pair[i] = *reinterpret_cast<const std::uint32_t*>(&pair);  // low half: output 2i
-  }
-  return true;
-}
+};
 
-// The 16 outputs of a chunk, by the first path that is exact for it.
-__device__ __forceinline__ Bf16x16 rht16(const Bf16x16& x, std::uint16_t mask) {
-  Bf16x16 y;
-  if (!rht16_binary32(x, mask, y)) y = rht16_wide(x, mask);
-  return y;
-}
-
-// Chunk `chunk` of column c of x [M, N]; adjacent threads take adjacent columns, so that a warp
-// reads 64 contiguous bytes of each row. (Column pairs per thread, with 32-bit loads, measured
-// slower: twice the registers' work per thread, half the threads.)
-__device__ __forceinline__ Bf16x16 load_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
-                                              std::int64_t chunk) {
-  Bf16x16 v;
+// Rows 16 * chunk .. 16 * chunk + 15 of columns c and c + 1 (c even, N a multiple of 16, x 4-byte
+// aligned: the launchers check).
+__device__ __forceinline__ ColumnPair load_pair(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
+                                                std::int64_t chunk) {
+  const std::uint32_t* p = reinterpret_cast<const std::uint32_t*>(x + 16 * chunk * N + c);
+  ColumnPair v;
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
-    v.pair[i] = __ldg(x + (16 * chunk + 2 * i) * N + c) | std::uint32_t(__ldg(x + (16 * chunk + 2 * i + 1) * N + c)) << 16;
+  for (int k = 0; k < 16; ++k) v.row[k] = __ldg(p + k * (N / 2));
   return v;
 }
 
-// Thread c of the x dimension of the grid owns column c; the y dimension steps through the
-// column's chunks (no division per task: a 64-bit one per chunk once cost more than the transform).
-__device__ __forceinline__ std::int64_t grid_column() { return std::int64_t(blockIdx.x) * kThreads + threadIdx.x; }
+// How a column of a pair is summed exactly: a chunk of zeros by its signs alone; a span of at most
+// 12 binades by one binary32 butterfly; a span of at most 25 by two, over the inputs at most 12
+// binades below the largest and over the rest (each spans at most 12), whose exact sums one binary32
+// addition rounds once, as the binary64 path's conversion does; anything else by the wide paths.
+enum class SumPath { kZeros, kBinary32, kSplit, kWide };
 
-// kDefaultMask: the mask is kRhtDefaultMask, compiled as a constant (the signs fold into constants).
+// The spans of both columns of a pair, from the packed rows: per 16-bit lane h (column c + h),
+// `largest` holds 0x7FFF + the largest |x| bits and `smallest`, read as int16, the same of the
+// smallest nonzero |x|, or 0x7FFF for a column of zeros.
+struct PairSpans {
+  std::uint32_t largest, smallest;
+  __device__ __forceinline__ static int lane(std::uint32_t v, int h) { return int((v >> (16 * h)) & 0xFFFFu) - 0x7FFF; }
+  // The field of the largest |x| and that of the smallest nonzero |x| less one (an exact power of
+  // two then counts one binade lower: only more cautious); subnormals share field 1's grid.
+  __device__ __forceinline__ int high_field(int h) const { return max(lane(largest, h) >> 7, 1); }
+  __device__ __forceinline__ int low_field(int h) const { return max((lane(smallest, h) - 1) >> 7, 1); }
+  __device__ __forceinline__ SumPath path(int h) const {
+    if (lane(largest, h) == 0) return SumPath::kZeros;
+    const int hi = high_field(h), span = hi - low_field(h);
+    if (hi > kMaxFieldForBinary32 || span > 2 * kSpanForBinary32 + 1) return SumPath::kWide;
+    return span <= kSpanForBinary32 ? SumPath::kBinary32 : SumPath::kSplit;
+  }
+  __device__ __forceinline__ bool binary32() const { return path(0) != SumPath::kWide && path(1) != SumPath::kWide; }
+};
+
+__device__ __forceinline__ PairSpans pair_spans(const ColumnPair& x) {
+  PairSpans s{0x7FFF7FFFu, 0x7FFF7FFFu};
+#pragma unroll
+  for (int k = 0; k < 16; k += 2) {
+    // Per lane (sign bit set, less one: no borrow crosses lanes): 0x7FFF + |x|.
+    const std::uint32_t a = (x.row[k] | 0x80008000u) - 0x00010001u, b = (x.row[k + 1] | 0x80008000u) - 0x00010001u;
+    s.largest = __vimax3_u16x2(s.largest, a, b);
+    s.smallest = __vimin3_s16x2(s.smallest, a, b);  // as int16 a zero (0x7FFF) is the largest
+  }
+  return s;
+}
+
+// RN32(T[n]), T[n] = sum_k (-1)^popcount(k&n) s_k x[k], for column kHalf on its kBinary32 path
+// (the butterfly is exact) or its kSplit path (two exact butterflies, one rounding): output n of
+// the transform is then RN_bf16(0.25 * RN32(T[n])).
+template <int kHalf>
+__device__ __forceinline__ void binary32_sums(const ColumnPair& x, const PairSpans& spans, std::uint16_t mask, float (&t)[16]) {
+  if (spans.path(kHalf) == SumPath::kBinary32) {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) t[k] = ((mask >> k) & 1) ? -x.value<kHalf>(k) : x.value<kHalf>(k);
+    butterfly16(t);
+    return;
+  }
+  // The inputs of the top 13 fields in t, the rest in low.
+  const float threshold = float_of(std::uint32_t(spans.high_field(kHalf) - kSpanForBinary32) << 23);
+  float low[16];
+#pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    const float v = ((mask >> k) & 1) ? -x.value<kHalf>(k) : x.value<kHalf>(k);
+    const bool high = fabsf(v) >= threshold;
+    t[k] = high ? v : 0.0f;
+    low[k] = high ? 0.0f : v;
+  }
+  butterfly16(t);
+  butterfly16(low);
+#pragma unroll
+  for (int n = 0; n < 16; ++n) t[n] = __fadd_rn(t[n], low[n]);
+}
+
+// The transform's outputs from RN32(T): 0.25 * RN32(T[n]) is exact, and the hardware conversion
+// rounds it to BF16 two at a time (RNE, as float_to_bf16). The chunk has a nonzero input, so an
+// exact-zero sum is +0.0, which adding +0.0 gives (the butterfly may have left -0.0).
+__device__ __forceinline__ Bf16x16 outputs_of_sums(const float (&t)[16]) {
+  Bf16x16 y;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(__fmaf_rn(t[2 * i], 0.25f, 0.0f), __fmaf_rn(t[2 * i + 1], 0.25f, 0.0f));
+    y.pair[i] = *reinterpret_cast<const std::uint32_t*>(&pair);  // low half: output 2i
+  }
+  return y;
+}
+
+// The 16 outputs of column kHalf of a pair that binary32() accepts.
+template <int kHalf>
+__device__ __forceinline__ Bf16x16 binary32_outputs(const ColumnPair& x, const PairSpans& spans, std::uint16_t mask) {
+  if (spans.path(kHalf) == SumPath::kZeros) return zero_chunk(x.signs<kHalf>(), mask);
+  float t[16];
+  binary32_sums<kHalf>(x, spans, mask, t);
+  return outputs_of_sums(t);
+}
+
+// Both columns' outputs by the wide paths, for a pair that the binary32 butterfly may not sum
+// exactly. Out of line, with the pair passed by value, so that the common path keeps its registers.
+struct PairOutputs {
+  Bf16x16 y[2];
+};
+__device__ __noinline__ PairOutputs rht_pair_wide(ColumnPair x, std::uint16_t mask) {
+  return {{rht16_wide(x.column<0>(), mask), rht16_wide(x.column<1>(), mask)}};
+}
+
+// The largest |y| of outputs that are not NaN: non-negative BF16 bits order as their values.
+__device__ __forceinline__ float finite_amax(const Bf16x16& y) {
+  std::uint32_t m = 0;
+#pragma unroll
+  for (int i = 0; i < 8; i += 2) m = __vimax3_u16x2(m, y.pair[i] & 0x7FFF7FFFu, y.pair[i + 1] & 0x7FFF7FFFu);
+  return float_of(max(m & 0xFFFFu, m >> 16) << 16);
+}
+
+// Thread p of the x dimension of the grid owns columns 2p and 2p + 1; the y dimension splits the
+// chunks of a column into contiguous ranges, one per CTA row.
+__device__ __forceinline__ std::int64_t grid_column() { return 2 * (std::int64_t(blockIdx.x) * kThreads + threadIdx.x); }
+struct ChunkRange {
+  std::int64_t first, last;
+};
+__device__ __forceinline__ ChunkRange chunk_range(std::int64_t chunks) {
+  return {chunks * blockIdx.y / gridDim.y, chunks * (blockIdx.y + 1) / gridDim.y};
+}
+
+// Calls f(std::integral_constant<int, 0>{}) and then f(std::integral_constant<int, 1>{}): the two
+// columns of a pair.
+template <class F>
+__device__ __forceinline__ void for_each_half(F&& f) {
+  f(std::integral_constant<int, 0>{});
+  f(std::integral_constant<int, 1>{});
+}
+
+// Visits this thread's chunks of its column pair: fast(chunk, pair, spans) where binary32 sums
+// both columns exactly, then, in a second loop over the range that only a thread with such a chunk
+// takes, wide(chunk, outputs) for the others. The common loop thus holds no call, whose calling
+// convention would cost the loop its registers.
+template <class Fast, class Wide>
+__device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
+                                               ChunkRange r, std::uint16_t mask, Fast&& fast, Wide&& wide) {
+  bool deferred = false;
+  for (std::int64_t chunk = r.first; chunk < r.last; ++chunk) {
+    const ColumnPair v = load_pair(x, N, c, chunk);
+    const PairSpans spans = pair_spans(v);
+    if (spans.binary32()) fast(chunk, v, spans);
+    else deferred = true;
+  }
+  if (!deferred) return;
+  for (std::int64_t chunk = r.first; chunk < r.last; ++chunk) {
+    const ColumnPair v = load_pair(x, N, c, chunk);
+    if (!pair_spans(v).binary32()) wide(chunk, rht_pair_wide(v, mask));
+  }
+}
+
+// kDefaultMask: the mask is kRhtDefaultMask, compiled as a constant (the signs fold into the
+// butterfly's first additions).
 template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t runtime_mask, std::uint16_t* __restrict__ out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   const std::int64_t c = grid_column();
   if (c >= N) return;
-  for (std::int64_t chunk = blockIdx.y; chunk < M / 16; chunk += gridDim.y) {
-    const Bf16x16 y = rht16(load_chunk(x, N, c, chunk), mask);
-    uint4* dst = reinterpret_cast<uint4*>(out + c * M + 16 * chunk);
+  auto store = [&](std::int64_t row, std::int64_t chunk, const Bf16x16& y) {
+    uint4* dst = reinterpret_cast<uint4*>(out + row * M + 16 * chunk);
     __stcs(dst, make_uint4(y.pair[0], y.pair[1], y.pair[2], y.pair[3]));
     __stcs(dst + 1, make_uint4(y.pair[4], y.pair[5], y.pair[6], y.pair[7]));
-  }
+  };
+  for_each_chunk(
+      x, N, c, chunk_range(M / 16), mask,
+      [&](std::int64_t chunk, const ColumnPair& v, const PairSpans& spans) {
+        for_each_half([&](auto half) {
+          constexpr int h = decltype(half)::value;
+          store(c + h, chunk, binary32_outputs<h>(v, spans, mask));
+        });
+      },
+      [&](std::int64_t chunk, const PairOutputs& w) {
+        for (int h = 0; h < 2; ++h) store(c + h, chunk, w.y[h]);
+      });
 }
 
 // Pass 1 of the fused columnwise quantization: amax(rht(x)) with the profile's NaN rule; the
-// transform's outputs are not stored.
+// transform's outputs are not stored. Where binary32 sums a column only max |RN32(T)| is kept:
+// rounding is monotonic, so the largest output is RN_bf16(0.25 * max |RN32(T)|), and such outputs
+// are never NaN (a chunk of zeros adds nothing).
 template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                             std::int64_t N, std::uint16_t runtime_mask, AmaxRule rule, unsigned* out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
-  float acc = 0.0f;
+  float acc = 0.0f, largest_sum = 0.0f;
   const std::int64_t c = grid_column();
-  for (std::int64_t chunk = blockIdx.y; c < N && chunk < M / 16; chunk += gridDim.y) {
-    const Bf16x16 y = rht16(load_chunk(x, N, c, chunk), mask);
+  if (c < N)
+    for_each_chunk(
+        x, N, c, chunk_range(M / 16), mask,
+        [&](std::int64_t, const ColumnPair& v, const PairSpans& spans) {
+          for_each_half([&](auto half) {
+            constexpr int h = decltype(half)::value;
+            if (spans.path(h) == SumPath::kZeros) return;
+            float t[16];
+            binary32_sums<h>(v, spans, mask, t);
 #pragma unroll
-    for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, y.value(n));
-  }
+            for (int n = 0; n < 16; ++n) largest_sum = fmaxf(largest_sum, fabsf(t[n]));
+          });
+        },
+        [&](std::int64_t, const PairOutputs& w) {
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, w.y[h].value(n));
+        });
+  acc = amax_combine(rule, acc, __bfloat162float(__float2bfloat16_rn(0.25f * largest_sum)));
   acc = cta_amax<kThreads>(rule, acc);
   if (threadIdx.x == 0) atomicMax(out, bits_of(acc));  // non-negative floats order like their bits
 }
 
 // Pass 2: row c of the columnwise copy y = rht(x) [N, M] is column c of x transformed chunk by
-// chunk, and chunk b is y's 16-element block (c, b). A thread quantizes kChunksPerThread
-// consecutive chunks of its column at a time, writing 32 contiguous bytes of codes.
-constexpr int kChunksPerThread = 4;
+// chunk, and chunk b is y's 16-element block (c, b). A thread stages the codes and scale bytes of
+// kGroup consecutive chunks in shared memory (its own scratch, laid out so that a warp's accesses
+// are free of bank conflicts) and then writes 32 contiguous bytes of each of its two data_t rows and
+// 4 of each scale_t row: one 8-byte store per block and one byte per scale, the rows of adjacent
+// threads apart, cost L2 a write request each and made this pass L2-bound.
+constexpr int kGroup = 4;
 
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
 template <bool kTe, bool kDefaultMask>
@@ -333,6 +492,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
                                                                 std::uint8_t* __restrict__ scale_t) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ float te_factor[256];
+  __shared__ uint2 staged_codes[kGroup][2][kThreads];
+  __shared__ std::uint32_t staged_scales[2][kThreads];  // byte j: chunk j of the group
   const Profile p = kernel_knobs<kTe>(q.profile);
   const float g = q.amax_t[0];
   const GlobalScale tensor_scale = global_scale(p.gs, g);  // once per thread, not per block
@@ -340,31 +501,66 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
     fill_te_factor_table(te_factor, tensor_scale, threadIdx.x, kThreads);
     __syncthreads();
   }
-  const std::int64_t c = grid_column(), chunks = M / 16;
+  const std::int64_t c = grid_column(), chunks = M / 16, pitch = scale_cols(M);
   if (c >= N) return;
-  for (std::int64_t first = std::int64_t(blockIdx.y) * kChunksPerThread; first < chunks;
-       first += std::int64_t(gridDim.y) * kChunksPerThread) {
-    const std::int64_t end = first + kChunksPerThread < chunks ? first + kChunksPerThread : chunks;
-#pragma unroll 1
-    for (std::int64_t b = first; b < end; ++b) {
-      const Bf16x16 y = rht16(load_chunk(x, N, c, b), mask);
-      auto value = [&](int n) { return y.value(n); };
-      float A = 0.0f;
+  std::int64_t group = 0;  // the first chunk of the group being staged
+  // Block (c + h, b) of y, its outputs and their amax A, staged.
+  auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A) {
+    auto value = [&](int n) { return y.value(n); };
+    const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
+    reinterpret_cast<std::uint8_t*>(&staged_scales[h][threadIdx.x])[b - group] = enc.scale_byte;
+    staged_codes[b - group][h][threadIdx.x] =
+        q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, (c + h) * chunks + b)
+                     : encode16<kTe>(p, enc.encoder, value);
+  };
+  const ChunkRange r = chunk_range(chunks);
+  for (group = r.first - r.first % kGroup; group < r.last; group += kGroup) {
+    const ChunkRange part{max(group, r.first), min(group + kGroup, r.last)};
+    for_each_chunk(
+        x, N, c, part, mask,
+        [&](std::int64_t b, const ColumnPair& v, const PairSpans& spans) {
+          for_each_half([&](auto half) {  // finite outputs: every NaN rule takes the plain maximum
+            constexpr int h = decltype(half)::value;
+            const Bf16x16 y = binary32_outputs<h>(v, spans, mask);
+            quantize_block(h, b, y, finite_amax(y));
+          });
+        },
+        [&](std::int64_t b, const PairOutputs& w) {
+          for (int h = 0; h < 2; ++h) {
+            float A = 0.0f;
 #pragma unroll
-      for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, value(n));
-      const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
-      scale_t[c * scale_cols(M) + b] = enc.scale_byte;
-      const uint2 codes = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, c * chunks + b)
-                                       : encode16<kTe>(p, enc.encoder, value);
-      __stcs(reinterpret_cast<uint2*>(data_t + c * (M / 2) + 8 * b), codes);
+            for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, w.y[h].value(n));
+            quantize_block(h, b, w.y[h], A);
+          }
+        });
+    for (int h = 0; h < 2; ++h) {
+      std::uint8_t* codes = data_t + (c + h) * (M / 2);
+      std::uint8_t* scales = scale_t + (c + h) * pitch;
+      if (part.first == group && part.last == group + kGroup && M % 32 == 0) {  // 16-byte aligned
+        const uint2 a = staged_codes[0][h][threadIdx.x], b = staged_codes[1][h][threadIdx.x];
+        const uint2 d = staged_codes[2][h][threadIdx.x], e = staged_codes[3][h][threadIdx.x];
+        uint4* dst = reinterpret_cast<uint4*>(codes + 8 * group);
+        dst[0] = make_uint4(a.x, a.y, b.x, b.y);
+        dst[1] = make_uint4(d.x, d.y, e.x, e.y);
+        *reinterpret_cast<std::uint32_t*>(scales + group) = staged_scales[h][threadIdx.x];  // pitch and group: multiples of 4
+      } else {
+        for (std::int64_t b = part.first; b < part.last; ++b) {
+          *reinterpret_cast<uint2*>(codes + 8 * b) = staged_codes[b - group][h][threadIdx.x];
+          scales[b] = reinterpret_cast<const std::uint8_t*>(&staged_scales[h][threadIdx.x])[b - group];
+        }
+      }
     }
   }
 }
 
-// Grid of the kernels above: one thread per column, and along y `steps` (chunks or groups of
-// them) spread over at most `max_y` CTA rows.
-dim3 column_grid(std::int64_t N, std::int64_t steps, unsigned max_y) {
-  return dim3(grid_for(N, kThreads), unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(steps, max_y))));
+// Grid of the kernels above: one thread per column pair, and along y as many CTA rows as fill the
+// GPU once (each takes a contiguous range of chunks), at most one per chunk. Checks what the
+// kernels' 32-bit loads of column pairs assume.
+dim3 column_pair_grid(const std::uint16_t* x, std::int64_t M, std::int64_t N) {
+  if (M % 16 != 0 || N % 16 != 0) throw std::invalid_argument("rht: M and N must be multiples of 16");
+  if (reinterpret_cast<std::uintptr_t>(x) % 4 != 0) throw std::invalid_argument("rht: x must be 4-byte aligned");
+  const unsigned columns = grid_for(N / 2, kThreads), fill = kCtasPerSm * current_sm_count() / columns;
+  return dim3(columns, unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(M / 16, fill))));
 }
 
 // Calls f(std::true_type{}) for the default mask and f(std::false_type{}) for any other.
@@ -379,7 +575,8 @@ void dispatch_mask(std::uint16_t mask, F&& f) {
 void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
          cudaStream_t stream) {
   if (N == 0 || M < 16) return;
-  dispatch_mask(mask, [&](auto d) { rht_kernel<d()><<<column_grid(N, M / 16, 65535u), kThreads, 0, stream>>>(x, M, N, mask, out); });
+  const dim3 grid = column_pair_grid(x, M, N);
+  dispatch_mask(mask, [&](auto d) { rht_kernel<d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, out); });
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
@@ -387,10 +584,9 @@ void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint1
               cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
   if (N == 0 || M < 16) return;
-  // At most 8 CTAs per SM in all, so that few atomics are left.
-  const unsigned max_y = std::max(1u, 8u * current_sm_count() / grid_for(N, kThreads));
+  const dim3 grid = column_pair_grid(x, M, N);
   dispatch_mask(mask, [&](auto d) {
-    rht_amax_kernel<d()><<<column_grid(N, M / 16, max_y), kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
+    rht_amax_kernel<d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
   });
   NVFP4_CUDA_CHECK_LAUNCH();
 }
@@ -403,7 +599,7 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
     NVFP4_CUDA_CHECK(cudaMemset2DAsync(scale_t + blocks, std::size_t(pitch), 0, std::size_t(pitch - blocks), std::size_t(N), stream));
   if (rows > N) NVFP4_CUDA_CHECK(cudaMemsetAsync(scale_t + N * pitch, 0, std::size_t((rows - N) * pitch), stream));
   if (N == 0 || blocks == 0) return;
-  const dim3 grid = column_grid(N, (blocks + kChunksPerThread - 1) / kChunksPerThread, 65535u);
+  const dim3 grid = column_pair_grid(x, M, N);
   dispatch_knobs(params.profile, [&](auto te) {
     dispatch_mask(mask, [&](auto d) {
       rht_quantize_kernel<te(), d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);

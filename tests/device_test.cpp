@@ -20,6 +20,7 @@
 #include "cases/registry.h"
 #include "io/tensor_convert.h"
 #include "reference/hadamard.h"
+#include "reference/half_float.h"
 #include "reference/layout.h"
 #include "reference/philox.h"
 #include "device/device_buffer.h"
@@ -326,6 +327,35 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
     Case t = op_case("rht", {{"x", float_tensor(zeros, io::DType::BF16)}});
     t.params.set("rht_mask", mask);
     expect_device_equals_reference(t, fmt::format("rht of signed zeros, mask 0x{:04x}", mask));
+  }
+  // Chunks of signed zeros and +-1 (many exact zero sums, of both signs in the butterfly), beside
+  // all-zero ones in the same column pair; chunks of one large value, whose unscaled sums overflow
+  // binary32 from exponent field 251 up (the kernel's binary32 path stops at 250); and chunks
+  // spanning 13 to 26 binades, which the kernel sums by two binary32 butterflies up to 25.
+  FloatMatrix edges = xt::zeros<float>({128, 64});
+  for (std::size_t r = 0; r < 64; ++r)
+    for (std::size_t c = 0; c < 64; ++c) {
+      const std::uint32_t u = rng();
+      edges(r, c) = c % 4 == 1 ? (u & 1 ? -0.0f : 0.0f) : (u & 2 ? (u & 1 ? -1.0f : 1.0f) : (u & 1 ? -0.0f : 0.0f));
+    }
+  for (std::size_t r = 64; r < 96; ++r)
+    for (std::size_t c = 0; c < 64; ++c)
+      edges(r, c) = bf16_to_float(std::uint16_t((249 + c % 5) << 7 | 0x7F)) * (c % 3 == 0 && r % 7 == 0 ? -1.0f : 1.0f);
+  for (std::size_t r = 96; r < 128; ++r)
+    for (std::size_t c = 0; c < 64; ++c) {
+      const std::uint32_t u = rng(), field = r % 4 == 0 ? 140 - 13 - c % 14 : 140 - u % 13;  // one far below, the rest near the top
+      edges(r, c) = bf16_to_float(std::uint16_t((u >> 8 & 1) << 15 | field << 7 | (u >> 9 & 0x7F)));
+    }
+  for (const std::uint64_t mask : {std::uint64_t(kRhtDefaultMask), std::uint64_t(0)}) {
+    Case t = op_case("rht", {{"x", float_tensor(edges, io::DType::BF16)}});
+    t.params.set("rht_mask", mask);
+    expect_device_equals_reference(t, fmt::format("rht of zeros, ones and large fields, mask 0x{:04x}", mask));
+    for (const NamedProfile& p : all_profiles()) {
+      Case q = quantize_case(edges, io::DType::BF16, std::string(p.name), BlockShape::k1D, Direction::kColumnwise, false);
+      q.params.set("rht", true);
+      q.params.set("rht_mask", mask);
+      expect_device_equals_reference(q, fmt::format("rht quantize of zeros, ones and large fields {} mask 0x{:04x}", p.name, mask));
+    }
   }
   RecordProperty("cases", cases);
 }

@@ -170,10 +170,11 @@ RC_GTEST_PROP(RhtProperties, TwiceGivesTheInputBackWithinTheRoundings, ()) {
   }
 }
 
-// The bound that lets device/hadamard.cu sum a chunk by a binary32 butterfly (NUMERICS §3.19):
-// the products are multiples of 2^(qmin-2) and every partial sum lies below 2^(qmax+10), so a span
-// of at most 12 binades (and exponent fields of at most 252) keeps each partial sum within
-// binary32's 24 bits. Checked against the same butterfly in binary64, which is exact here.
+// The bound that lets device/hadamard.cu sum a chunk by a binary32 butterfly (NUMERICS §3.19): it
+// sums the signed inputs unscaled (0.25 * the sum is exact), which are multiples of 2^qmin, and every
+// partial sum lies below 2^(qmax+12), so a span of at most 12 binades (and exponent fields of at
+// most 250) keeps each partial sum within binary32's 24 bits and below 2^128. Checked against the
+// same butterfly in binary64, which is exact here.
 struct Butterflies {
   std::array<float, 16> single;
   std::array<double, 16> twice;
@@ -182,8 +183,8 @@ struct Butterflies {
 Butterflies butterflies(const std::array<float, 16>& x, std::uint16_t mask) {
   Butterflies b;
   for (int k = 0; k < 16; ++k) {
-    b.single[k] = x[k] * ((mask >> k) & 1 ? -0.25f : 0.25f);
-    b.twice[k] = double(x[k]) * ((mask >> k) & 1 ? -0.25 : 0.25);
+    b.single[k] = (mask >> k) & 1 ? -x[k] : x[k];
+    b.twice[k] = (mask >> k) & 1 ? -double(x[k]) : double(x[k]);
   }
   for (int h = 1; h < 16; h *= 2)
     for (int i = 0; i < 16; ++i)
@@ -202,7 +203,7 @@ TEST(Rht16Binary32Bound, ChunksSpanningTwelveBinadesSumExactly) {
   std::mt19937 rng(std::random_device{}());
   for (int trial = 0; trial < 100000; ++trial) {
     constexpr int kSpan = 12;
-    const int lo = int(rng() % (253 - kSpan));  // fields lo..lo+12 <= 252; field 0 (subnormal) shares field 1's grid
+    const int lo = int(rng() % (251 - kSpan));  // fields lo..lo+12 <= 250; field 0 (subnormal) shares field 1's grid
     // Half the chunks are the widest sums: largest values of one sign at the top field, odd
     // mantissas at the bottom one (with kSpan = 13 these need 25 bits and the test fails).
     const bool widest = trial % 2 == 0;
@@ -221,11 +222,44 @@ TEST(Rht16Binary32Bound, ChunksSpanningTwelveBinadesSumExactly) {
   }
 }
 
+// Spans of 13 to 25 binades: the inputs of the top 13 fields and the others each span at most 12,
+// so two binary32 butterflies sum them exactly, and one binary32 addition of the two sums is the
+// single rounding RN32 of the exact sum (device/hadamard.cu's split path).
+TEST(Rht16Binary32Bound, ChunksSpanningTwentyFiveBinadesSumByTwoButterflies) {
+  std::mt19937 rng(std::random_device{}());
+  for (int trial = 0; trial < 100000; ++trial) {
+    const int span = 13 + int(rng() % 13), lo = 1 + int(rng() % (250 - span)), hi = lo + span;
+    std::array<float, 16> high, low, all;
+    for (int k = 0; k < 16; ++k) {
+      const std::uint32_t field = k == 0 ? hi : k == 1 ? lo : lo + rng() % (span + 1);
+      all[k] = bf16_to_float(std::uint16_t((rng() % 2) << 15 | field << 7 | (rng() % 128)));
+      const bool top = int(field) >= hi - 12;
+      high[k] = top ? all[k] : 0.0f;
+      low[k] = top ? 0.0f : all[k];
+    }
+    const std::uint16_t mask = std::uint16_t(rng());
+    const Butterflies h = butterflies(high, mask), l = butterflies(low, mask), a = butterflies(all, mask);
+    for (int n = 0; n < 16; ++n) {
+      ASSERT_EQ(double(h.single[n]), h.twice[n]) << "trial " << trial << " output " << n;
+      ASSERT_EQ(double(l.single[n]), l.twice[n]) << "trial " << trial << " output " << n;
+      ASSERT_EQ(add_rn(h.single[n], l.single[n]), float(a.twice[n])) << "trial " << trial << " output " << n;
+    }
+  }
+}
+
 TEST(Rht16Binary32Bound, ThirteenBinadesCanNeedTwentyFiveBits) {
   std::array<float, 16> x;
   x.fill(bf16_to_float(0x3FFF));  // 1.9921875: field 127, every mantissa bit set
   x[15] = bf16_to_float(0x3901);  // 2^-13 * (1 + 2^-7): field 114
-  // Output 0 with mask 0 is 0.25 * (15 * 1.9921875 + 2^-13 + 2^-20): bits 2^2 down to 2^-22.
+  // Output 0 with mask 0 sums 15 * 1.9921875 + 2^-13 + 2^-20: bits 2^4 down to 2^-20.
+  const Butterflies b = butterflies(x, 0);
+  EXPECT_NE(double(b.single[0]), b.twice[0]);
+}
+
+TEST(Rht16Binary32Bound, FieldAbove250CanOverflow) {
+  std::array<float, 16> x;
+  x.fill(bf16_to_float(0x7DFF));  // 1.9921875 * 2^124: field 251
+  // Output 0 with mask 0 sums 16 of them: 1.9921875 * 2^128, past FLT_MAX.
   const Butterflies b = butterflies(x, 0);
   EXPECT_NE(double(b.single[0]), b.twice[0]);
 }
