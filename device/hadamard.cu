@@ -42,6 +42,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kCtasPerSm = 3;  // __launch_bounds__: at most 80 registers
+constexpr int kAmaxCtasPerSm = 4;  // the amax pass, which encodes nothing: at most 64 registers
 constexpr std::uint16_t kBf16Nan = 0x7FFF;  // RNbf16 of the canonical NaN
 constexpr int kSpanForBinary32 = 12;        // the exactness bounds above
 constexpr int kMaxFieldForBinary32 = 250;
@@ -396,26 +397,35 @@ __device__ __forceinline__ void for_each_half(F&& f) {
   f(std::integral_constant<int, 1>{});
 }
 
-// Visits this thread's chunks of its column pair: fast(chunk, pair, spans) where binary32 sums
-// both columns exactly, then, in a second loop over the range that only a thread with such a chunk
-// takes, wide(chunk, outputs) for the others. The common loop thus holds no call, whose calling
-// convention would cost the loop its registers.
-template <class Fast, class Wide>
+// Visits this thread's chunks of its column pair: fast(chunk, pair, spans) where binary32 sums both
+// columns exactly, and group_end(first, last) after the last chunk of each group of kGroup (counted
+// from chunk 0; first and last cut to the range). The chunks that binary32 may not sum, rare in
+// real tensors, are left for after the loop: wide(chunk, outputs), the first one remembered, a
+// rescan from it if there are more. The loop thus holds no call, whose calling convention would
+// cost the loop its registers.
+template <int kGroup, class Fast, class Wide, class GroupEnd>
 __device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
-                                               ChunkRange r, std::uint16_t mask, Fast&& fast, Wide&& wide) {
-  bool deferred = false;
+                                               ChunkRange r, std::uint16_t mask, Fast&& fast, Wide&& wide, GroupEnd&& group_end) {
+  std::int64_t first_wide = -1;
+  bool more_wide = false;
   for (std::int64_t chunk = r.first; chunk < r.last; ++chunk) {
     const ColumnPair v = load_pair(x, N, c, chunk);
     const PairSpans spans = pair_spans(v);
     if (spans.binary32()) fast(chunk, v, spans);
-    else deferred = true;
+    else if (first_wide < 0) first_wide = chunk;
+    else more_wide = true;
+    if ((chunk + 1) % kGroup == 0 || chunk + 1 == r.last) group_end(max(chunk - chunk % kGroup, r.first), chunk + 1);
   }
-  if (!deferred) return;
-  for (std::int64_t chunk = r.first; chunk < r.last; ++chunk) {
+  if (first_wide < 0) return;
+  for (std::int64_t chunk = first_wide; chunk < (more_wide ? r.last : first_wide + 1); ++chunk) {
     const ColumnPair v = load_pair(x, N, c, chunk);
     if (!pair_spans(v).binary32()) wide(chunk, rht_pair_wide(v, mask));
   }
 }
+
+struct NoGroupEnd {
+  __device__ void operator()(std::int64_t, std::int64_t) const {}
+};
 
 // kDefaultMask: the mask is kRhtDefaultMask, compiled as a constant (the signs fold into the
 // butterfly's first additions).
@@ -430,7 +440,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::ui
     __stcs(dst, make_uint4(y.pair[0], y.pair[1], y.pair[2], y.pair[3]));
     __stcs(dst + 1, make_uint4(y.pair[4], y.pair[5], y.pair[6], y.pair[7]));
   };
-  for_each_chunk(
+  for_each_chunk<1>(
       x, N, c, chunk_range(M / 16), mask,
       [&](std::int64_t chunk, const ColumnPair& v, const PairSpans& spans) {
         for_each_half([&](auto half) {
@@ -440,7 +450,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::ui
       },
       [&](std::int64_t chunk, const PairOutputs& w) {
         for (int h = 0; h < 2; ++h) store(c + h, chunk, w.y[h]);
-      });
+      },
+      NoGroupEnd{});
 }
 
 // Pass 1 of the fused columnwise quantization: amax(rht(x)) with the profile's NaN rule; the
@@ -448,13 +459,13 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::ui
 // rounding is monotonic, so the largest output is RN_bf16(0.25 * max |RN32(T)|), and such outputs
 // are never NaN (a chunk of zeros adds nothing).
 template <bool kDefaultMask>
-__global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
+__global__ void __launch_bounds__(kThreads, kAmaxCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                             std::int64_t N, std::uint16_t runtime_mask, AmaxRule rule, unsigned* out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   float acc = 0.0f, largest_sum = 0.0f;
   const std::int64_t c = grid_column();
   if (c < N)
-    for_each_chunk(
+    for_each_chunk<1>(
         x, N, c, chunk_range(M / 16), mask,
         [&](std::int64_t, const ColumnPair& v, const PairSpans& spans) {
           for_each_half([&](auto half) {
@@ -470,7 +481,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const st
           for (int h = 0; h < 2; ++h)
 #pragma unroll
             for (int n = 0; n < 16; ++n) acc = amax_step(rule, acc, w.y[h].value(n));
-        });
+        },
+        NoGroupEnd{});
   acc = amax_combine(rule, acc, __bfloat162float(__float2bfloat16_rn(0.25f * largest_sum)));
   acc = cta_amax<kThreads>(rule, acc);
   if (threadIdx.x == 0) atomicMax(out, bits_of(acc));  // non-negative floats order like their bits
@@ -479,9 +491,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const st
 // Pass 2: row c of the columnwise copy y = rht(x) [N, M] is column c of x transformed chunk by
 // chunk, and chunk b is y's 16-element block (c, b). A thread stages the codes and scale bytes of
 // kGroup consecutive chunks in shared memory (its own scratch, laid out so that a warp's accesses
-// are free of bank conflicts) and then writes 32 contiguous bytes of each of its two data_t rows and
-// 4 of each scale_t row: one 8-byte store per block and one byte per scale, the rows of adjacent
-// threads apart, cost L2 a write request each and made this pass L2-bound.
+// are free of bank conflicts) and then writes 32 contiguous bytes of each of its two data_t rows
+// and 4 of each scale_t row: one 8-byte store per block and one byte per scale, the rows of
+// adjacent threads apart, cost L2 a write request each and made this pass L2-bound.
 constexpr int kGroup = 4;
 
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
@@ -503,63 +515,64 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
   }
   const std::int64_t c = grid_column(), chunks = M / 16, pitch = scale_cols(M);
   if (c >= N) return;
-  std::int64_t group = 0;  // the first chunk of the group being staged
-  // Block (c + h, b) of y, its outputs and their amax A, staged.
-  auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A) {
+  // The scale byte and the codes of block (c + h, b) of y from its outputs and their amax A.
+  auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A, auto&& store) {
     auto value = [&](int n) { return y.value(n); };
     const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
-    reinterpret_cast<std::uint8_t*>(&staged_scales[h][threadIdx.x])[b - group] = enc.scale_byte;
-    staged_codes[b - group][h][threadIdx.x] =
-        q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, (c + h) * chunks + b)
-                     : encode16<kTe>(p, enc.encoder, value);
+    store(enc.scale_byte, q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, (c + h) * chunks + b)
+                                       : encode16<kTe>(p, enc.encoder, value));
   };
-  const ChunkRange r = chunk_range(chunks);
-  for (group = r.first - r.first % kGroup; group < r.last; group += kGroup) {
-    const ChunkRange part{max(group, r.first), min(group + kGroup, r.last)};
-    for_each_chunk(
-        x, N, c, part, mask,
-        [&](std::int64_t b, const ColumnPair& v, const PairSpans& spans) {
-          for_each_half([&](auto half) {  // finite outputs: every NaN rule takes the plain maximum
-            constexpr int h = decltype(half)::value;
-            const Bf16x16 y = binary32_outputs<h>(v, spans, mask);
-            quantize_block(h, b, y, finite_amax(y));
+  for_each_chunk<kGroup>(
+      x, N, c, chunk_range(chunks), mask,
+      [&](std::int64_t b, const ColumnPair& v, const PairSpans& spans) {
+        for_each_half([&](auto half) {  // finite outputs: every NaN rule takes the plain maximum
+          constexpr int h = decltype(half)::value;
+          const Bf16x16 y = binary32_outputs<h>(v, spans, mask);
+          quantize_block(h, b, y, finite_amax(y), [&](std::uint8_t scale, uint2 codes) {
+            reinterpret_cast<std::uint8_t*>(&staged_scales[h][threadIdx.x])[b % kGroup] = scale;
+            staged_codes[b % kGroup][h][threadIdx.x] = codes;
           });
-        },
-        [&](std::int64_t b, const PairOutputs& w) {
-          for (int h = 0; h < 2; ++h) {
-            float A = 0.0f;
-#pragma unroll
-            for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, w.y[h].value(n));
-            quantize_block(h, b, w.y[h], A);
-          }
         });
-    for (int h = 0; h < 2; ++h) {
-      std::uint8_t* codes = data_t + (c + h) * (M / 2);
-      std::uint8_t* scales = scale_t + (c + h) * pitch;
-      if (part.first == group && part.last == group + kGroup && M % 32 == 0) {  // 16-byte aligned
-        const uint2 a = staged_codes[0][h][threadIdx.x], b = staged_codes[1][h][threadIdx.x];
-        const uint2 d = staged_codes[2][h][threadIdx.x], e = staged_codes[3][h][threadIdx.x];
-        uint4* dst = reinterpret_cast<uint4*>(codes + 8 * group);
-        dst[0] = make_uint4(a.x, a.y, b.x, b.y);
-        dst[1] = make_uint4(d.x, d.y, e.x, e.y);
-        *reinterpret_cast<std::uint32_t*>(scales + group) = staged_scales[h][threadIdx.x];  // pitch and group: multiples of 4
-      } else {
-        for (std::int64_t b = part.first; b < part.last; ++b) {
-          *reinterpret_cast<uint2*>(codes + 8 * b) = staged_codes[b - group][h][threadIdx.x];
-          scales[b] = reinterpret_cast<const std::uint8_t*>(&staged_scales[h][threadIdx.x])[b - group];
+      },
+      [&](std::int64_t b, const PairOutputs& w) {  // after every group: straight to global memory
+        for (int h = 0; h < 2; ++h) {
+          float A = 0.0f;
+#pragma unroll
+          for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, w.y[h].value(n));
+          quantize_block(h, b, w.y[h], A, [&](std::uint8_t scale, uint2 codes) {
+            scale_t[(c + h) * pitch + b] = scale;
+            *reinterpret_cast<uint2*>(data_t + (c + h) * (M / 2) + 8 * b) = codes;
+          });
         }
-      }
-    }
-  }
+      },
+      [&](std::int64_t first, std::int64_t last) {  // a wide chunk's slot is written here, and again after
+        for (int h = 0; h < 2; ++h) {
+          std::uint8_t* codes = data_t + (c + h) * (M / 2);
+          std::uint8_t* scales = scale_t + (c + h) * pitch;
+          if (last - first == kGroup && M % 32 == 0) {  // 16-byte aligned; pitch and first: multiples of 4
+            const uint2 a = staged_codes[0][h][threadIdx.x], b = staged_codes[1][h][threadIdx.x];
+            const uint2 d = staged_codes[2][h][threadIdx.x], e = staged_codes[3][h][threadIdx.x];
+            uint4* dst = reinterpret_cast<uint4*>(codes + 8 * first);
+            dst[0] = make_uint4(a.x, a.y, b.x, b.y);
+            dst[1] = make_uint4(d.x, d.y, e.x, e.y);
+            *reinterpret_cast<std::uint32_t*>(scales + first) = staged_scales[h][threadIdx.x];
+          } else {
+            for (std::int64_t b = first; b < last; ++b) {
+              *reinterpret_cast<uint2*>(codes + 8 * b) = staged_codes[b % kGroup][h][threadIdx.x];
+              scales[b] = reinterpret_cast<const std::uint8_t*>(&staged_scales[h][threadIdx.x])[b % kGroup];
+            }
+          }
+        }
+      });
 }
 
 // Grid of the kernels above: one thread per column pair, and along y as many CTA rows as fill the
 // GPU once (each takes a contiguous range of chunks), at most one per chunk. Checks what the
 // kernels' 32-bit loads of column pairs assume.
-dim3 column_pair_grid(const std::uint16_t* x, std::int64_t M, std::int64_t N) {
+dim3 column_pair_grid(const std::uint16_t* x, std::int64_t M, std::int64_t N, int ctas_per_sm = kCtasPerSm) {
   if (M % 16 != 0 || N % 16 != 0) throw std::invalid_argument("rht: M and N must be multiples of 16");
   if (reinterpret_cast<std::uintptr_t>(x) % 4 != 0) throw std::invalid_argument("rht: x must be 4-byte aligned");
-  const unsigned columns = grid_for(N / 2, kThreads), fill = kCtasPerSm * current_sm_count() / columns;
+  const unsigned columns = grid_for(N / 2, kThreads), fill = ctas_per_sm * current_sm_count() / columns;
   return dim3(columns, unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(M / 16, fill))));
 }
 
@@ -584,7 +597,7 @@ void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint1
               cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
   if (N == 0 || M < 16) return;
-  const dim3 grid = column_pair_grid(x, M, N);
+  const dim3 grid = column_pair_grid(x, M, N, kAmaxCtasPerSm);
   dispatch_mask(mask, [&](auto d) {
     rht_amax_kernel<d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
   });
