@@ -41,8 +41,8 @@ namespace nvfp4::device {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kCtasPerSm = 3;  // __launch_bounds__: at most 80 registers
-constexpr int kAmaxCtasPerSm = 4;  // the amax pass, which encodes nothing: at most 64 registers
+constexpr int kCtasPerSm = 2;  // __launch_bounds__: at most 128 registers
+constexpr int kAmaxCtasPerSm = 3;  // the amax pass, which encodes nothing: at most 80 registers
 constexpr std::uint16_t kBf16Nan = 0x7FFF;  // RNbf16 of the canonical NaN
 constexpr int kSpanForBinary32 = 12;        // the exactness bounds above
 constexpr int kMaxFieldForBinary32 = 250;
@@ -408,8 +408,11 @@ __device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__
                                                ChunkRange r, std::uint16_t mask, Fast&& fast, Wide&& wide, GroupEnd&& group_end) {
   std::int64_t first_wide = -1;
   bool more_wide = false;
+  ColumnPair next;
+  if (r.first < r.last) next = load_pair(x, N, c, r.first);
   for (std::int64_t chunk = r.first; chunk < r.last; ++chunk) {
-    const ColumnPair v = load_pair(x, N, c, chunk);
+    const ColumnPair v = next;  // the next chunk's loads fly while this one is summed and encoded
+    if (chunk + 1 < r.last) next = load_pair(x, N, c, chunk + 1);
     const PairSpans spans = pair_spans(v);
     if (spans.binary32()) fast(chunk, v, spans);
     else if (first_wide < 0) first_wide = chunk;
