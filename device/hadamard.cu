@@ -1,8 +1,8 @@
 // The 16-point random Hadamard transform (docs/NUMERICS.md §3.19) as its canonical definition:
 // the exact sum of 16 products, one rounding to binary32, then RNE to BF16. No tensor cores, whose
 // accumulation rounding is unspecified. One thread transforms 16-row chunks of two adjacent
-// columns: alone (rht), or fused into TransformerEngine's wgrad columnwise quantization, which reads x twice
-// (the amax of rht(x), then the codes) and never stores rht(x).
+// columns: alone (rht), or fused into TransformerEngine's wgrad columnwise quantization, which
+// reads x twice (the amax of rht(x), then the codes) and never stores rht(x).
 //
 // Exactness. A finite BF16 x[k] = m * 2^q (|m| < 2^8); the binary32 path sums the signed inputs
 // s_k * H[k][n] * x[k] unscaled and multiplies each sum T by 0.25, which is exact (T is a multiple
@@ -11,14 +11,18 @@
 // 2^(qmax+12) in magnitude: at most S + 12 significant bits. So a butterfly is exact in binary32
 // for S <= 12 (24 bits; and no partial sum overflows while |x| < 2^124, BF16 exponent field <= 250),
 // which holds for almost every chunk of real tensors, and in binary64 for S <= 41 (53 bits), where
-// one conversion to binary32 is the single rounding of the exact sum (Rht16Binary32Bound in
-// tests/hadamard_test.cpp checks the binary32 bound against binary64, and that 13 can fail).
-// A wider span (or an infinity) takes the fixed-point path: the sum in units of 2^-135 in 9 32-bit
-// limbs (it needs 265 bits), rounded to binary32 by hand. The binary32 butterfly is inlined; the
-// other two paths are not, so that the kernels stay small. An exact zero takes its sign from the
-// products (-0.0 only when every product is -0.0): the butterfly's grouping, (a) - (b + c), can
-// give -0.0 where the sum of the 16 products is +0.0. A NaN input makes every output NaN, on every
-// path.
+// one conversion to binary32 is the single rounding of the exact sum. For 12 < S <= 25 two binary32
+// butterflies, over the inputs of the top 13 fields and over the others (each spans at most 12),
+// sum exactly, and one binary32 addition of the two sums is that single rounding; normal data has
+// a value below 2^-12 of its chunk's largest in about 1 % of chunks (Rht16Binary32Bound in
+// tests/hadamard_test.cpp checks both bounds against binary64, and that 13 binades or field 251 can
+// fail). A wider span (or an infinity) takes the fixed-point path: the sum in units of 2^-135 in 9
+// 32-bit limbs (it needs 265 bits), rounded to binary32 by hand. The binary32 paths are inlined;
+// the binary64 and fixed-point ones are not, and run after a thread's loop, so that the kernels
+// stay small and the loop keeps its registers. An exact zero takes its sign from the products
+// (-0.0 only when every product is -0.0): a chunk of zeros takes it from its signs alone
+// (zero_chunk); in any other chunk a zero sum is +0.0, although the butterfly's grouping,
+// (a) - (b + c), can give -0.0. A NaN input makes every output NaN, on every path.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -190,7 +194,8 @@ struct Bf16x16 {
 __device__ __forceinline__ Bf16x16 zero_chunk(std::uint32_t signs, std::uint16_t mask) {
   const std::uint32_t p = (signs ^ ~std::uint32_t(mask)) & 0xFFFFu;
   const int n = int((p >> 1) & 1u) | int((p >> 2) & 1u) << 1 | int((p >> 4) & 1u) << 2 | int((p >> 8) & 1u) << 3;
-  const std::uint32_t row = (n & 1 ? 0xAAAAu : 0u) ^ (n & 2 ? 0xCCCCu : 0u) ^ (n & 4 ? 0xF0F0u : 0u) ^ (n & 8 ? 0xFF00u : 0u);
+  const std::uint32_t row =
+      (n & 1 ? 0xAAAAu : 0u) ^ (n & 2 ? 0xCCCCu : 0u) ^ (n & 4 ? 0xF0F0u : 0u) ^ (n & 8 ? 0xFF00u : 0u);
   Bf16x16 y;
 #pragma unroll
   for (int i = 0; i < 8; ++i) y.pair[i] = p == row && n / 2 == i ? 0x8000u << (16 * (n % 2)) : 0u;
@@ -317,7 +322,8 @@ __device__ __forceinline__ PairSpans pair_spans(const ColumnPair& x) {
 // (the butterfly is exact) or its kSplit path (two exact butterflies, one rounding): output n of
 // the transform is then RN_bf16(0.25 * RN32(T[n])).
 template <int kHalf>
-__device__ __forceinline__ void binary32_sums(const ColumnPair& x, const PairSpans& spans, std::uint16_t mask, float (&t)[16]) {
+__device__ __forceinline__ void binary32_sums(const ColumnPair& x, const PairSpans& spans, std::uint16_t mask,
+                                              float (&t)[16]) {
   if (spans.path(kHalf) == SumPath::kBinary32) {
 #pragma unroll
     for (int k = 0; k < 16; ++k) t[k] = ((mask >> k) & 1) ? -x.value<kHalf>(k) : x.value<kHalf>(k);
@@ -347,7 +353,8 @@ __device__ __forceinline__ Bf16x16 outputs_of_sums(const float (&t)[16]) {
   Bf16x16 y;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const __nv_bfloat162 pair = __floats2bfloat162_rn(__fmaf_rn(t[2 * i], 0.25f, 0.0f), __fmaf_rn(t[2 * i + 1], 0.25f, 0.0f));
+    const __nv_bfloat162 pair =
+        __floats2bfloat162_rn(__fmaf_rn(t[2 * i], 0.25f, 0.0f), __fmaf_rn(t[2 * i + 1], 0.25f, 0.0f));
     y.pair[i] = *reinterpret_cast<const std::uint32_t*>(&pair);  // low half: output 2i
   }
   return y;
