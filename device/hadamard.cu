@@ -438,30 +438,54 @@ struct NoGroupEnd {
 };
 
 // kDefaultMask: the mask is kRhtDefaultMask, compiled as a constant (the signs fold into the
-// butterfly's first additions).
+// butterfly's first additions). A warp stages its 64 output rows' 32 bytes of each chunk in shared
+// memory, and then lanes 2i and 2i + 1 write the two halves of one row's 32 bytes with the same
+// instruction: whole sectors, where a thread's own two 16-byte stores per row cost L2 two write
+// requests per sector and made this kernel L2-bound. Lanes past the last column recompute the last
+// pair and store nothing, so that every lane takes part in the warp's stores.
 template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t runtime_mask, std::uint16_t* __restrict__ out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
-  const std::int64_t c = grid_column();
-  if (c >= N) return;
-  auto store = [&](std::int64_t row, std::int64_t chunk, const Bf16x16& y) {
+  // Per warp 128 slots of 16 bytes: slot 4 * lane + 2 * h + q holds half q of the lane's row c + h,
+  // XOR-swizzled within each 128-byte line so that both the staging and the stores' reads are free
+  // of bank conflicts.
+  __shared__ uint4 staged[kThreads / 32][128];
+  const int lane = int(threadIdx.x % 32);
+  uint4* slots = staged[threadIdx.x / 32];
+  auto slot = [](int s) { return s ^ ((s >> 3) & 7); };
+  const std::int64_t own = grid_column(), c = min(own, N - 2), warp_column = own - 2 * lane;
+  auto stage = [&](int h, const Bf16x16& y) {
+    slots[slot(4 * lane + 2 * h)] = make_uint4(y.pair[0], y.pair[1], y.pair[2], y.pair[3]);
+    slots[slot(4 * lane + 2 * h + 1)] = make_uint4(y.pair[4], y.pair[5], y.pair[6], y.pair[7]);
+  };
+  auto store_direct = [&](std::int64_t row, std::int64_t chunk, const Bf16x16& y) {
     uint4* dst = reinterpret_cast<uint4*>(out + row * M + 16 * chunk);
     __stcs(dst, make_uint4(y.pair[0], y.pair[1], y.pair[2], y.pair[3]));
     __stcs(dst + 1, make_uint4(y.pair[4], y.pair[5], y.pair[6], y.pair[7]));
   };
   for_each_chunk<1>(
       x, N, c, chunk_range(M / 16), mask,
-      [&](std::int64_t chunk, const ColumnPair& v, const PairSpans& spans) {
+      [&](std::int64_t, const ColumnPair& v, const PairSpans& spans) {
         for_each_half([&](auto half) {
           constexpr int h = decltype(half)::value;
-          store(c + h, chunk, binary32_outputs<h>(v, spans, mask));
+          stage(h, binary32_outputs<h>(v, spans, mask));
         });
       },
-      [&](std::int64_t chunk, const PairOutputs& w) {
-        for (int h = 0; h < 2; ++h) store(c + h, chunk, w.y[h]);
+      [&](std::int64_t chunk, const PairOutputs& w) {  // after the loop's last __syncwarp: over the staged copy
+        if (own < N)
+          for (int h = 0; h < 2; ++h) store_direct(c + h, chunk, w.y[h]);
       },
-      NoGroupEnd{});
+      [&](std::int64_t chunk, std::int64_t) {  // a wide chunk's rows are written here too, and again after
+        __syncwarp();
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int p = lane + 32 * j;  // half p % 2 of the warp's row p / 2
+          const std::int64_t column = warp_column + p / 2;
+          if (column < N) __stcs(reinterpret_cast<uint4*>(out + column * M + 16 * chunk) + p % 2, slots[slot(p)]);
+        }
+        __syncwarp();
+      });
 }
 
 // Pass 1 of the fused columnwise quantization: amax(rht(x)) with the profile's NaN rule; the
@@ -500,10 +524,11 @@ __global__ void __launch_bounds__(kThreads, kAmaxCtasPerSm) rht_amax_kernel(cons
 
 // Pass 2: row c of the columnwise copy y = rht(x) [N, M] is column c of x transformed chunk by
 // chunk, and chunk b is y's 16-element block (c, b). A thread stages the codes and scale bytes of
-// kGroup consecutive chunks in shared memory (its own scratch, laid out so that a warp's accesses
-// are free of bank conflicts) and then writes 32 contiguous bytes of each of its two data_t rows
-// and 4 of each scale_t row: one 8-byte store per block and one byte per scale, the rows of
-// adjacent threads apart, cost L2 a write request each and made this pass L2-bound.
+// kGroup consecutive chunks in shared memory (laid out so that a warp's staging is free of bank
+// conflicts); then the warp writes 32 contiguous bytes of each of its 64 data_t rows, two lanes a
+// row (whole sectors), and each thread 4 bytes of its scale_t rows. One 8-byte store per block and
+// one byte per scale, the rows of adjacent threads apart, cost L2 a write request each and made
+// this pass L2-bound.
 constexpr int kGroup = 4;
 
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
@@ -523,8 +548,10 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
     fill_te_factor_table(te_factor, tensor_scale, threadIdx.x, kThreads);
     __syncthreads();
   }
-  const std::int64_t c = grid_column(), chunks = M / 16, pitch = scale_cols(M);
-  if (c >= N) return;
+  // Lanes past the last column recompute the last pair and store nothing (the warp writes together).
+  const int lane = int(threadIdx.x % 32);
+  const std::int64_t own = grid_column(), c = min(own, N - 2), warp_row = own - 2 * lane;
+  const std::int64_t chunks = M / 16, pitch = scale_cols(M);
   // The scale byte and the codes of block (c + h, b) of y from its outputs and their amax A.
   auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A, auto&& store) {
     auto value = [&](int n) { return y.value(n); };
@@ -544,8 +571,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
           });
         });
       },
-      [&](std::int64_t b, const PairOutputs& w) {  // after every group: straight to global memory
-        for (int h = 0; h < 2; ++h) {
+      [&](std::int64_t b, const PairOutputs& w) {  // after the loop's last __syncwarp: straight to global memory
+        for (int h = 0; own < N && h < 2; ++h) {
           float A = 0.0f;
 #pragma unroll
           for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, w.y[h].value(n));
@@ -556,23 +583,26 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
         }
       },
       [&](std::int64_t first, std::int64_t last) {  // a wide chunk's slot is written here, and again after
-        for (int h = 0; h < 2; ++h) {
-          std::uint8_t* codes = data_t + (c + h) * (M / 2);
-          std::uint8_t* scales = scale_t + (c + h) * pitch;
-          if (last - first == kGroup && M % 32 == 0) {  // 16-byte aligned; pitch and first: multiples of 4
-            const uint2 a = staged_codes[0][h][threadIdx.x], b = staged_codes[1][h][threadIdx.x];
-            const uint2 d = staged_codes[2][h][threadIdx.x], e = staged_codes[3][h][threadIdx.x];
-            uint4* dst = reinterpret_cast<uint4*>(codes + 8 * first);
-            dst[0] = make_uint4(a.x, a.y, b.x, b.y);
-            dst[1] = make_uint4(d.x, d.y, e.x, e.y);
-            *reinterpret_cast<std::uint32_t*>(scales + first) = staged_scales[h][threadIdx.x];
-          } else {
-            for (std::int64_t b = first; b < last; ++b) {
-              *reinterpret_cast<uint2*>(codes + 8 * b) = staged_codes[b % kGroup][h][threadIdx.x];
-              scales[b] = reinterpret_cast<const std::uint8_t*>(&staged_scales[h][threadIdx.x])[b % kGroup];
-            }
+        if (last - first == kGroup && M % 32 == 0) {  // 16-byte aligned; pitch and first: multiples of 4
+          // Lanes 2i and 2i + 1 write the two halves of one of the warp's 64 rows: whole sectors.
+          __syncwarp();
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int p = lane + 32 * j, r = p / 2, half = p % 2, t = int(threadIdx.x) - lane + r / 2;
+            const uint2 a = staged_codes[2 * half][r % 2][t], b = staged_codes[2 * half + 1][r % 2][t];
+            if (warp_row + r < N)
+              *reinterpret_cast<uint4*>(data_t + (warp_row + r) * (M / 2) + 8 * first + 16 * half) = make_uint4(a.x, a.y, b.x, b.y);
           }
+          for (int h = 0; own < N && h < 2; ++h)
+            *reinterpret_cast<std::uint32_t*>(scale_t + (c + h) * pitch + first) = staged_scales[h][threadIdx.x];
+          __syncwarp();
+          return;
         }
+        for (int h = 0; own < N && h < 2; ++h)
+          for (std::int64_t b = first; b < last; ++b) {
+            *reinterpret_cast<uint2*>(data_t + (c + h) * (M / 2) + 8 * b) = staged_codes[b % kGroup][h][threadIdx.x];
+            scale_t[(c + h) * pitch + b] = reinterpret_cast<const std::uint8_t*>(&staged_scales[h][threadIdx.x])[b % kGroup];
+          }
       });
 }
 
