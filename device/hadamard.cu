@@ -4,8 +4,8 @@
 // columns: alone (rht), or fused into TransformerEngine's wgrad columnwise quantization, which
 // reads x twice (the amax of rht(x), then the codes) and never stores rht(x).
 //
-// Exactness. A finite BF16 x[k] = m * 2^q (|m| < 2^8); the binary32 path sums the signed inputs
-// s_k * H[k][n] * x[k] unscaled and multiplies each sum T by 0.25, which is exact (T is a multiple
+// Exactness. A finite BF16 x[k] = m * 2^q (|m| < 2^8); the butterflies sum the signed inputs
+// s_k * H[k][n] * x[k] unscaled and multiply each sum T by 0.25, which is exact (T is a multiple
 // of 2^-133, 0.25 * T of 2^-135, above binary32's 2^-149). When the nonzero inputs' exponents span
 // at most S binades, every partial sum of up to 16 signed inputs is a multiple of 2^qmin below
 // 2^(qmax+12) in magnitude: at most S + 12 significant bits. So a butterfly is exact in binary32
@@ -147,9 +147,10 @@ __device__ float exact_output(const std::uint16_t (&x)[16], int n, std::uint16_t
   return round_limbs(limb, carry < 0);
 }
 
-// s_k * 0.25 * x for input k, exact in binary64.
-__device__ __forceinline__ double signed_quarter(double x, int k, std::uint16_t mask) {
-  return ((mask >> k) & 1) ? -x * 0.25 : x * 0.25;
+// s_k * x for input k: the butterflies below sum the signed inputs and multiply the sums by 0.25.
+template <class T>
+__device__ __forceinline__ T signed_input(T x, int k, std::uint16_t mask) {
+  return ((mask >> k) & 1) ? -x : x;
 }
 
 __device__ __forceinline__ float sum_rn(float a, float b) { return __fadd_rn(a, b); }
@@ -185,6 +186,12 @@ struct Bf16x16 {
 #pragma unroll
     for (int k = 0; k < 16; ++k) v[k] = bits(k);
   }
+  __device__ __forceinline__ std::uint32_t signs() const {  // bit k: the sign of value k
+    std::uint32_t s = 0;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) s |= std::uint32_t(bits(k) >> 15) << k;
+    return s;
+  }
 };
 
 // The outputs of a chunk of zeros from their sign bits (bit k: x[k]'s). Output n is -0.0 exactly
@@ -218,23 +225,18 @@ __device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask) {
       hi = max(hi, grid_exponent(v[k]));
     }
   }
-  if (hi == 0) {
-    std::uint32_t signs = 0;
-#pragma unroll
-    for (int k = 0; k < 16; ++k) signs |= std::uint32_t(v[k] >> 15) << k;
-    return zero_chunk(signs, mask);
-  }
+  if (hi == 0) return zero_chunk(x.signs(), mask);
   if (nan) {
 #pragma unroll
     for (int n = 0; n < 16; ++n) y[n] = kBf16Nan;
   } else if (!inf && hi - lo <= kSpanForBinary64) {
     double d[16];
 #pragma unroll
-    for (int k = 0; k < 16; ++k) d[k] = signed_quarter(double(bf16_to_float(v[k])), k, mask);
+    for (int k = 0; k < 16; ++k) d[k] = signed_input(double(bf16_to_float(v[k])), k, mask);
     butterfly16(d);
-    // Some input is nonzero: an exact-zero sum is +0.0, which adding +0.0 gives.
+    // 0.25 * T is exact; some input is nonzero, so an exact-zero sum is +0.0, which adding +0.0 gives.
 #pragma unroll
-    for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(__double2float_rn(__dadd_rn(d[n], 0.0)));
+    for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(__double2float_rn(__fma_rn(d[n], 0.25, 0.0)));
   } else {
 #pragma unroll 1
     for (int n = 0; n < 16; ++n) y[n] = float_to_bf16(exact_output(v, n, mask));
@@ -253,13 +255,6 @@ struct ColumnPair {
   template <int kHalf>
   __device__ __forceinline__ float value(int k) const {
     return float_of(kHalf == 0 ? row[k] << 16 : row[k] & 0xFFFF0000u);
-  }
-  template <int kHalf>
-  __device__ __forceinline__ std::uint32_t signs() const {  // bit k: the sign of row k
-    std::uint32_t s = 0;
-#pragma unroll
-    for (int k = 0; k < 16; ++k) s |= ((row[k] >> (15 + 16 * kHalf)) & 1u) << k;
-    return s;
   }
   template <int kHalf>
   __device__ __forceinline__ Bf16x16 column() const {
@@ -324,21 +319,20 @@ __device__ __forceinline__ PairSpans pair_spans(const ColumnPair& x) {
 template <int kHalf>
 __device__ __forceinline__ void binary32_sums(const ColumnPair& x, const PairSpans& spans, std::uint16_t mask,
                                               float (&t)[16]) {
-  if (spans.path(kHalf) == SumPath::kBinary32) {
 #pragma unroll
-    for (int k = 0; k < 16; ++k) t[k] = ((mask >> k) & 1) ? -x.value<kHalf>(k) : x.value<kHalf>(k);
+  for (int k = 0; k < 16; ++k) t[k] = signed_input(x.value<kHalf>(k), k, mask);
+  if (spans.path(kHalf) == SumPath::kBinary32) {
     butterfly16(t);
     return;
   }
-  // The inputs of the top 13 fields in t, the rest in low.
+  // The inputs of the top 13 fields stay in t, the rest move to low.
   const float threshold = float_of(std::uint32_t(spans.high_field(kHalf) - kSpanForBinary32) << 23);
   float low[16];
 #pragma unroll
   for (int k = 0; k < 16; ++k) {
-    const float v = ((mask >> k) & 1) ? -x.value<kHalf>(k) : x.value<kHalf>(k);
-    const bool high = fabsf(v) >= threshold;
-    t[k] = high ? v : 0.0f;
-    low[k] = high ? 0.0f : v;
+    const bool high = fabsf(t[k]) >= threshold;
+    low[k] = high ? 0.0f : t[k];
+    t[k] = high ? t[k] : 0.0f;
   }
   butterfly16(t);
   butterfly16(low);
@@ -363,7 +357,7 @@ __device__ __forceinline__ Bf16x16 outputs_of_sums(const float (&t)[16]) {
 // The 16 outputs of column kHalf of a pair that binary32() accepts.
 template <int kHalf>
 __device__ __forceinline__ Bf16x16 binary32_outputs(const ColumnPair& x, const PairSpans& spans, std::uint16_t mask) {
-  if (spans.path(kHalf) == SumPath::kZeros) return zero_chunk(x.signs<kHalf>(), mask);
+  if (spans.path(kHalf) == SumPath::kZeros) return zero_chunk(x.column<kHalf>().signs(), mask);
   float t[16];
   binary32_sums<kHalf>(x, spans, mask, t);
   return outputs_of_sums(t);
@@ -394,6 +388,44 @@ struct ChunkRange {
 };
 __device__ __forceinline__ ChunkRange chunk_range(std::int64_t chunks) {
   return {chunks * blockIdx.y / gridDim.y, chunks * (blockIdx.y + 1) / gridDim.y};
+}
+
+// A warp's 64 output rows (rows c and c + 1 of each lane) of 32 bytes each per step, staged in
+// shared memory so that lanes 2i and 2i + 1 write the two halves of one row with the same
+// instruction: whole sectors, where a thread's own stores of its rows cost L2 a write request per
+// 16 bytes or fewer, and made the kernels L2-bound. Slot 4 * lane + 2 * h + q holds half q of the
+// lane's row c + h, XOR-swizzled within each 128-byte line so that the staging and the stores'
+// reads are free of bank conflicts. Every lane of the warp must call store(): the kernels give
+// lanes past the last column the last pair to recompute (pair_columns).
+constexpr int kWarps = kThreads / 32;
+struct WarpRows {
+  uint4* slots;  // this warp's 128
+  int lane;
+  __device__ __forceinline__ static int slot(int s) { return s ^ ((s >> 3) & 7); }
+  __device__ __forceinline__ uint4& half(int h, int q) const { return slots[slot(4 * lane + 2 * h + q)]; }
+  // dst(r, q, bytes) writes half q of the warp's row r (0..63), which lane r / 2 staged as its row c + r % 2.
+  template <class Dst>
+  __device__ __forceinline__ void store(Dst&& dst) const {
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int p = lane + 32 * j;
+      dst(p / 2, p % 2, slots[slot(p)]);
+    }
+    __syncwarp();
+  }
+};
+
+// This thread's column pair for the kernels that store through WarpRows: `own` (grid_column()),
+// `c` the pair it computes (own, or the last pair for lanes past the end, which store nothing),
+// and `warp_first` the first column of its warp (row r of the warp's WarpRows is column
+// warp_first + r).
+struct PairColumns {
+  std::int64_t own, c, warp_first;
+};
+__device__ __forceinline__ PairColumns pair_columns(std::int64_t N, int lane) {
+  const std::int64_t own = grid_column();
+  return {own, min(own, N - 2), own - 2 * lane};
 }
 
 // Calls f(std::integral_constant<int, 0>{}) and then f(std::integral_constant<int, 1>{}): the two
@@ -438,53 +470,35 @@ struct NoGroupEnd {
 };
 
 // kDefaultMask: the mask is kRhtDefaultMask, compiled as a constant (the signs fold into the
-// butterfly's first additions). A warp stages its 64 output rows' 32 bytes of each chunk in shared
-// memory, and then lanes 2i and 2i + 1 write the two halves of one row's 32 bytes with the same
-// instruction: whole sectors, where a thread's own two 16-byte stores per row cost L2 two write
-// requests per sector and made this kernel L2-bound. Lanes past the last column recompute the last
-// pair and store nothing, so that every lane takes part in the warp's stores.
+// butterfly's first additions). The outputs leave through WarpRows, one chunk per step.
 template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t runtime_mask, std::uint16_t* __restrict__ out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
-  // Per warp 128 slots of 16 bytes: slot 4 * lane + 2 * h + q holds half q of the lane's row c + h,
-  // XOR-swizzled within each 128-byte line so that both the staging and the stores' reads are free
-  // of bank conflicts.
-  __shared__ uint4 staged[kThreads / 32][128];
-  const int lane = int(threadIdx.x % 32);
-  uint4* slots = staged[threadIdx.x / 32];
-  auto slot = [](int s) { return s ^ ((s >> 3) & 7); };
-  const std::int64_t own = grid_column(), c = min(own, N - 2), warp_column = own - 2 * lane;
-  auto stage = [&](int h, const Bf16x16& y) {
-    slots[slot(4 * lane + 2 * h)] = make_uint4(y.pair[0], y.pair[1], y.pair[2], y.pair[3]);
-    slots[slot(4 * lane + 2 * h + 1)] = make_uint4(y.pair[4], y.pair[5], y.pair[6], y.pair[7]);
-  };
-  auto store_direct = [&](std::int64_t row, std::int64_t chunk, const Bf16x16& y) {
-    uint4* dst = reinterpret_cast<uint4*>(out + row * M + 16 * chunk);
-    __stcs(dst, make_uint4(y.pair[0], y.pair[1], y.pair[2], y.pair[3]));
-    __stcs(dst + 1, make_uint4(y.pair[4], y.pair[5], y.pair[6], y.pair[7]));
-  };
+  __shared__ uint4 staged[kWarps][128];
+  const WarpRows rows{staged[threadIdx.x / 32], int(threadIdx.x % 32)};
+  const PairColumns pc = pair_columns(N, rows.lane);
   for_each_chunk<1>(
-      x, N, c, chunk_range(M / 16), mask,
+      x, N, pc.c, chunk_range(M / 16), mask,
       [&](std::int64_t, const ColumnPair& v, const PairSpans& spans) {
         for_each_half([&](auto half) {
           constexpr int h = decltype(half)::value;
-          stage(h, binary32_outputs<h>(v, spans, mask));
+          const Bf16x16 y = binary32_outputs<h>(v, spans, mask);
+          rows.half(h, 0) = make_uint4(y.pair[0], y.pair[1], y.pair[2], y.pair[3]);
+          rows.half(h, 1) = make_uint4(y.pair[4], y.pair[5], y.pair[6], y.pair[7]);
         });
       },
       [&](std::int64_t chunk, const PairOutputs& w) {  // after the loop's last __syncwarp: over the staged copy
-        if (own < N)
-          for (int h = 0; h < 2; ++h) store_direct(c + h, chunk, w.y[h]);
+        for (int h = 0; pc.own < N && h < 2; ++h) {
+          uint4* dst = reinterpret_cast<uint4*>(out + (pc.c + h) * M + 16 * chunk);
+          __stcs(dst, make_uint4(w.y[h].pair[0], w.y[h].pair[1], w.y[h].pair[2], w.y[h].pair[3]));
+          __stcs(dst + 1, make_uint4(w.y[h].pair[4], w.y[h].pair[5], w.y[h].pair[6], w.y[h].pair[7]));
+        }
       },
       [&](std::int64_t chunk, std::int64_t) {  // a wide chunk's rows are written here too, and again after
-        __syncwarp();
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int p = lane + 32 * j;  // half p % 2 of the warp's row p / 2
-          const std::int64_t column = warp_column + p / 2;
-          if (column < N) __stcs(reinterpret_cast<uint4*>(out + column * M + 16 * chunk) + p % 2, slots[slot(p)]);
-        }
-        __syncwarp();
+        rows.store([&](int r, int q, const uint4& bytes) {
+          if (pc.warp_first + r < N) __stcs(reinterpret_cast<uint4*>(out + (pc.warp_first + r) * M + 16 * chunk) + q, bytes);
+        });
       });
 }
 
@@ -523,13 +537,12 @@ __global__ void __launch_bounds__(kThreads, kAmaxCtasPerSm) rht_amax_kernel(cons
 }
 
 // Pass 2: row c of the columnwise copy y = rht(x) [N, M] is column c of x transformed chunk by
-// chunk, and chunk b is y's 16-element block (c, b). A thread stages the codes and scale bytes of
-// kGroup consecutive chunks in shared memory (laid out so that a warp's staging is free of bank
-// conflicts); then the warp writes 32 contiguous bytes of each of its 64 data_t rows, two lanes a
-// row (whole sectors), and each thread 4 bytes of its scale_t rows. One 8-byte store per block and
-// one byte per scale, the rows of adjacent threads apart, cost L2 a write request each and made
-// this pass L2-bound.
+// chunk, and chunk b is y's 16-element block (c, b). The codes of kGroup consecutive chunks (32
+// bytes of each data_t row) leave through WarpRows, and each thread writes 4 bytes of its scale_t
+// rows: one 8-byte store per block and one byte per scale, the rows of adjacent threads apart, cost
+// L2 a write request each and made this pass L2-bound.
 constexpr int kGroup = 4;
+static_assert(8 * kGroup == 32, "a group's codes fill a WarpRows row");
 
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
 template <bool kTe, bool kDefaultMask>
@@ -539,7 +552,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
                                                                 std::uint8_t* __restrict__ scale_t) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ float te_factor[256];
-  __shared__ uint2 staged_codes[kGroup][2][kThreads];
+  __shared__ uint4 staged_codes[kWarps][128];
   __shared__ std::uint32_t staged_scales[2][kThreads];  // byte j: chunk j of the group
   const Profile p = kernel_knobs<kTe>(q.profile);
   const float g = q.amax_t[0];
@@ -548,10 +561,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
     fill_te_factor_table(te_factor, tensor_scale, threadIdx.x, kThreads);
     __syncthreads();
   }
-  // Lanes past the last column recompute the last pair and store nothing (the warp writes together).
-  const int lane = int(threadIdx.x % 32);
-  const std::int64_t own = grid_column(), c = min(own, N - 2), warp_row = own - 2 * lane;
-  const std::int64_t chunks = M / 16, pitch = scale_cols(M);
+  const WarpRows rows{staged_codes[threadIdx.x / 32], int(threadIdx.x % 32)};
+  const PairColumns pc = pair_columns(N, rows.lane);
+  const std::int64_t c = pc.c, chunks = M / 16, pitch = scale_cols(M);
+  // Block b of the group in this thread's row c + h, staged: 8 bytes of half (b % kGroup) / 2.
+  auto staged = [&](int h, std::int64_t b) -> uint2& {
+    const int j = int(b % kGroup);
+    return reinterpret_cast<uint2*>(&rows.half(h, j / 2))[j % 2];
+  };
   // The scale byte and the codes of block (c + h, b) of y from its outputs and their amax A.
   auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A, auto&& store) {
     auto value = [&](int n) { return y.value(n); };
@@ -567,12 +584,12 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
           const Bf16x16 y = binary32_outputs<h>(v, spans, mask);
           quantize_block(h, b, y, finite_amax(y), [&](std::uint8_t scale, uint2 codes) {
             reinterpret_cast<std::uint8_t*>(&staged_scales[h][threadIdx.x])[b % kGroup] = scale;
-            staged_codes[b % kGroup][h][threadIdx.x] = codes;
+            staged(h, b) = codes;
           });
         });
       },
       [&](std::int64_t b, const PairOutputs& w) {  // after the loop's last __syncwarp: straight to global memory
-        for (int h = 0; own < N && h < 2; ++h) {
+        for (int h = 0; pc.own < N && h < 2; ++h) {
           float A = 0.0f;
 #pragma unroll
           for (int n = 0; n < 16; ++n) A = amax_step(p.amax, A, w.y[h].value(n));
@@ -584,23 +601,17 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
       },
       [&](std::int64_t first, std::int64_t last) {  // a wide chunk's slot is written here, and again after
         if (last - first == kGroup && M % 32 == 0) {  // 16-byte aligned; pitch and first: multiples of 4
-          // Lanes 2i and 2i + 1 write the two halves of one of the warp's 64 rows: whole sectors.
-          __syncwarp();
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const int p = lane + 32 * j, r = p / 2, half = p % 2, t = int(threadIdx.x) - lane + r / 2;
-            const uint2 a = staged_codes[2 * half][r % 2][t], b = staged_codes[2 * half + 1][r % 2][t];
-            if (warp_row + r < N)
-              *reinterpret_cast<uint4*>(data_t + (warp_row + r) * (M / 2) + 8 * first + 16 * half) = make_uint4(a.x, a.y, b.x, b.y);
-          }
-          for (int h = 0; own < N && h < 2; ++h)
+          rows.store([&](int r, int q, const uint4& bytes) {
+            if (pc.warp_first + r < N)
+              *(reinterpret_cast<uint4*>(data_t + (pc.warp_first + r) * (M / 2) + 8 * first) + q) = bytes;
+          });
+          for (int h = 0; pc.own < N && h < 2; ++h)
             *reinterpret_cast<std::uint32_t*>(scale_t + (c + h) * pitch + first) = staged_scales[h][threadIdx.x];
-          __syncwarp();
           return;
         }
-        for (int h = 0; own < N && h < 2; ++h)
+        for (int h = 0; pc.own < N && h < 2; ++h)
           for (std::int64_t b = first; b < last; ++b) {
-            *reinterpret_cast<uint2*>(data_t + (c + h) * (M / 2) + 8 * b) = staged_codes[b % kGroup][h][threadIdx.x];
+            *reinterpret_cast<uint2*>(data_t + (c + h) * (M / 2) + 8 * b) = staged(h, b);
             scale_t[(c + h) * pitch + b] = reinterpret_cast<const std::uint8_t*>(&staged_scales[h][threadIdx.x])[b % kGroup];
           }
       });
