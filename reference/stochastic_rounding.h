@@ -56,22 +56,26 @@ NVFP4_HD std::uint8_t sr_e2m1(float y, std::uint8_t r8) {
   return e2m1_hw(negative ? -qv : qv);  // qv is on the grid: the encoder is exact here
 }
 
-// sr_e2m1(y, r8)'s value divided by 64, by binary32 arithmetic, for kernels: the same contract as
+// sr_e2m1(y, r8)'s value divided by 64, by binary32 arithmetic, for kernels, with the random byte
+// given as its value (0 to 255, exact in binary32; kernels build it without an integer
+// conversion, device/e2m1_arith.cuh): the same contract as
 // e2m1_hw_value_over_64 (an exact E4M3 value whose E4M3 byte gives the code through
 // e2m1_codes_of_e4m3_bytes). The steps, each exact or the one rounding of §3.18.1:
 //  * Clamping y to [-6, 6] changes nothing (above 6 the result is 6 anyway) and turns NaN into +6.
-//  * All of §3.18.1 scaled by 2^-6: the step of |c| (0.5, 1 or 2 by binade, from the exponent of
-//    |c|/64 clamped to [2^-6, 2^-4]), then t = fma(u, step, a) with its one rounding (a scaling by
-//    a power of two commutes with it: u > 0 keeps t above 2^-15, and with u = 0 t is a).
-//  * floor(t / step(t)) * step(t), t < 8: the magic number of e2m1_hw_value_over_64 for t's
-//    binade added in round-toward-zero truncates t to a multiple of its binade's step.
-NVFP4_HD float sr_e2m1_value_over_64(float y, std::uint8_t r8) {
+//  * All of §3.18.1 scaled by 2^-6 (a scaling by a power of two commutes with its one rounding:
+//    r8 > 0 keeps t above 2^-15, and with r8 = 0 t is a). The step of a is the last place of a's
+//    magic number M (e2m1_magic_over_64), so step / 256 is M's bits less 31 binades and 1.5, and
+//    u * step = r8 * (step / 256) exactly: t = fma(r8, step / 256, a) is §3.18.1's fma.
+//  * floor(t / step(t)) * step(t) is t truncated to a multiple of a's step instead of t's, by adding
+//    M in round-toward-zero: where t has left a's E2M1 binade for the next one, starting at B, t is
+//    below B + step(a) (u <= 255/256, and t's rounding is far finer than step(a) / 256), and both
+//    steps truncate it to B.
+NVFP4_HD float sr_e2m1_value_over_64(float y, float r8) {
   const float c = e2m1_clamp6(y);
   const float a = mul_rn(fabsf(c), 0.015625f);  // c is clamped, never NaN: fabsf (a free operand modifier on the GPU) is exact
-  const float step = float_of((bits_of(fmin_c99_const(fmax_c99_const(a, 0.015625f), 0.0625f)) & 0x7F800000u) - 0x00800000u);
-  const float u = add_rn(float_of(0x47000000u | r8), -32768.0f);  // r8 / 256: 2^15 + r8 * 2^-8, less 2^15
-  const float t = fma_rn(u, step, a);
-  const float m = e2m1_magic_over_64(t);
+  const float m = e2m1_magic_over_64(a);
+  const float step_over_256 = float_of(bits_of(m) - 0x0FC00000u);
+  const float t = fma_rn(r8, step_over_256, a);
   return with_sign_of(add_rn(add_rz(t, m), -m), c);
 }
 
