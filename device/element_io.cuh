@@ -18,6 +18,26 @@ __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(Bf16 v) { return bf16_to_float(v.bits); }
 __device__ __forceinline__ float to_float(Half v) { return half_to_float(v.bits); }
 
+// Half k (0: bits 0-15, 1: bits 16-31) of a word of two BF16 values, as binary32: one instruction,
+// where a 16-bit element is first extracted and then shifted.
+__device__ __forceinline__ float bf16_half_of_word(std::uint32_t w, int k) {
+  return __uint_as_float(k == 0 ? w << 16 : w & 0xFFFF0000u);
+}
+
+// The 16 / sizeof(T) elements of a 16-byte chunk of T as binary32, into v[0..].
+template <class T>
+__device__ __forceinline__ void chunk_to_float(const uint4& chunk, float* v) {
+  if constexpr (std::is_same_v<T, Bf16>) {
+    const std::uint32_t w[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = bf16_half_of_word(w[k / 2], k % 2);
+  } else {
+    const T* e = reinterpret_cast<const T*>(&chunk);
+#pragma unroll
+    for (int k = 0; k < 16 / int(sizeof(T)); ++k) v[k] = to_float(e[k]);
+  }
+}
+
 // Calls f(T{}) with T the element type named by `type`.
 template <class F>
 void dispatch_input(InputType type, F&& f) {

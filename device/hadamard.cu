@@ -179,9 +179,7 @@ __device__ __forceinline__ void butterfly16(T (&d)[16]) {
 struct Bf16x16 {
   std::uint32_t pair[8];
   __device__ __forceinline__ std::uint16_t bits(int k) const { return std::uint16_t(pair[k / 2] >> (16 * (k % 2))); }
-  __device__ __forceinline__ float value(int k) const {
-    return float_of(k % 2 == 0 ? pair[k / 2] << 16 : pair[k / 2] & 0xFFFF0000u);
-  }
+  __device__ __forceinline__ float value(int k) const { return bf16_half_of_word(pair[k / 2], k % 2); }
   __device__ __forceinline__ void unpack(std::uint16_t (&v)[16]) const {
 #pragma unroll
     for (int k = 0; k < 16; ++k) v[k] = bits(k);
@@ -253,9 +251,7 @@ __device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask) {
 struct ColumnPair {
   std::uint32_t row[16];
   template <int kHalf>
-  __device__ __forceinline__ float value(int k) const {
-    return float_of(kHalf == 0 ? row[k] << 16 : row[k] & 0xFFFF0000u);
-  }
+  __device__ __forceinline__ float value(int k) const { return bf16_half_of_word(row[k], kHalf); }
   template <int kHalf>
   __device__ __forceinline__ Bf16x16 column() const {
     Bf16x16 v;

@@ -130,12 +130,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
     float row_amax = 0.0f;
     if (a.out.data || q.tiles_2d) {
 #pragma unroll
-      for (int l = 0; l < 16 / L::kPerChunk; ++l) {
-        const uint4 chunk = stage[L::slot(r, b * (16 / L::kPerChunk) + l)];
-        const T* e = reinterpret_cast<const T*>(&chunk);
-#pragma unroll
-        for (int k = 0; k < L::kPerChunk; ++k) v[L::kPerChunk * l + k] = to_float(e[k]);
-      }
+      for (int l = 0; l < 16 / L::kPerChunk; ++l) chunk_to_float<T>(stage[L::slot(r, b * (16 / L::kPerChunk) + l)], v + L::kPerChunk * l);
 #pragma unroll
       for (int k = 0; k < 16; ++k) row_amax = amax_step(p.amax, row_amax, v[k]);
     }

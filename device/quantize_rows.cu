@@ -28,33 +28,29 @@ struct RowsArgs {
   QuantizeParams sr;             // seed, offset and data_dir of stochastic rounding
 };
 
-// kSr: stochastic rounding (§3.18), one Philox draw per block at its stored index (encode16.cuh).
-template <class T, bool kRowScaled, bool kSr>
-__global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __restrict__ x, RowsArgs a) {
-  const Profile te = te_knobs();  // constants: every knob switch of the formulas folds away
-  __shared__ float factor_of_byte[256];
-  GlobalScale tensor_scale{};
-  if (!kRowScaled) {
-    tensor_scale = global_scale(te.gs, a.amax[0]);
-    fill_te_factor_table(factor_of_byte, tensor_scale, threadIdx.x, kThreads);
-    __syncthreads();
-  }
-  constexpr int kVec = 16 / sizeof(T), kLoads = 16 / kVec;  // 16-byte vectors per block
-  const bool scale_rows_padded = a.blocks_per_row % 4 != 0;  // else scale index = block index
-  for (std::uint32_t block = blockIdx.x * kThreads + threadIdx.x; block < a.blocks; block += gridDim.x * kThreads) {
-    alignas(16) T e[16];
+// The 16 elements of a block as binary32, read with streaming 16-byte loads.
+template <class T>
+__device__ __forceinline__ void load_block(const T* __restrict__ x, std::uint32_t block, float (&v)[16]) {
+  const uint4* src = reinterpret_cast<const uint4*>(x + 16 * std::int64_t(block));
 #pragma unroll
-    for (int l = 0; l < kLoads; ++l)
-      *reinterpret_cast<uint4*>(e + kVec * l) = __ldcs(reinterpret_cast<const uint4*>(x + 16 * std::int64_t(block)) + l);
+  for (int l = 0; l < int(sizeof(T)); ++l) chunk_to_float<T>(__ldcs(src + l), v + 16 / sizeof(T) * l);
+}
+
+// The grid-stride loop over blocks. kRowCol: the scale index needs the block's row and column
+// (row-scaled, or scale rows padded past K/16); else it is the block index, and the loop has no
+// division.
+template <class T, bool kRowScaled, bool kSr, bool kRowCol>
+__device__ __forceinline__ void quantize_blocks(const T* __restrict__ x, const RowsArgs& a, const float* factor_of_byte,
+                                                const GlobalScale& tensor_scale) {
+  const Profile te = te_knobs();  // constants: every knob switch of the formulas folds away
+  for (std::uint32_t block = blockIdx.x * kThreads + threadIdx.x; block < a.blocks; block += gridDim.x * kThreads) {
     float v[16];
+    load_block(x, block, v);
     float A = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 16; ++i) {
-      v[i] = to_float(e[i]);
-      A = amax_step(te.amax, A, v[i]);
-    }
+    for (int i = 0; i < 16; ++i) A = amax_step(te.amax, A, v[i]);
     std::uint32_t row = 0, col = block;
-    if (kRowScaled || scale_rows_padded) {
+    if (kRowCol) {
       row = block / a.blocks_per_row;
       col = block - row * a.blocks_per_row;
     }
@@ -65,6 +61,20 @@ __global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __r
     const uint2 codes = kSr ? encode16_sr<true>(te, enc.encoder, value, a.sr, a.sr.data_dir, block) : encode16<true>(te, enc.encoder, value);
     __stcs(reinterpret_cast<uint2*>(a.data) + block, codes);
   }
+}
+
+// kSr: stochastic rounding (§3.18), one Philox draw per block at its stored index (encode16.cuh).
+template <class T, bool kRowScaled, bool kSr>
+__global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __restrict__ x, RowsArgs a) {
+  __shared__ float factor_of_byte[256];
+  GlobalScale tensor_scale{};
+  if (!kRowScaled) {
+    tensor_scale = global_scale(te_knobs().gs, a.amax[0]);
+    fill_te_factor_table(factor_of_byte, tensor_scale, threadIdx.x, kThreads);
+    __syncthreads();
+  }
+  if (kRowScaled || a.blocks_per_row % 4 != 0) quantize_blocks<T, kRowScaled, kSr, true>(x, a, factor_of_byte, tensor_scale);
+  else quantize_blocks<T, kRowScaled, kSr, false>(x, a, factor_of_byte, tensor_scale);
 }
 
 }  // namespace
