@@ -46,19 +46,12 @@ __device__ __forceinline__ std::uint32_t e2m1x8_hw(Value value) {
   return e2m1xN_hw<8>(value);
 }
 
-// Byte l of a random word as a float (0 to 255): 2^23 + byte, assembled by one byte permutation,
-// less 2^23. Two instructions, one of them on the FMA pipe, where a shift, a mask and an integer
-// conversion would be three on the integer pipe.
-__device__ __forceinline__ float random_byte_value(std::uint32_t word, unsigned l) {
-  return __fadd_rn(__uint_as_float(__byte_perm(word, 0x4B000000u, 0x7650u | l)), -8388608.0f);
-}
-
 // y[0..7] (read through `value(i)`) -> their sr_e2m1 codes with random bytes 0-3 of `word_lo`
 // and of `word_hi` (sr_byte's assignment for elements 0-7 or 8-15 of a block).
 template <class Value>
 __device__ __forceinline__ std::uint32_t e2m1x8_sr(Value value, std::uint32_t word_lo, std::uint32_t word_hi) {
   return e2m1xN_of_values_over_64<8>([&](int i) {
-    return sr_e2m1_value_over_64(value(i), random_byte_value(i < 4 ? word_lo : word_hi, unsigned(i % 4)));
+    return sr_e2m1_value_over_64(value(i), i < 4 ? word_lo : word_hi, unsigned(i % 4));
   });
 }
 

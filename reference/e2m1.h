@@ -60,15 +60,16 @@ NVFP4_HD std::uint8_t e2m1_hw(float v) {
 // that value, which is exact, and e2m1_codes_of_e4m3_bytes. The exhaustive test checks the pair
 // on all 2^32 inputs.
 //  * Clamping to [-6, 6] saturates, and C99 fmin turns NaN into +6 (the number wins).
-//  * Adding M = 1.5 * 2^(E + 22), E the exponent of max(|c|/64, 2^-6), rounds |c|/64 to a
-//    multiple of 2^(E - 1) (the E2M1 spacing of |c|'s binade, divided by 64; below 1/64 the
-//    spacing 0.5/64 of [1/64, 2/64)) in one round-to-nearest-even step: M's last place is 2^(E-1)
-//    and M / 2^(E-1) is even, so ties go to the even code. Subtracting M is exact.
+//  * Adding M = 2^(E + 22), E the exponent of max(|c|/64, 2^-6), rounds |c|/64 to a multiple of
+//    2^(E - 1) (the E2M1 spacing of |c|'s binade, divided by 64; below 1/64 the spacing 0.5/64 of
+//    [1/64, 2/64)) in one round-to-nearest-even step: the sum stays in M's binade, whose last
+//    place is 2^(E-1), and M / 2^(E-1) is even, so ties go to the even code. Subtracting M is
+//    exact. (M's mantissa is zero, so that stochastic rounding can write a byte into it.)
 //  * Dividing by 64 is exact down to 2^-143; anything smaller rounds to zero either way.
 NVFP4_HD float e2m1_clamp6(float y) { return fmax_c99_const(fmin_c99_const(y, 6.0f), -6.0f); }  // NaN -> +6
 // M for a magnitude a (already divided by 64): its last place is E2M1's spacing at a's binade.
 NVFP4_HD float e2m1_magic_over_64(float a) {
-  return float_of((bits_of(fmax_c99_const(a, 0.015625f)) & 0x7F800000u) + 0x0B400000u);
+  return float_of((bits_of(fmax_c99_const(a, 0.015625f)) & 0x7F800000u) + 0x0B000000u);
 }
 NVFP4_HD float with_sign_of(float magnitude, float s) { return float_of(bits_of(magnitude) | (bits_of(s) & 0x80000000u)); }
 

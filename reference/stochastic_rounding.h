@@ -56,26 +56,35 @@ NVFP4_HD std::uint8_t sr_e2m1(float y, std::uint8_t r8) {
   return e2m1_hw(negative ? -qv : qv);  // qv is on the grid: the encoder is exact here
 }
 
-// sr_e2m1(y, r8)'s value divided by 64, by binary32 arithmetic, for kernels, with the random byte
-// given as its value (0 to 255, exact in binary32; kernels build it without an integer
-// conversion, device/e2m1_arith.cuh): the same contract as
-// e2m1_hw_value_over_64 (an exact E4M3 value whose E4M3 byte gives the code through
-// e2m1_codes_of_e4m3_bytes). The steps, each exact or the one rounding of §3.18.1:
+// `bits`, whose low byte is zero, with byte l of `word` in that byte: one byte permutation on the
+// GPU.
+NVFP4_HD std::uint32_t with_low_byte(std::uint32_t bits, std::uint32_t word, unsigned l) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(word, bits, 0x7650u | l);
+#else
+  return bits | ((word >> (8 * l)) & 0xFFu);
+#endif
+}
+
+// sr_e2m1(y, r8)'s value divided by 64, r8 = byte l of `word` (sr_byte's rule), by binary32
+// arithmetic, for kernels: the same contract as e2m1_hw_value_over_64 (an exact E4M3 value whose
+// E4M3 byte gives the code through e2m1_codes_of_e4m3_bytes). The steps, each exact or the one
+// rounding of §3.18.1:
 //  * Clamping y to [-6, 6] changes nothing (above 6 the result is 6 anyway) and turns NaN into +6.
 //  * All of §3.18.1 scaled by 2^-6 (a scaling by a power of two commutes with its one rounding:
 //    r8 > 0 keeps t above 2^-15, and with r8 = 0 t is a). The step of a is the last place of a's
-//    magic number M (e2m1_magic_over_64), so step / 256 is M's bits less 31 binades and 1.5, and
-//    u * step = r8 * (step / 256) exactly: t = fma(r8, step / 256, a) is §3.18.1's fma.
+//    magic number M (e2m1_magic_over_64), so M with r8 in its low byte is M + r8 * step, and less M
+//    it is r8 * step, exactly; t = fma(r8 * step, 2^-8, a) is §3.18.1's fma(u, step, a).
 //  * floor(t / step(t)) * step(t) is t truncated to a multiple of a's step instead of t's, by adding
 //    M in round-toward-zero: where t has left a's E2M1 binade for the next one, starting at B, t is
 //    below B + step(a) (u <= 255/256, and t's rounding is far finer than step(a) / 256), and both
 //    steps truncate it to B.
-NVFP4_HD float sr_e2m1_value_over_64(float y, float r8) {
+NVFP4_HD float sr_e2m1_value_over_64(float y, std::uint32_t word, unsigned l) {
   const float c = e2m1_clamp6(y);
   const float a = mul_rn(fabsf(c), 0.015625f);  // c is clamped, never NaN: fabsf (a free operand modifier on the GPU) is exact
   const float m = e2m1_magic_over_64(a);
-  const float step_over_256 = float_of(bits_of(m) - 0x0FC00000u);
-  const float t = fma_rn(r8, step_over_256, a);
+  const float r8_steps = add_rn(float_of(with_low_byte(bits_of(m), word, l)), -m);
+  const float t = fma_rn(r8_steps, 0.00390625f, a);
   return with_sign_of(add_rn(add_rz(t, m), -m), c);
 }
 

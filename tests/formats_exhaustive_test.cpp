@@ -185,7 +185,7 @@ TEST(FormatsExhaustive, ArithmeticStochasticRoundingMatchesTheElementFunction) {
         for (std::uint64_t i = kTotal * k / n; i < kTotal * (k + 1) / n; ++i)
           for (const std::uint8_t r8 : {std::uint8_t(0), std::uint8_t(255)}) {
             const float y = float_of(std::uint32_t(i));
-            const float got = mul_rn(sr_e2m1_value_over_64(y, r8), 64.0f);
+            const float got = mul_rn(sr_e2m1_value_over_64(y, r8, 0), 64.0f);
             if (bits_of(got) != bits_of(e2m1_decode(sr_e2m1(y, r8))) && mismatches[k]++ == 0) first[k] = std::uint32_t(i);
           }
       });

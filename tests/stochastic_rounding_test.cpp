@@ -102,7 +102,9 @@ TEST(StochasticRounding, AddTowardZeroTruncatesTheExactSum) {
 // |y| up to 8 and their neighbours), and on random y; all 2^32 y for two bytes in the exhaustive test.
 TEST(StochasticRounding, ArithmeticValueEqualsTheElementFunction) {
   auto expect_same = [](float y, unsigned r) {
-    const float got = mul_rn(sr_e2m1_value_over_64(y, std::uint8_t(r)), 64.0f);
+    const unsigned l = r % 4;  // the byte of a word that also holds other bytes
+    const std::uint32_t word = (0xA55AC33Cu & ~(0xFFu << (8 * l))) | (r << (8 * l));
+    const float got = mul_rn(sr_e2m1_value_over_64(y, word, l), 64.0f);
     const float want = e2m1_decode(sr_e2m1(y, std::uint8_t(r)));
     ASSERT_EQ(bits_of(got), bits_of(want)) << "y=0x" << std::hex << bits_of(y) << " r8=" << std::dec << r;
   };
