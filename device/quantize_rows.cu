@@ -16,7 +16,10 @@ namespace nvfp4::device {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kCtasPerSm = 8;  // 2,048 threads: every SM full, each thread looping over blocks
+// 2,048 threads: every SM full, each thread looping over blocks. Also in __launch_bounds__, which
+// holds every variant to 32 registers: at 40 (stochastic rounding's Philox draw) only 6 CTAs fit,
+// and the grid's last quarter ran as a second wave.
+constexpr int kCtasPerSm = 8;
 
 struct RowsArgs {
   std::uint32_t blocks;          // M * K / 16
@@ -65,7 +68,7 @@ __device__ __forceinline__ void quantize_blocks(const T* __restrict__ x, const R
 
 // kSr: stochastic rounding (§3.18), one Philox draw per block at its stored index (encode16.cuh).
 template <class T, bool kRowScaled, bool kSr>
-__global__ void __launch_bounds__(kThreads) quantize_rows_te_kernel(const T* __restrict__ x, RowsArgs a) {
+__global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_rows_te_kernel(const T* __restrict__ x, RowsArgs a) {
   __shared__ float factor_of_byte[256];
   GlobalScale tensor_scale{};
   if (!kRowScaled) {
