@@ -398,7 +398,8 @@ struct WarpRows {
   uint4* slots;  // this warp's 128
   int lane;
   __device__ __forceinline__ static int slot(int s) { return s ^ ((s >> 3) & 7); }
-  __device__ __forceinline__ uint4& half(int h, int q) const { return slots[slot(4 * lane + 2 * h + q)]; }
+  // slot(4 * lane + 2 * h + q), whose swizzle (lane / 2) % 8 leaves 2 * h + q (bits 0-1) to one XOR.
+  __device__ __forceinline__ uint4& half(int h, int q) const { return slots[slot(4 * lane) ^ (2 * h + q)]; }
   // dst(r, q, bytes) writes half q of the warp's row r (0..63), which lane r / 2 staged as its row c + r % 2.
   template <class Dst>
   __device__ __forceinline__ void store(Dst&& dst) const {
@@ -540,8 +541,9 @@ __global__ void __launch_bounds__(kThreads, kAmaxCtasPerSm) rht_amax_kernel(cons
 constexpr int kGroup = 4;
 static_assert(8 * kGroup == 32, "a group's codes fill a WarpRows row");
 
-// kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
-template <bool kTe, bool kDefaultMask>
+// kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs). kSr: stochastic
+// rounding, compiled apart so that the round-to-nearest loop holds none of its registers.
+template <bool kTe, bool kDefaultMask, bool kSr>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                                 std::int64_t N, std::uint16_t runtime_mask, QuantizeParams q,
                                                                 std::uint8_t* __restrict__ data_t,
@@ -562,14 +564,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
   const std::int64_t c = pc.c, chunks = M / 16, pitch = scale_cols(M);
   // Block b of the group in this thread's row c + h, staged: 8 bytes of half (b % kGroup) / 2.
   auto staged = [&](int h, std::int64_t b) -> uint2& {
-    const int j = int(b % kGroup);
-    return reinterpret_cast<uint2*>(&rows.half(h, j / 2))[j % 2];
+    const unsigned j = unsigned(b) % kGroup;  // b >= 0
+    return reinterpret_cast<uint2*>(&rows.half(h, int(j / 2)))[j % 2];
   };
   // The scale byte and the codes of block (c + h, b) of y from its outputs and their amax A.
   auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A, auto&& store) {
     auto value = [&](int n) { return y.value(n); };
     const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
-    store(enc.scale_byte, q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, (c + h) * chunks + b)
+    store(enc.scale_byte, kSr ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, (c + h) * chunks + b)
                                        : encode16<kTe>(p, enc.encoder, value));
   };
   for_each_chunk<kGroup>(
@@ -579,7 +581,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
           constexpr int h = decltype(half)::value;
           const Bf16x16 y = binary32_outputs<h>(v, spans, mask);
           quantize_block(h, b, y, finite_amax(y), [&](std::uint8_t scale, uint2 codes) {
-            reinterpret_cast<std::uint8_t*>(&staged_scales[h][threadIdx.x])[b % kGroup] = scale;
+            reinterpret_cast<std::uint8_t*>(&staged_scales[h][threadIdx.x])[unsigned(b) % kGroup] = scale;
             staged(h, b) = codes;
           });
         });
@@ -608,7 +610,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
         for (int h = 0; pc.own < N && h < 2; ++h)
           for (std::int64_t b = first; b < last; ++b) {
             *reinterpret_cast<uint2*>(data_t + (c + h) * (M / 2) + 8 * b) = staged(h, b);
-            scale_t[(c + h) * pitch + b] = reinterpret_cast<const std::uint8_t*>(&staged_scales[h][threadIdx.x])[b % kGroup];
+            scale_t[(c + h) * pitch + b] = reinterpret_cast<const std::uint8_t*>(&staged_scales[h][threadIdx.x])[unsigned(b) % kGroup];
           }
       });
 }
@@ -662,7 +664,8 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
   const dim3 grid = column_pair_grid(x, M, N);
   dispatch_knobs(params.profile, [&](auto te) {
     dispatch_mask(mask, [&](auto d) {
-      rht_quantize_kernel<te(), d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+      if (params.stochastic) rht_quantize_kernel<te(), d(), true><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+      else rht_quantize_kernel<te(), d(), false><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
     });
   });
   NVFP4_CUDA_CHECK_LAUNCH();

@@ -56,17 +56,20 @@ NVFP4_HD std::uint8_t e2m1_hw(float v) {
 }
 
 // e2m1_hw by binary32 arithmetic, for kernels short of issue slots (device/e2m1_arith.cuh): the value
-// of e2m1_hw(y) divided by 64 (+6/64 for NaN, the sign kept on zero), then an E4M3 conversion of
-// that value, which is exact, and e2m1_codes_of_e4m3_bytes. The exhaustive test checks the pair
-// on all 2^32 inputs.
-//  * Clamping to [-6, 6] saturates, and C99 fmin turns NaN into +6 (the number wins).
-//  * Adding M = 2^(E + 22), E the exponent of max(|c|/64, 2^-6), rounds |c|/64 to a multiple of
-//    2^(E - 1) (the E2M1 spacing of |c|'s binade, divided by 64; below 1/64 the spacing 0.5/64 of
+// of e2m1_hw(y) divided by 64 (the sign kept on zero), then an E4M3 conversion of that value, which
+// is exact, and e2m1_codes_of_e4m3_bytes. The exhaustive test checks the pair on all 2^32 inputs.
+// One exception, which kernels never meet: the sign of a NaN is kept (+-6/64), where e2m1_hw gives
+// +6 for every NaN. Kernels pass products, and the GPU's multiply returns the positive canonical
+// NaN whatever its inputs (DeviceQuantize.NegativeNanInputsGiveTheCodeOfPositiveSix checks it).
+//  * |y| / 64 is exact down to 2^-143 (anything smaller rounds to zero either way); its minimum
+//    with 6/64 saturates, and C99 fmin turns NaN into 6/64 (the number wins).
+//  * Adding M = 2^(E + 22), E the exponent of max(a, 2^-6), rounds a to a multiple of 2^(E - 1)
+//    (the E2M1 spacing of a's binade, divided by 64; below 1/64 the spacing 0.5/64 of
 //    [1/64, 2/64)) in one round-to-nearest-even step: the sum stays in M's binade, whose last
 //    place is 2^(E-1), and M / 2^(E-1) is even, so ties go to the even code. Subtracting M is
 //    exact. (M's mantissa is zero, so that stochastic rounding can write a byte into it.)
-//  * Dividing by 64 is exact down to 2^-143; anything smaller rounds to zero either way.
-NVFP4_HD float e2m1_clamp6(float y) { return fmax_c99_const(fmin_c99_const(y, 6.0f), -6.0f); }  // NaN -> +6
+// The magnitude |y| / 64 clamped to [0, 6/64], NaN -> 6/64.
+NVFP4_HD float e2m1_magnitude_over_64(float y) { return fmin_c99_const(mul_rn(fabsf(y), 0.015625f), 0.09375f); }  // fabsf: a free operand modifier on the GPU
 // M for a magnitude a (already divided by 64): its last place is E2M1's spacing at a's binade.
 NVFP4_HD float e2m1_magic_over_64(float a) {
   return float_of((bits_of(fmax_c99_const(a, 0.015625f)) & 0x7F800000u) + 0x0B000000u);
@@ -74,10 +77,9 @@ NVFP4_HD float e2m1_magic_over_64(float a) {
 NVFP4_HD float with_sign_of(float magnitude, float s) { return float_of(bits_of(magnitude) | (bits_of(s) & 0x80000000u)); }
 
 NVFP4_HD float e2m1_hw_value_over_64(float y) {
-  const float c = e2m1_clamp6(y);
-  const float a = mul_rn(fabsf(c), 0.015625f);  // c is clamped, never NaN: fabsf (a free operand modifier on the GPU) is exact
+  const float a = e2m1_magnitude_over_64(y);
   const float m = e2m1_magic_over_64(a);
-  return with_sign_of(add_rn(add_rn(a, m), -m), c);
+  return with_sign_of(add_rn(add_rn(a, m), -m), y);
 }
 
 // Four E4M3 bytes (one per byte of w) of values e2m1_hw_value_over_64 returns, to their E2M1

@@ -68,9 +68,9 @@ NVFP4_HD std::uint32_t with_low_byte(std::uint32_t bits, std::uint32_t word, uns
 
 // sr_e2m1(y, r8)'s value divided by 64, r8 = byte l of `word` (sr_byte's rule), by binary32
 // arithmetic, for kernels: the same contract as e2m1_hw_value_over_64 (an exact E4M3 value whose
-// E4M3 byte gives the code through e2m1_codes_of_e4m3_bytes). The steps, each exact or the one
-// rounding of §3.18.1:
-//  * Clamping y to [-6, 6] changes nothing (above 6 the result is 6 anyway) and turns NaN into +6.
+// E4M3 byte gives the code through e2m1_codes_of_e4m3_bytes; a NaN keeps its sign, and kernels
+// pass only positive ones). The steps, each exact or the one rounding of §3.18.1:
+//  * Clamping |y| to 6 changes nothing (above 6 the result is 6 anyway) and turns NaN into 6.
 //  * All of §3.18.1 scaled by 2^-6 (a scaling by a power of two commutes with its one rounding:
 //    r8 > 0 keeps t above 2^-15, and with r8 = 0 t is a). The step of a is the last place of a's
 //    magic number M (e2m1_magic_over_64), so M with r8 in its low byte is M + r8 * step, and less M
@@ -80,12 +80,11 @@ NVFP4_HD std::uint32_t with_low_byte(std::uint32_t bits, std::uint32_t word, uns
 //    below B + step(a) (u <= 255/256, and t's rounding is far finer than step(a) / 256), and both
 //    steps truncate it to B.
 NVFP4_HD float sr_e2m1_value_over_64(float y, std::uint32_t word, unsigned l) {
-  const float c = e2m1_clamp6(y);
-  const float a = mul_rn(fabsf(c), 0.015625f);  // c is clamped, never NaN: fabsf (a free operand modifier on the GPU) is exact
+  const float a = e2m1_magnitude_over_64(y);
   const float m = e2m1_magic_over_64(a);
   const float r8_steps = add_rn(float_of(with_low_byte(bits_of(m), word, l)), -m);
   const float t = fma_rn(r8_steps, 0.00390625f, a);
-  return with_sign_of(add_rn(add_rz(t, m), -m), c);
+  return with_sign_of(add_rn(add_rz(t, m), -m), y);
 }
 
 }  // namespace nvfp4

@@ -74,6 +74,14 @@ Case quantize_case(const FloatMatrix& x, io::DType dtype, const std::string& pro
   return c;
 }
 
+// The same case under stochastic rounding (§3.18) with this seed and offset.
+Case with_sr(Case c, std::uint64_t seed, std::uint64_t offset) {
+  c.params.set("rounding", std::string("stochastic"));
+  c.params.set("seed", seed);
+  c.params.set("offset", offset);
+  return c;
+}
+
 struct Mode {
   const char* name;
   BlockShape block;
@@ -149,6 +157,34 @@ TEST(DeviceQuantize, EqualsReferenceForAllZeroAndAllNanTensors) {
     }
 }
 
+// The kernels' encoder keeps a NaN's sign (e2m1_hw_value_over_64, reference/e2m1.h): it relies on
+// the GPU's multiply returning the positive canonical NaN for any NaN input, so that an element
+// that is a negative NaN gets e2m1_hw's code 0x7 as in the reference. Negative NaNs with random
+// payloads among normal values (te's amax skips NaN, so the scales stay finite), written as raw
+// bits in every dtype (a conversion from binary32 would make them canonical), every mode, RN and SR.
+TEST(DeviceQuantize, NegativeNanInputsGiveTheCodeOfPositiveSix) {
+  REQUIRE_GPU();
+  for (const io::DType dtype : kDtypes)
+    for (const Mode& m : kModes)
+      for (const bool sr : {false, true}) {
+        const std::uint32_t seed = fresh_seed();
+        Case c = quantize_case(fuzz::fill_data({64, 96}, Dist::kRandn, seed), dtype, "te", m.block, m.dir, m.row_scaled, m.layout);
+        if (sr) c = with_sr(c, fresh_u64(), fresh_u64());
+        io::Tensor& x = c.inputs.at("x");
+        const std::size_t size = io::dtype_size(x.dtype);
+        std::mt19937 rng(seed);
+        for (int i = 0; i < 300; ++i) {
+          const std::uint32_t payload = rng() | 1u;  // nonzero: a NaN, not an infinity
+          const std::uint32_t bits = size == 4 ? 0xFF800000u | (payload & 0x7FFFFFu)
+                                     : dtype == io::DType::BF16 ? 0xFF80u | (payload & 0x7Fu)
+                                                                : 0xFC00u | (payload & 0x3FFu);
+          std::memcpy(&x.bytes[(rng() % std::size_t(x.numel())) * size], &bits, size);  // little-endian
+        }
+        expect_device_equals_reference(c, fmt::format("quantize 64x96 te {} {}{} with negative NaNs seed=0x{:x}",
+                                                      io::dtype_name(dtype), m.name, sr ? " SR" : "", seed));
+      }
+}
+
 TEST(DeviceAmax, EveryAmaxOperationEqualsReference) {
   REQUIRE_GPU();
   const char* ops[] = {"amax_global", "amax_rows", "amax_cols", "amax_blocks_1x16", "amax_blocks_16x1", "amax_tiles_16x16"};
@@ -215,12 +251,6 @@ TEST(DeviceLayout, SwizzleUnswizzleAndTransposesEqualReference) {
 
 // ---- stochastic rounding and the Hadamard transform (§3.18, §3.19) ----------------------------
 
-Case with_sr(Case c, std::uint64_t seed, std::uint64_t offset) {
-  c.params.set("rounding", std::string("stochastic"));
-  c.params.set("seed", seed);
-  c.params.set("offset", offset);
-  return c;
-}
 
 
 // CUDA's Philox (the kernels') and Random123's (the reference's) agree on random counters and keys.
