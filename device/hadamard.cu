@@ -278,35 +278,40 @@ __device__ __forceinline__ ColumnPair load_pair(const std::uint16_t* __restrict_
 // addition rounds once, as the binary64 path's conversion does; anything else by the wide paths.
 enum class SumPath { kZeros, kBinary32, kSplit, kWide };
 
-// The spans of both columns of a pair, from the packed rows: per 16-bit lane h (column c + h),
-// `largest` holds 0x7FFF + the largest |x| bits and `smallest`, read as int16, the same of the
-// smallest nonzero |x|, or 0x7FFF for a column of zeros.
+// The spans of both columns of a pair, lane by lane in 16-bit lanes (lane h: column c + h), from
+// the packed rows: `largest` holds 0x7FFF + the largest |x| bits (0x7FFF for a column of zeros),
+// `high` the field of the largest |x| and `low` that of the smallest nonzero |x| (subnormals share
+// field 1's grid, so both are at least 1; a column of zeros has 1 and 1), so that the span
+// high - low never borrows across lanes; `over` has bit 15 of a lane set where the span exceeds 12,
+// `wide` where it exceeds 25 or high exceeds 250.
 struct PairSpans {
-  std::uint32_t largest, smallest;
-  __device__ __forceinline__ static int lane(std::uint32_t v, int h) { return int((v >> (16 * h)) & 0xFFFFu) - 0x7FFF; }
-  // The field of the largest |x| and that of the smallest nonzero |x| less one (an exact power of
-  // two then counts one binade lower: only more cautious); subnormals share field 1's grid.
-  __device__ __forceinline__ int high_field(int h) const { return max(lane(largest, h) >> 7, 1); }
-  __device__ __forceinline__ int low_field(int h) const { return max((lane(smallest, h) - 1) >> 7, 1); }
+  std::uint32_t largest, high, over, wide;
   __device__ __forceinline__ SumPath path(int h) const {
-    if (lane(largest, h) == 0) return SumPath::kZeros;
-    const int hi = high_field(h), span = hi - low_field(h);
-    if (hi > kMaxFieldForBinary32 || span > 2 * kSpanForBinary32 + 1) return SumPath::kWide;
-    return span <= kSpanForBinary32 ? SumPath::kBinary32 : SumPath::kSplit;
+    if (((largest >> (16 * h)) & 0xFFFFu) == 0x7FFFu) return SumPath::kZeros;
+    if ((wide >> (16 * h + 15)) & 1u) return SumPath::kWide;
+    return (over >> (16 * h + 15)) & 1u ? SumPath::kSplit : SumPath::kBinary32;
   }
-  __device__ __forceinline__ bool binary32() const { return path(0) != SumPath::kWide && path(1) != SumPath::kWide; }
+  __device__ __forceinline__ int high_field(int h) const { return int((high >> (16 * h)) & 0xFFFFu); }
+  __device__ __forceinline__ bool binary32() const { return wide == 0; }
 };
 
 __device__ __forceinline__ PairSpans pair_spans(const ColumnPair& x) {
-  PairSpans s{0x7FFF7FFFu, 0x7FFF7FFFu};
+  std::uint32_t largest = 0x7FFF7FFFu, smallest = 0x7FFF7FFFu;
 #pragma unroll
   for (int k = 0; k < 16; k += 2) {
     // Per lane (sign bit set, less one: no borrow crosses lanes): 0x7FFF + |x|.
     const std::uint32_t a = (x.row[k] | 0x80008000u) - 0x00010001u, b = (x.row[k + 1] | 0x80008000u) - 0x00010001u;
-    s.largest = __vimax3_u16x2(s.largest, a, b);
-    s.smallest = __vimin3_s16x2(s.smallest, a, b);  // as int16 a zero (0x7FFF) is the largest
+    largest = __vimax3_u16x2(largest, a, b);
+    smallest = __vimin3_s16x2(smallest, a, b);  // as int16 a zero (0x7FFF) is the largest
   }
-  return s;
+  // Less 0x7FFF per lane: |x| (the smallest nonzero; 0 for a column of zeros); >> 7: the field.
+  constexpr std::uint32_t kOnes = 0x00010001u, kFields = 0x00FF00FFu;
+  const std::uint32_t high = __vmaxu2(((largest - 0x7FFF * kOnes) >> 7) & kFields, kOnes);
+  const std::uint32_t low = __vmaxu2(((smallest - 0x7FFF * kOnes) >> 7) & kFields, kOnes);
+  const std::uint32_t span = high - low;
+  return {largest, high, span + (0x8000 - kSpanForBinary32 - 1) * kOnes,
+          ((span + (0x8000 - 2 * kSpanForBinary32 - 2) * kOnes) | (high + (0x8000 - kMaxFieldForBinary32 - 1) * kOnes)) &
+              0x80008000u};
 }
 
 // RN32(T[n]), T[n] = sum_k (-1)^popcount(k&n) s_k x[k], for column kHalf on its kBinary32 path
