@@ -251,8 +251,6 @@ TEST(DeviceLayout, SwizzleUnswizzleAndTransposesEqualReference) {
 
 // ---- stochastic rounding and the Hadamard transform (§3.18, §3.19) ----------------------------
 
-
-
 // CUDA's Philox (the kernels') and Random123's (the reference's) agree on random counters and keys.
 TEST(DevicePhilox, CudaGeneratorEqualsRandom123OnRandomCountersAndKeys) {
   REQUIRE_GPU();
