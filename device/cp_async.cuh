@@ -12,13 +12,14 @@ __device__ __forceinline__ std::uint32_t smem_address(const void* p) {
 
 // 16 bytes from global `src` to shared `dst` (both 16-byte aligned).
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_address(dst)), "l"(src));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_address(dst)), "l"(src) : "memory");
 }
 
 // The same, or 16 zero bytes without reading `src` when `inside` is false (edges of a tensor).
 __device__ __forceinline__ void cp_async16_or_zero(void* dst, const void* src, bool inside) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
-               "r"(inside ? 16 : 0));
+               "r"(inside ? 16 : 0)
+               : "memory");
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }

@@ -32,6 +32,7 @@
 
 #include "device/amax_reduce.cuh"
 #include "device/check.h"
+#include "device/cp_async.cuh"
 #include "device/element_io.cuh"
 #include "device/encode16.cuh"
 #include "device/kernels.h"
@@ -430,6 +431,65 @@ __device__ __forceinline__ PairColumns pair_columns(std::int64_t N, int lane) {
   return {own, min(own, N - 2), own - 2 * lane};
 }
 
+// A warp's chunk of x, 16 rows of its 64 columns (2 KB), copied to shared memory by cp.async: a
+// lane issues four 16-byte copies a chunk, where 16 loads of its own 4-byte row pieces took 16
+// addresses of two instructions each, and 16 registers for the chunk in flight. Lane l copies
+// bytes [16 (l % 8), + 16) of rows 4 j + l / 8, j = 0..3: each copy instruction reads four whole
+// rows (as many 128-byte lines as a 4-byte load of 32 lanes reads one), and its eight-lane phases
+// write one row each, free of bank conflicts, as the 32 lanes' reads of a row are (lane l reads
+// word l, its column pair). Segments at or past column N are zeros, written once: lanes past the
+// end sum chunks of zeros and store nothing. Every lane of the warp calls fetch() and read() in
+// turn, one chunk ahead, for consecutive chunks from the first.
+struct ChunkStage {
+  char* copy_base;  // this lane's segment of row 0 in shared memory
+  const char* read_base;  // word `lane` of row 0
+  const char* next;  // this lane's segment of row 0 of the next chunk to copy
+  std::int64_t row_bytes;
+  bool inside;  // this lane's segment lies below column N
+
+  __device__ __forceinline__ ChunkStage(uint4* warp_slots, const std::uint16_t* x, std::int64_t N, std::int64_t warp_first,
+                                        int lane, std::int64_t first_chunk)
+      : copy_base(reinterpret_cast<char*>(warp_slots) + 16 * lane),
+        read_base(reinterpret_cast<const char*>(warp_slots) + 4 * lane),
+        next(reinterpret_cast<const char*>(x + (16 * first_chunk + lane / 8) * N + warp_first + 8 * (lane % 8))),
+        row_bytes(2 * N),
+        inside(warp_first + 8 * (lane % 8) < N) {
+    if (!inside)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) *reinterpret_cast<uint4*>(copy_base + 512 * j) = make_uint4(0, 0, 0, 0);
+  }
+  // Starts the copies of the next chunk, once every lane has read the one before.
+  __device__ __forceinline__ void fetch(std::int64_t) {
+    __syncwarp();
+    if (inside)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) cp_async16(copy_base + 512 * j, next + 4 * j * row_bytes);
+    cp_async_commit();
+    next += 16 * row_bytes;
+  }
+  // This lane's column pair of the chunk copied last.
+  __device__ __forceinline__ ColumnPair read() const {
+    cp_async_wait<0>();
+    __syncwarp();
+    ColumnPair v;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) v.row[k] = *reinterpret_cast<const std::uint32_t*>(read_base + 128 * k);
+    return v;
+  }
+};
+
+// The same chunks by the lane's own 4-byte loads of its column pair, the next chunk's 16 in
+// registers: the amax pass, which encodes nothing and waits on memory more than on its
+// instructions, runs faster so (the 16 loads land one by one, where a copied chunk is read only
+// once all of it has landed).
+struct PairLoads {
+  const std::uint16_t* __restrict__ x;
+  std::int64_t N, c;
+  ColumnPair next;
+  __device__ __forceinline__ void fetch(std::int64_t chunk) { next = load_pair(x, N, c, chunk); }
+  __device__ __forceinline__ ColumnPair read() const { return next; }
+};
+
 // Calls f(std::integral_constant<int, 0>{}) and then f(std::integral_constant<int, 1>{}): the two
 // columns of a pair.
 template <class F>
@@ -438,22 +498,22 @@ __device__ __forceinline__ void for_each_half(F&& f) {
   f(std::integral_constant<int, 1>{});
 }
 
-// Visits this thread's chunks of its column pair: fast(chunk, pair, spans) where binary32 sums both
-// columns exactly, and group_end(first, last) after the last chunk of each group of kGroup (counted
-// from chunk 0; first and last cut to the range). The chunks that binary32 may not sum, rare in
-// real tensors, are left for after the loop: wide(chunk, outputs), the first one remembered, a
-// rescan from it if there are more. The loop thus holds no call, whose calling convention would
-// cost the loop its registers.
-template <int kGroup, class Fast, class Wide, class GroupEnd>
+// Visits this thread's chunks of its column pair, which `chunks` (ChunkStage or PairLoads) fetches
+// one ahead: fast(chunk, pair, spans) where binary32 sums both columns exactly, and
+// group_end(first, last) after the last chunk of each group of kGroup (counted from chunk 0; first
+// and last cut to the range). The chunks that binary32 may not sum, rare in real tensors, are left
+// for after the loop: wide(chunk, outputs), the first one remembered, a rescan from it if there are
+// more. The loop thus holds no call, whose calling convention would cost the loop its registers.
+template <int kGroup, class Chunks, class Fast, class Wide, class GroupEnd>
 __device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
-                                               ChunkRange r, std::uint16_t mask, Fast&& fast, Wide&& wide, GroupEnd&& group_end) {
+                                               ChunkRange r, Chunks chunks, std::uint16_t mask, Fast&& fast,
+                                               Wide&& wide, GroupEnd&& group_end) {
   std::int64_t first_wide = -1;
   bool more_wide = false;
-  ColumnPair next;
-  if (r.first < r.last) next = load_pair(x, N, c, r.first);
+  if (r.first < r.last) chunks.fetch(r.first);
   for (std::int64_t chunk = r.first; chunk < r.last; ++chunk) {
-    const ColumnPair v = next;  // the next chunk's loads fly while this one is summed and encoded
-    if (chunk + 1 < r.last) next = load_pair(x, N, c, chunk + 1);
+    const ColumnPair v = chunks.read();
+    if (chunk + 1 < r.last) chunks.fetch(chunk + 1);  // the next chunk flies while this one is summed and encoded
     const PairSpans spans = pair_spans(v);
     if (spans.binary32()) fast(chunk, v, spans);
     else if (first_wide < 0) first_wide = chunk;
@@ -477,11 +537,12 @@ template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t runtime_mask, std::uint16_t* __restrict__ out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
-  __shared__ uint4 staged[kWarps][128];
+  __shared__ uint4 staged[kWarps][128], chunks[kWarps][128];
   const WarpRows rows{staged[threadIdx.x / 32], int(threadIdx.x % 32)};
   const PairColumns pc = pair_columns(N, rows.lane);
+  const ChunkRange range = chunk_range(M / 16);
   for_each_chunk<1>(
-      x, N, pc.c, chunk_range(M / 16), mask,
+      x, N, pc.c, range, ChunkStage(chunks[threadIdx.x / 32], x, N, pc.warp_first, rows.lane, range.first), mask,
       [&](std::int64_t, const ColumnPair& v, const PairSpans& spans) {
         for_each_half([&](auto half) {
           constexpr int h = decltype(half)::value;
@@ -516,7 +577,7 @@ __global__ void __launch_bounds__(kThreads, kAmaxCtasPerSm) rht_amax_kernel(cons
   const std::int64_t c = grid_column();
   if (c < N)
     for_each_chunk<1>(
-        x, N, c, chunk_range(M / 16), mask,
+        x, N, c, chunk_range(M / 16), PairLoads{x, N, c}, mask,
         [&](std::int64_t, const ColumnPair& v, const PairSpans& spans) {
           for_each_half([&](auto half) {
             constexpr int h = decltype(half)::value;
@@ -555,7 +616,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
                                                                 std::uint8_t* __restrict__ scale_t) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ float te_factor[256];
-  __shared__ uint4 staged_codes[kWarps][128];
+  __shared__ uint4 staged_codes[kWarps][128], chunks[kWarps][128];
   __shared__ std::uint32_t staged_scales[2][kThreads];  // byte j: chunk j of the group
   const Profile p = kernel_knobs<kTe>(q.profile);
   const float g = q.amax_t[0];
@@ -566,7 +627,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
   }
   const WarpRows rows{staged_codes[threadIdx.x / 32], int(threadIdx.x % 32)};
   const PairColumns pc = pair_columns(N, rows.lane);
-  const std::int64_t c = pc.c, chunks = M / 16, pitch = scale_cols(M);
+  const std::int64_t c = pc.c, blocks = M / 16, pitch = scale_cols(M);
+  const ChunkRange range = chunk_range(blocks);
   // Block b of the group in this thread's row c + h, staged: 8 bytes of half (b % kGroup) / 2.
   auto staged = [&](int h, std::int64_t b) -> uint2& {
     const unsigned j = unsigned(b) % kGroup;  // b >= 0
@@ -576,11 +638,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
   auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A, auto&& store) {
     auto value = [&](int n) { return y.value(n); };
     const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
-    store(enc.scale_byte, kSr ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, (c + h) * chunks + b)
+    store(enc.scale_byte, kSr ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, (c + h) * blocks + b)
                                        : encode16<kTe>(p, enc.encoder, value));
   };
   for_each_chunk<kGroup>(
-      x, N, c, chunk_range(chunks), mask,
+      x, N, c, range, ChunkStage(chunks[threadIdx.x / 32], x, N, pc.warp_first, rows.lane, range.first), mask,
       [&](std::int64_t b, const ColumnPair& v, const PairSpans& spans) {
         for_each_half([&](auto half) {  // finite outputs: every NaN rule takes the plain maximum
           constexpr int h = decltype(half)::value;
@@ -622,10 +684,10 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
 
 // Grid of the kernels above: one thread per column pair, and along y as many CTA rows as fill the
 // GPU once (each takes a contiguous range of chunks), at most one per chunk. Checks what the
-// kernels' 32-bit loads of column pairs assume.
+// kernels' 16-byte copies of rows (ChunkStage) and 32-bit loads of column pairs assume.
 dim3 column_pair_grid(const std::uint16_t* x, std::int64_t M, std::int64_t N, int ctas_per_sm = kCtasPerSm) {
   if (M % 16 != 0 || N % 16 != 0) throw std::invalid_argument("rht: M and N must be multiples of 16");
-  if (reinterpret_cast<std::uintptr_t>(x) % 4 != 0) throw std::invalid_argument("rht: x must be 4-byte aligned");
+  if (reinterpret_cast<std::uintptr_t>(x) % 16 != 0) throw std::invalid_argument("rht: x must be 16-byte aligned");
   const unsigned columns = grid_for(N / 2, kThreads), fill = ctas_per_sm * current_sm_count() / columns;
   return dim3(columns, unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(M / 16, fill))));
 }
