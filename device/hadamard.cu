@@ -440,6 +440,7 @@ __device__ __forceinline__ PairColumns pair_columns(std::int64_t N, int lane) {
 // word l, its column pair). Segments at or past column N are zeros, written once: lanes past the
 // end sum chunks of zeros and store nothing. Every lane of the warp calls fetch() and read() in
 // turn, one chunk ahead, for consecutive chunks from the first.
+constexpr int kStagedRowBytes = 128;  // a warp's 64 BF16 columns
 struct ChunkStage {
   char* copy_base;  // this lane's segment of row 0 in shared memory
   const char* read_base;  // word `lane` of row 0
@@ -456,14 +457,15 @@ struct ChunkStage {
         inside(warp_first + 8 * (lane % 8) < N) {
     if (!inside)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) *reinterpret_cast<uint4*>(copy_base + 512 * j) = make_uint4(0, 0, 0, 0);
+      for (int j = 0; j < 4; ++j) *reinterpret_cast<uint4*>(copy_base + 4 * j * kStagedRowBytes) = make_uint4(0, 0, 0, 0);
   }
-  // Starts the copies of the next chunk, once every lane has read the one before.
+  // Starts the copies of the next chunk (they come in order: the index that PairLoads takes is
+  // implied), once every lane has read the one before.
   __device__ __forceinline__ void fetch(std::int64_t) {
     __syncwarp();
     if (inside)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) cp_async16(copy_base + 512 * j, next + 4 * j * row_bytes);
+      for (int j = 0; j < 4; ++j) cp_async16(copy_base + 4 * j * kStagedRowBytes, next + 4 * j * row_bytes);
     cp_async_commit();
     next += 16 * row_bytes;
   }
@@ -473,7 +475,7 @@ struct ChunkStage {
     __syncwarp();
     ColumnPair v;
 #pragma unroll
-    for (int k = 0; k < 16; ++k) v.row[k] = *reinterpret_cast<const std::uint32_t*>(read_base + 128 * k);
+    for (int k = 0; k < 16; ++k) v.row[k] = *reinterpret_cast<const std::uint32_t*>(read_base + k * kStagedRowBytes);
     return v;
   }
 };
@@ -629,10 +631,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
   const PairColumns pc = pair_columns(N, rows.lane);
   const std::int64_t c = pc.c, blocks = M / 16, pitch = scale_cols(M);
   const ChunkRange range = chunk_range(blocks);
-  // Block b of the group in this thread's row c + h, staged: 8 bytes of half (b % kGroup) / 2.
+  // Block b of the group in this thread's row c + h, staged: 8 bytes of half (b % kGroup) / 2, and
+  // its scale byte, byte b % kGroup of the thread's word.
   auto staged = [&](int h, std::int64_t b) -> uint2& {
     const unsigned j = unsigned(b) % kGroup;  // b >= 0
     return reinterpret_cast<uint2*>(&rows.half(h, int(j / 2)))[j % 2];
+  };
+  auto staged_scale = [&](int h, std::int64_t b) -> std::uint8_t& {
+    return reinterpret_cast<std::uint8_t*>(&staged_scales[h][threadIdx.x])[unsigned(b) % kGroup];
   };
   // The scale byte and the codes of block (c + h, b) of y from its outputs and their amax A.
   auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A, auto&& store) {
@@ -648,7 +654,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
           constexpr int h = decltype(half)::value;
           const Bf16x16 y = binary32_outputs<h>(v, spans, mask);
           quantize_block(h, b, y, finite_amax(y), [&](std::uint8_t scale, uint2 codes) {
-            reinterpret_cast<std::uint8_t*>(&staged_scales[h][threadIdx.x])[unsigned(b) % kGroup] = scale;
+            staged_scale(h, b) = scale;
             staged(h, b) = codes;
           });
         });
@@ -677,7 +683,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
         for (int h = 0; pc.own < N && h < 2; ++h)
           for (std::int64_t b = first; b < last; ++b) {
             *reinterpret_cast<uint2*>(data_t + (c + h) * (M / 2) + 8 * b) = staged(h, b);
-            scale_t[(c + h) * pitch + b] = reinterpret_cast<const std::uint8_t*>(&staged_scales[h][threadIdx.x])[unsigned(b) % kGroup];
+            scale_t[(c + h) * pitch + b] = staged_scale(h, b);
           }
       });
 }
