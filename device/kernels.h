@@ -65,8 +65,9 @@ void philox4x32_10(const PhiloxCounter* counters, const PhiloxKey* keys, std::in
                    cudaStream_t stream);
 
 // ---- random Hadamard transform (§3.19) -----------------------------------------------------
-// x: BF16 [M, N] (M, N multiples of 16) -> out: BF16 [N, M], out[c][16b+n] = rht16(x[16b..16b+15][c])[n],
-// the canonical exact sum rounded to binary32, then to BF16.
+// x: BF16 [M, N] (M, N multiples of 16; x 16-byte aligned, else std::invalid_argument) -> out: BF16
+// [N, M], out[c][16b+n] = rht16(x[16b..16b+15][c])[n], the canonical exact sum rounded to binary32,
+// then to BF16.
 void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
          cudaStream_t stream);
 // TransformerEngine's wgrad columnwise copy, fused (the transform is recomputed, never stored):
