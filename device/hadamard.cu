@@ -442,6 +442,7 @@ __device__ __forceinline__ PairColumns pair_columns(std::int64_t N, int lane) {
 // turn, one chunk ahead, for consecutive chunks from the first.
 constexpr int kStagedRowBytes = 128;  // a warp's 64 BF16 columns
 struct ChunkStage {
+  static constexpr int kSlots = 16 * kStagedRowBytes / int(sizeof(uint4));  // a warp's chunk in shared memory
   char* copy_base;  // this lane's segment of row 0 in shared memory
   const char* read_base;  // word `lane` of row 0
   const char* next;  // this lane's segment of row 0 of the next chunk to copy
@@ -539,7 +540,7 @@ template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                        std::int64_t N, std::uint16_t runtime_mask, std::uint16_t* __restrict__ out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
-  __shared__ uint4 staged[kWarps][128], chunks[kWarps][128];
+  __shared__ uint4 staged[kWarps][128], chunks[kWarps][ChunkStage::kSlots];
   const WarpRows rows{staged[threadIdx.x / 32], int(threadIdx.x % 32)};
   const PairColumns pc = pair_columns(N, rows.lane);
   const ChunkRange range = chunk_range(M / 16);
@@ -618,7 +619,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
                                                                 std::uint8_t* __restrict__ scale_t) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ float te_factor[256];
-  __shared__ uint4 staged_codes[kWarps][128], chunks[kWarps][128];
+  __shared__ uint4 staged_codes[kWarps][128], chunks[kWarps][ChunkStage::kSlots];
   __shared__ std::uint32_t staged_scales[2][kThreads];  // byte j: chunk j of the group
   const Profile p = kernel_knobs<kTe>(q.profile);
   const float g = q.amax_t[0];

@@ -392,20 +392,16 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
 // before any CUDA call, and say what is wrong; x + 2 is 4-byte aligned, which the 4-byte loads of
 // column pairs alone would accept.
 TEST(DeviceRht, LaunchersRejectMisalignedInputAndShapesNotMultiplesOf16) {
+  using ::testing::StrEq;
+  using ::testing::ThrowsMessage;
   alignas(16) static const std::uint16_t x[64 * 128 + 8] = {};
-  const auto error = [](auto&& launch) {
-    try {
-      launch();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no std::invalid_argument");
-  };
-  EXPECT_EQ(error([&] { device::rht(x + 2, 64, 128, kRhtDefaultMask, nullptr, nullptr); }), "rht: x must be 16-byte aligned");
-  EXPECT_EQ(error([&] { device::rht(x, 64, 120, kRhtDefaultMask, nullptr, nullptr); }), "rht: M and N must be multiples of 16");
+  EXPECT_THAT([&] { device::rht(x + 2, 64, 128, kRhtDefaultMask, nullptr, nullptr); },
+              ThrowsMessage<std::invalid_argument>(StrEq("rht: x must be 16-byte aligned")));
+  EXPECT_THAT([&] { device::rht(x, 64, 120, kRhtDefaultMask, nullptr, nullptr); },
+              ThrowsMessage<std::invalid_argument>(StrEq("rht: M and N must be multiples of 16")));
   // 64 x 128 has no scale padding, so no memset comes before the check.
-  EXPECT_EQ(error([&] { device::rht_quantize_columnwise(x + 2, 64, 128, kRhtDefaultMask, {}, nullptr, nullptr, nullptr); }),
-            "rht: x must be 16-byte aligned");
+  EXPECT_THAT([&] { device::rht_quantize_columnwise(x + 2, 64, 128, kRhtDefaultMask, {}, nullptr, nullptr, nullptr); },
+              ThrowsMessage<std::invalid_argument>(StrEq("rht: x must be 16-byte aligned")));
 }
 
 // Random shapes, data, profiles and options; RapidCheck shrinks a failure to a small case.
