@@ -47,7 +47,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kCtasPerSm = 2;  // __launch_bounds__: at most 128 registers
-constexpr int kAmaxCtasPerSm = 3;  // the amax pass, which encodes nothing: at most 80 registers
 constexpr std::uint16_t kBf16Nan = 0x7FFF;  // RNbf16 of the canonical NaN
 constexpr int kSpanForBinary32 = 12;        // the exactness bounds above
 constexpr int kMaxFieldForBinary32 = 250;
@@ -507,16 +506,20 @@ __device__ __forceinline__ void for_each_half(F&& f) {
 // and last cut to the range). The chunks that binary32 may not sum, rare in real tensors, are left
 // for after the loop: wide(chunk, outputs), the first one remembered, a rescan from it if there are
 // more. The loop thus holds no call, whose calling convention would cost the loop its registers.
-template <int kGroup, class Chunks, class Fast, class Wide, class GroupEnd>
+// kReverse visits the range from its last chunk down (PairLoads only: ChunkStage copies forward;
+// groups of one only).
+template <int kGroup, bool kReverse = false, class Chunks, class Fast, class Wide, class GroupEnd>
 __device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
                                                ChunkRange r, Chunks chunks, std::uint16_t mask, Fast&& fast,
                                                Wide&& wide, GroupEnd&& group_end) {
+  static_assert(!kReverse || kGroup == 1, "groups are counted from the range's first chunk up");
+  const std::int64_t step = kReverse ? -1 : 1, end = kReverse ? r.first - 1 : r.last;
   std::int64_t first_wide = -1;
   bool more_wide = false;
-  if (r.first < r.last) chunks.fetch(r.first);
-  for (std::int64_t chunk = r.first; chunk < r.last; ++chunk) {
+  if (r.first < r.last) chunks.fetch(kReverse ? r.last - 1 : r.first);
+  for (std::int64_t chunk = kReverse ? r.last - 1 : r.first; chunk != end; chunk += step) {
     const ColumnPair v = chunks.read();
-    if (chunk + 1 < r.last) chunks.fetch(chunk + 1);  // the next chunk flies while this one is summed and encoded
+    if (chunk + step != end) chunks.fetch(chunk + step);  // the next chunk flies while this one is summed and encoded
     const PairSpans spans = pair_spans(v);
     if (spans.binary32()) fast(chunk, v, spans);
     else if (first_wide < 0) first_wide = chunk;
@@ -524,7 +527,11 @@ __device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__
     if ((chunk + 1) % kGroup == 0 || chunk + 1 == r.last) group_end(max(chunk - chunk % kGroup, r.first), chunk + 1);
   }
   if (first_wide < 0) return;
-  for (std::int64_t chunk = first_wide; chunk < (more_wide ? r.last : first_wide + 1); ++chunk) {
+  // The other wide chunks lie past the first one in the order of the visit.
+  const ChunkRange rescan = !more_wide ? ChunkRange{first_wide, first_wide + 1}
+                            : kReverse ? ChunkRange{r.first, first_wide + 1}
+                                       : ChunkRange{first_wide, r.last};
+  for (std::int64_t chunk = rescan.first; chunk < rescan.last; ++chunk) {
     const ColumnPair v = load_pair(x, N, c, chunk);
     if (!pair_spans(v).binary32()) wide(chunk, rht_pair_wide(v, mask));
   }
@@ -571,15 +578,17 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::ui
 // Pass 1 of the fused columnwise quantization: amax(rht(x)) with the profile's NaN rule; the
 // transform's outputs are not stored. Where binary32 sums a column only max |RN32(T)| is kept:
 // rounding is monotonic, so the largest output is RN_bf16(0.25 * max |RN32(T)|), and such outputs
-// are never NaN (a chunk of zeros adds nothing).
+// are never NaN (a chunk of zeros adds nothing). The grid and each CTA's range of chunks are pass
+// 2's, visited backwards: the chunks this pass reads last, still in L2, are those pass 2 reads first.
 template <bool kDefaultMask>
-__global__ void __launch_bounds__(kThreads, kAmaxCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
-                                                            std::int64_t N, std::uint16_t runtime_mask, AmaxRule rule, unsigned* out) {
+__global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
+                                                                        std::int64_t N, std::uint16_t runtime_mask,
+                                                                        AmaxRule rule, unsigned* out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   float acc = 0.0f, largest_sum = 0.0f;
   const std::int64_t c = grid_column();
   if (c < N)
-    for_each_chunk<1>(
+    for_each_chunk<1, /*kReverse=*/true>(
         x, N, c, chunk_range(M / 16), PairLoads{x, N, c}, mask,
         [&](std::int64_t, const ColumnPair& v, const PairSpans& spans) {
           for_each_half([&](auto half) {
@@ -692,10 +701,10 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
 // Grid of the kernels above: one thread per column pair, and along y as many CTA rows as fill the
 // GPU once (each takes a contiguous range of chunks), at most one per chunk. Checks what the
 // kernels' 16-byte copies of rows (ChunkStage) and 32-bit loads of column pairs assume.
-dim3 column_pair_grid(const std::uint16_t* x, std::int64_t M, std::int64_t N, int ctas_per_sm = kCtasPerSm) {
+dim3 column_pair_grid(const std::uint16_t* x, std::int64_t M, std::int64_t N) {
   if (M % 16 != 0 || N % 16 != 0) throw std::invalid_argument("rht: M and N must be multiples of 16");
   if (reinterpret_cast<std::uintptr_t>(x) % 16 != 0) throw std::invalid_argument("rht: x must be 16-byte aligned");
-  const unsigned columns = grid_for(N / 2, kThreads), fill = ctas_per_sm * current_sm_count() / columns;
+  const unsigned columns = grid_for(N / 2, kThreads), fill = kCtasPerSm * current_sm_count() / columns;
   return dim3(columns, unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(M / 16, fill))));
 }
 
@@ -720,7 +729,7 @@ void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint1
               cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
   if (N == 0 || M < 16) return;
-  const dim3 grid = column_pair_grid(x, M, N, kAmaxCtasPerSm);
+  const dim3 grid = column_pair_grid(x, M, N);
   dispatch_mask(mask, [&](auto d) {
     rht_amax_kernel<d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
   });

@@ -388,6 +388,34 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
   RecordProperty("cases", cases);
 }
 
+// Tall tensors, whose CTA rows each take a range of several chunks (the shapes above give most a
+// single one): every chunk of column 7 spans more binades than binary32 sums exactly (30 or 60, so
+// both wide paths), and one of them, first, last or anywhere, holds the tensor's largest output,
+// four times any other. The amax pass visits each range backwards and rescans it for such chunks
+// after its loop: one it missed would change amax_t and every scale. The transform alone visits
+// forwards, and its wide outputs are compared too.
+TEST(DeviceRht, TallTensorsFindTheLargestWideChunkAnywhereInARange) {
+  REQUIRE_GPU();
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  const std::size_t chunks = 16 * std::size_t(sms), M = 16 * chunks, N = 48;  // 8 chunks a CTA row at 2 CTAs per SM
+  std::mt19937 rng(fresh_seed());
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  for (const std::size_t largest : {std::size_t(0), chunks - 1, std::size_t(rng() % chunks)}) {
+    FloatMatrix x = xt::zeros<float>({M, N});
+    for (float& v : x) v = bf16_to_float(float_to_bf16(unit(rng)));
+    for (std::size_t k = 0; k < chunks; ++k) {
+      x(16 * k + rng() % 8, 7) = (k == largest ? 0x1p22f : 0x1p20f) * (rng() & 1 ? -1.0f : 1.0f);
+      x(16 * k + 8 + rng() % 8, 7) = k % 2 ? 0x1p-40f : 0x1p-10f;
+    }
+    const std::string what = fmt::format("{}x{}, largest in chunk {} of {}", M, N, largest, chunks);
+    expect_device_equals_reference(op_case("rht", {{"x", float_tensor(x, io::DType::BF16)}}), "rht " + what);
+    Case q = quantize_case(x, io::DType::BF16, "te", BlockShape::k1D, Direction::kColumnwise, false);
+    q.params.set("rht", true);
+    expect_device_equals_reference(q, "rht quantize " + what);
+  }
+}
+
 // Runs without a GPU: the rht launchers check what the kernels' 16-byte copies of rows assume
 // before any CUDA call, and say what is wrong; x + 2 is 4-byte aligned, which the 4-byte loads of
 // column pairs alone would accept.
