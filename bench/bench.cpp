@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -47,13 +48,42 @@ struct Timer {
   }
 };
 
-// Median milliseconds of `launch` over `reps` timed runs after 3 warm-up runs.
+// Evicts whatever a timed run left in L2 by reading a buffer of twice its size (the amax kernel,
+// which only reads, so that no dirty line of it is written back inside the next timed run).
+class L2Flush {
+ public:
+  L2Flush() : rows_(2 * l2_bytes() / (4 * kCols) + 1), buffer_(std::size_t(rows_ * kCols) * 4) { buffer_.poison(nullptr, 0); }
+  void operator()(cudaStream_t s) {
+    device::amax_global(buffer_.get(), device::InputType::F32, rows_, kCols, AmaxRule::IGNORE, amax_.get<float>(), s);
+  }
+
+ private:
+  static std::int64_t l2_bytes() {
+    int device = 0, bytes = 0;
+    NVFP4_CUDA_CHECK(cudaGetDevice(&device));
+    NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+    return bytes;
+  }
+  static constexpr std::int64_t kCols = 4096;
+  std::int64_t rows_;
+  DeviceBuffer buffer_, amax_{sizeof(float)};
+};
+
+// Median milliseconds of `launch` over `reps` timed runs after 3 warm-up runs. With `flush`, each
+// timed run starts with L2 emptied of the last run's data and the GPU idle (as in the first run
+// of a sequence of kernels that share none of it): back to back, a kernel pair whose second pass
+// rereads the chunks its first pass read last (the rht amax and quantize passes) would also find
+// the previous run's last chunks in L2 at the start of its first pass.
 template <class F>
-double median_ms(F&& launch, int reps, cudaStream_t s) {
+double median_ms(F&& launch, int reps, cudaStream_t s, L2Flush* flush) {
   Timer t;
   for (int i = 0; i < 3; ++i) launch();
   std::vector<double> ms;
   for (int i = 0; i < reps; ++i) {
+    if (flush) {
+      (*flush)(s);
+      NVFP4_CUDA_CHECK(cudaStreamSynchronize(s));
+    }
     NVFP4_CUDA_CHECK(cudaEventRecord(t.start, s));
     launch();
     NVFP4_CUDA_CHECK(cudaEventRecord(t.stop, s));
@@ -74,7 +104,10 @@ struct Row {
 
 class Bench {
  public:
-  explicit Bench(const BenchOptions& o) : o_(o) { NVFP4_CUDA_CHECK(cudaStreamCreate(&s_)); }
+  explicit Bench(const BenchOptions& o) : o_(o) {
+    NVFP4_CUDA_CHECK(cudaStreamCreate(&s_));
+    if (o.cold_l2) flush_.emplace();
+  }
   ~Bench() { cudaStreamDestroy(s_); }
 
   double copy_bandwidth() {
@@ -82,7 +115,7 @@ class Bench {
     DeviceBuffer a(bytes), b(bytes);
     a.poison(s_, 1);
     const double ms = median_ms([&] { NVFP4_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s_)); },
-                                o_.repetitions, s_);
+                                o_.repetitions, s_, flush());
     copy_gbs_ = 2.0 * bytes / ms / 1e6;  // bytes read plus written
     return copy_gbs_;
   }
@@ -178,7 +211,7 @@ class Bench {
     const double transpose_ms = time("transpose scales 2d", dtype, M, K, scale_bytes + double(sr_t * sc_t),
          [&] { device::transpose_scales_2d(scale.get<std::uint8_t>(), M, K, scale_t.get<std::uint8_t>(), s_); });
     // The launch floor of the small scale kernels, timed the same way (events around one launch).
-    const double empty_ms = median_ms([&] { device::launch_empty_kernel(s_); }, o_.repetitions, s_);
+    const double empty_ms = median_ms([&] { device::launch_empty_kernel(s_); }, o_.repetitions, s_, flush());
     rows_.push_back({"empty kernel launch", dtype, M, K, empty_ms, 0.0});
     fmt::print("  {:<29} {:<5} {:>11} {:>9.4f} ms   (swizzle scales {:.1f}x, transpose scales 2d {:.1f}x this floor)\n",
                "empty kernel launch", dtype, "", empty_ms, swizzle_ms / empty_ms, transpose_ms / empty_ms);
@@ -345,14 +378,14 @@ class Bench {
     device::GemmEpilogue e;
     e.alpha = 1.0f;
     const double flop = 2.0 * double(n) * double(n) * double(n);
-    const double ms = median_ms([&] { device::gemm(av, bv, n, n, n, e, d.get(), ws.get(), s_); }, o_.repetitions, s_);
+    const double ms = median_ms([&] { device::gemm(av, bv, n, n, n, e, d.get(), ws.get(), s_); }, o_.repetitions, s_, flush());
     fmt::print("\nGEMM {}x{}x{}:\n", n, n, n);
     fmt::print("  {:<44} {:>9.3f} ms {:>8.1f} TFLOP-equivalent\n", "EXACT NVFP4, FP32 out (pre-pass + kernel)", ms,
                flop / ms / 1e9);
     gemm_ = {{"M", n}, {"N", n}, {"K", n}, {"exact_ms", ms}, {"exact_tflops", flop / ms / 1e9}};
     if (vendor.prepare) {
       const std::function<void()> launch = vendor.prepare(n, n, n, s_);
-      const double vms = median_ms(launch, o_.repetitions, s_);
+      const double vms = median_ms(launch, o_.repetitions, s_, flush());
       fmt::print("  {:<44} {:>9.3f} ms {:>8.1f} TFLOPS\n", vendor.name, vms, flop / vms / 1e9);
       fmt::print("  {:<44} {:>9.2f} (time of EXACT / time of {})\n", "ratio", ms / vms, vendor.name);
       gemm_["vendor"] = vendor.name;
@@ -380,7 +413,7 @@ class Bench {
   // Times one launch of the distributed section; prints its line and returns its record.
   template <class F>
   nlohmann::json time_dist(const std::string& name, double bytes, F&& launch) {
-    const double ms = median_ms(launch, o_.repetitions, s_);
+    const double ms = median_ms(launch, o_.repetitions, s_, flush());
     const double gbs = bytes / ms / 1e6;
     fmt::print("  {:<44} {:>9.4f} ms {:>9.1f} MB {:>8.0f} GB/s {:>6.1f} %\n", name, ms, bytes / 1e6, gbs, 100.0 * gbs / copy_gbs_);
     return {{"kernel", name}, {"median_ms", ms}, {"bytes", bytes}, {"gbs", gbs}, {"fraction_of_copy", gbs / copy_gbs_}};
@@ -417,7 +450,7 @@ class Bench {
 
   template <class F>
   double time(const std::string& kernel, const std::string& dtype, std::int64_t M, std::int64_t K, double bytes, F&& launch) {
-    const double ms = median_ms(launch, o_.repetitions, s_);
+    const double ms = median_ms(launch, o_.repetitions, s_, flush());
     rows_.push_back({kernel, dtype, M, K, ms, bytes});
     const double gbs = bytes / ms / 1e6;
     fmt::print("  {:<29} {:<5} {:>5}x{:<5} {:>9.4f} ms {:>9.1f} MB {:>8.0f} GB/s {:>6.1f} %\n", kernel, dtype, M, K, ms,
@@ -428,6 +461,8 @@ class Bench {
   BenchOptions o_;
   cudaStream_t s_;
   double copy_gbs_ = 0;
+  std::optional<L2Flush> flush_;
+  L2Flush* flush() { return flush_ ? &*flush_ : nullptr; }
   std::vector<Row> rows_;
   nlohmann::json dist_, gemm_;
 };
@@ -505,7 +540,8 @@ int run_bench(const BenchOptions& options, const VendorGemm& vendor) {
   NVFP4_CUDA_CHECK(cudaGetDevice(&dev));
   NVFP4_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
   Bench b(options);
-  fmt::print("GPU: {} ({} SMs); median of {} launches after warm-up\n", prop.name, prop.multiProcessorCount, options.repetitions);
+  fmt::print("GPU: {} ({} SMs); median of {} launches after warm-up, {}\n", prop.name, prop.multiProcessorCount,
+             options.repetitions, options.cold_l2 ? "each with L2 flushed and the GPU idle before it" : "back to back (--warm-l2)");
   fmt::print("device-to-device copy: {:.0f} GB/s (bytes read + written)\n", b.copy_bandwidth());
   fmt::print("  {:<26} {:<5} {:>11} {:>12} {:>12} {:>13} {:>8}\n", "kernel", "dtype", "shape", "median", "moved", "bandwidth", "of copy");
   std::vector<std::int64_t> sizes = {8192};
@@ -517,6 +553,7 @@ int run_bench(const BenchOptions& options, const VendorGemm& vendor) {
   b.distributed_large(8192, 8192);
   nlohmann::json j = b.json();
   j["gpu"] = prop.name;
+  j["cold_l2"] = options.cold_l2;
   j["cpu_reference"] = cpu_reference();
   if (options.campaign_seconds > 0) j["campaigns"] = campaign_throughput(options.campaign_seconds);
   if (!options.json_path.empty()) std::ofstream(options.json_path) << j.dump(2) << "\n";

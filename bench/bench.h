@@ -18,6 +18,7 @@ struct BenchOptions {
   bool large = true;        // include 16384 x 16384
   std::string json_path;    // also write the results as JSON here ("" = no file)
   double campaign_seconds = 10;  // length of each fuzz campaign timed (0 = none)
+  bool cold_l2 = true;      // read twice the L2's size before each timed run (see median_ms in bench.cpp)
 };
 
 // A vendor GEMM timed beside the EXACT one: `prepare` allocates its operands for M x N x K and

@@ -15,6 +15,7 @@ void register_bench(CLI::App& app, int& exit_code) {
     bool small = false;
     std::string json;
     double campaign_seconds = 10;
+    bool warm_l2 = false;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark the GPU kernels against the copy bandwidth (needs a GPU)");
@@ -22,9 +23,10 @@ void register_bench(CLI::App& app, int& exit_code) {
   cmd->add_flag("--small", a->small, "skip the 16384 x 16384 shapes");
   cmd->add_option("--json", a->json, "also write the results as JSON to this file");
   cmd->add_option("--campaign-seconds", a->campaign_seconds, "length of each timed fuzz campaign (0: none)")->capture_default_str();
+  cmd->add_flag("--warm-l2", a->warm_l2, "time runs back to back, each starting with the last one's data in L2");
   cmd->callback([a, &exit_code] {
 #if NVFP4_WITH_DEVICE
-    exit_code = bench::run_bench({a->repetitions, !a->small, a->json, a->campaign_seconds});
+    exit_code = bench::run_bench({a->repetitions, !a->small, a->json, a->campaign_seconds, !a->warm_l2});
 #else
     throw UsageError("bench: " + device_unavailable());
 #endif
