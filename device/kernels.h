@@ -73,7 +73,7 @@ void rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t m
 // TransformerEngine's wgrad columnwise copy, fused (the transform is recomputed, never stored):
 // out = amax(rht(x)) with `rule`; then rht(x)'s rows quantized with params (amax_t, profile,
 // stochastic rounding with the columnwise bits; not row-scaled) into data_t [N, M/2] and the compact
-// scale_t [roundup(N, 128), roundup(M/16, 4)], padding 0x00.
+// scale_t [roundup(N, 128), roundup(M/16, 4)], padding 0x00. x as for rht (the same checks).
 void rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, AmaxRule rule, float* out,
               cudaStream_t stream);
 void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask,
