@@ -69,33 +69,6 @@ class L2Flush {
   DeviceBuffer buffer_, amax_{sizeof(float)};
 };
 
-// Median milliseconds of `launch` over `reps` timed runs after 3 warm-up runs. With `flush`, each
-// timed run starts with L2 emptied of the last run's data and the GPU idle (as in the first run
-// of a sequence of kernels that share none of it): back to back, a kernel pair whose second pass
-// rereads the chunks its first pass read last (the rht amax and quantize passes) would also find
-// the previous run's last chunks in L2 at the start of its first pass.
-template <class F>
-double median_ms(F&& launch, int reps, cudaStream_t s, L2Flush* flush) {
-  Timer t;
-  for (int i = 0; i < 3; ++i) launch();
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    if (flush) {
-      (*flush)(s);
-      NVFP4_CUDA_CHECK(cudaStreamSynchronize(s));
-    }
-    NVFP4_CUDA_CHECK(cudaEventRecord(t.start, s));
-    launch();
-    NVFP4_CUDA_CHECK(cudaEventRecord(t.stop, s));
-    NVFP4_CUDA_CHECK(cudaEventSynchronize(t.stop));
-    float v = 0;
-    NVFP4_CUDA_CHECK(cudaEventElapsedTime(&v, t.start, t.stop));
-    ms.push_back(v);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
 struct Row {
   std::string kernel, dtype;
   std::int64_t M, K;
@@ -114,8 +87,7 @@ class Bench {
     const std::size_t bytes = std::size_t(1) << 30;
     DeviceBuffer a(bytes), b(bytes);
     a.poison(s_, 1);
-    const double ms = median_ms([&] { NVFP4_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s_)); },
-                                o_.repetitions, s_, flush());
+    const double ms = median_ms([&] { NVFP4_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s_)); });
     copy_gbs_ = 2.0 * bytes / ms / 1e6;  // bytes read plus written
     return copy_gbs_;
   }
@@ -211,7 +183,7 @@ class Bench {
     const double transpose_ms = time("transpose scales 2d", dtype, M, K, scale_bytes + double(sr_t * sc_t),
          [&] { device::transpose_scales_2d(scale.get<std::uint8_t>(), M, K, scale_t.get<std::uint8_t>(), s_); });
     // The launch floor of the small scale kernels, timed the same way (events around one launch).
-    const double empty_ms = median_ms([&] { device::launch_empty_kernel(s_); }, o_.repetitions, s_, flush());
+    const double empty_ms = median_ms([&] { device::launch_empty_kernel(s_); });
     rows_.push_back({"empty kernel launch", dtype, M, K, empty_ms, 0.0});
     fmt::print("  {:<29} {:<5} {:>11} {:>9.4f} ms   (swizzle scales {:.1f}x, transpose scales 2d {:.1f}x this floor)\n",
                "empty kernel launch", dtype, "", empty_ms, swizzle_ms / empty_ms, transpose_ms / empty_ms);
@@ -378,14 +350,14 @@ class Bench {
     device::GemmEpilogue e;
     e.alpha = 1.0f;
     const double flop = 2.0 * double(n) * double(n) * double(n);
-    const double ms = median_ms([&] { device::gemm(av, bv, n, n, n, e, d.get(), ws.get(), s_); }, o_.repetitions, s_, flush());
+    const double ms = median_ms([&] { device::gemm(av, bv, n, n, n, e, d.get(), ws.get(), s_); });
     fmt::print("\nGEMM {}x{}x{}:\n", n, n, n);
     fmt::print("  {:<44} {:>9.3f} ms {:>8.1f} TFLOP-equivalent\n", "EXACT NVFP4, FP32 out (pre-pass + kernel)", ms,
                flop / ms / 1e9);
     gemm_ = {{"M", n}, {"N", n}, {"K", n}, {"exact_ms", ms}, {"exact_tflops", flop / ms / 1e9}};
     if (vendor.prepare) {
       const std::function<void()> launch = vendor.prepare(n, n, n, s_);
-      const double vms = median_ms(launch, o_.repetitions, s_, flush());
+      const double vms = median_ms(launch);
       fmt::print("  {:<44} {:>9.3f} ms {:>8.1f} TFLOPS\n", vendor.name, vms, flop / vms / 1e9);
       fmt::print("  {:<44} {:>9.2f} (time of EXACT / time of {})\n", "ratio", ms / vms, vendor.name);
       gemm_["vendor"] = vendor.name;
@@ -410,10 +382,37 @@ class Bench {
   }
 
  private:
+  // Median milliseconds of `launch` over the timed runs after 3 warm-up runs. With cold_l2, each
+  // timed run starts with L2 emptied of the last run's data and the GPU idle (as in the first run
+  // of a sequence of kernels that share none of it): back to back, a kernel pair whose second pass
+  // rereads the chunks its first pass read last (the rht amax and quantize passes) would also find
+  // the previous run's last chunks in L2 at the start of its first pass.
+  template <class F>
+  double median_ms(F&& launch) {
+    Timer t;
+    for (int i = 0; i < 3; ++i) launch();
+    std::vector<double> ms;
+    for (int i = 0; i < o_.repetitions; ++i) {
+      if (flush_) {
+        (*flush_)(s_);
+        NVFP4_CUDA_CHECK(cudaStreamSynchronize(s_));
+      }
+      NVFP4_CUDA_CHECK(cudaEventRecord(t.start, s_));
+      launch();
+      NVFP4_CUDA_CHECK(cudaEventRecord(t.stop, s_));
+      NVFP4_CUDA_CHECK(cudaEventSynchronize(t.stop));
+      float v = 0;
+      NVFP4_CUDA_CHECK(cudaEventElapsedTime(&v, t.start, t.stop));
+      ms.push_back(v);
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  }
+
   // Times one launch of the distributed section; prints its line and returns its record.
   template <class F>
   nlohmann::json time_dist(const std::string& name, double bytes, F&& launch) {
-    const double ms = median_ms(launch, o_.repetitions, s_, flush());
+    const double ms = median_ms(launch);
     const double gbs = bytes / ms / 1e6;
     fmt::print("  {:<44} {:>9.4f} ms {:>9.1f} MB {:>8.0f} GB/s {:>6.1f} %\n", name, ms, bytes / 1e6, gbs, 100.0 * gbs / copy_gbs_);
     return {{"kernel", name}, {"median_ms", ms}, {"bytes", bytes}, {"gbs", gbs}, {"fraction_of_copy", gbs / copy_gbs_}};
@@ -450,7 +449,7 @@ class Bench {
 
   template <class F>
   double time(const std::string& kernel, const std::string& dtype, std::int64_t M, std::int64_t K, double bytes, F&& launch) {
-    const double ms = median_ms(launch, o_.repetitions, s_, flush());
+    const double ms = median_ms(launch);
     rows_.push_back({kernel, dtype, M, K, ms, bytes});
     const double gbs = bytes / ms / 1e6;
     fmt::print("  {:<29} {:<5} {:>5}x{:<5} {:>9.4f} ms {:>9.1f} MB {:>8.0f} GB/s {:>6.1f} %\n", kernel, dtype, M, K, ms,
@@ -462,7 +461,6 @@ class Bench {
   cudaStream_t s_;
   double copy_gbs_ = 0;
   std::optional<L2Flush> flush_;
-  L2Flush* flush() { return flush_ ? &*flush_ : nullptr; }
   std::vector<Row> rows_;
   nlohmann::json dist_, gemm_;
 };
