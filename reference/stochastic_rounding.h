@@ -1,6 +1,6 @@
 // Stochastic rounding (docs/NUMERICS.md §3.18): the element function and the canonical
 // assignment of random bits to elements. Shared by the CPU reference and the CUDA kernels; the
-// Philox generator itself is not (reference/philox.h uses Random123, the kernels CUDA's own), so
+// Philox generator itself is not (reference/philox.h uses Random123, the kernels device/philox.cuh), so
 // that the two sides check each other.
 #pragma once
 
@@ -66,25 +66,44 @@ NVFP4_HD std::uint32_t with_low_byte(std::uint32_t bits, std::uint32_t word, uns
 #endif
 }
 
+// |y| / 64 + 2^-32, rounded toward zero, clamped to 6/64 (NaN -> 6/64): the magnitude of
+// sr_e2m1_value_over_64, one FFMA.RZ (|y| an operand modifier) and one minimum on the GPU. On the
+// CPU |y| / 64 is rounded first, which changes nothing: it is exact down to 2^-120, and below
+// that the sum toward zero is 2^-32 either way.
+NVFP4_HD float sr_magnitude_over_64(float y) {
+#if defined(__CUDA_ARCH__)
+  return fmin_c99_const(__fmaf_rz(fabsf(y), 0.015625f, 0x1p-32f), 0.09375f);
+#else
+  return fmin_c99_const(add_rz(mul_rn(abs_f(y), 0.015625f), 0x1p-32f), 0.09375f);
+#endif
+}
+// e2m1_magic_over_64(a) / 256: its last place is a's E2M1 step divided by 256.
+NVFP4_HD float sr_magic_over_64(float a) { return float_of(bits_of(e2m1_magic_over_64(a)) - (8u << 23)); }
+
 // sr_e2m1(y, r8)'s value divided by 64, r8 = byte l of `word` (sr_byte's rule), by binary32
 // arithmetic, for kernels: the same contract as e2m1_hw_value_over_64 (an exact E4M3 value whose
 // E4M3 byte gives the code through e2m1_codes_of_e4m3_bytes; a NaN keeps its sign, and kernels
-// pass only positive ones). The steps, each exact or the one rounding of §3.18.1:
+// pass only positive ones). Two instructions an element more than round-to-nearest: the byte
+// permutation and the truncation. Over 64, with s the E2M1 step of a = |y| / 64 (2^(E-1), E the
+// exponent of max(a, 2^-6)), x = a + (r8 / 256) * s exactly, §3.18.1 is floor(RN(x) / s(t)) * s(t):
+//  * Where a >= 2^-6, x is exact in a's binade (r8 * s / 256 is a multiple of a's last place); past
+//    it, x is below B + s, B the next binade's start, which both floors truncate to B. So the
+//    result is floor(x / s) * s.
+//  * Where a < 2^-6 (s = 2^-7), RN(x) reaches 2^-7 exactly when x >= 2^-7 - 2^-32 (half the last
+//    place below 2^-7; the tie goes to 2^-7, the even neighbour), and 2^-6 exactly when x does. So
+//    the result is floor((x + 2^-32) / s) * s, and adding 2^-32 toward zero to a does that: it is
+//    exact for a < 2^-8, and where a's last place is larger it changes nothing, as it must (x is
+//    then a multiple of 2^-31, never in [2^-7 - 2^-32, 2^-7)).
 //  * Clamping |y| to 6 changes nothing (above 6 the result is 6 anyway) and turns NaN into 6.
-//  * All of §3.18.1 scaled by 2^-6 (a scaling by a power of two commutes with its one rounding:
-//    r8 > 0 keeps t above 2^-15, and with r8 = 0 t is a). The step of a is the last place of a's
-//    magic number M (e2m1_magic_over_64), so M with r8 in its low byte is M + r8 * step, and less M
-//    it is r8 * step, exactly; t = fma(r8 * step, 2^-8, a) is §3.18.1's fma(u, step, a).
-//  * floor(t / step(t)) * step(t) is t truncated to a multiple of a's step instead of t's, by adding
-//    M in round-toward-zero: where t has left a's E2M1 binade for the next one, starting at B, t is
-//    below B + step(a) (u <= 255/256, and t's rounding is far finer than step(a) / 256), and both
-//    steps truncate it to B.
+//  * The floor: N = 2^(E+14) (sr_magic_over_64) has last place s / 256, so N with r8 in its low
+//    byte is N + r8 * s / 256, and adding a toward zero gives N + x truncated to a multiple of
+//    s / 256 (the sum stays below 2^(E+15)). Its 8 low bits cleared, it is N + floor(x / s) * s;
+//    subtracting N is exact.
 NVFP4_HD float sr_e2m1_value_over_64(float y, std::uint32_t word, unsigned l) {
-  const float a = e2m1_magnitude_over_64(y);
-  const float m = e2m1_magic_over_64(a);
-  const float r8_steps = add_rn(float_of(with_low_byte(bits_of(m), word, l)), -m);
-  const float t = fma_rn(r8_steps, 0.00390625f, a);
-  return with_sign_of(add_rn(add_rz(t, m), -m), y);
+  const float a = sr_magnitude_over_64(y);
+  const float n = sr_magic_over_64(a);
+  const float sum = add_rz(a, float_of(with_low_byte(bits_of(n), word, l)));
+  return with_sign_of(add_rn(float_of(bits_of(sum) & ~0xFFu), -n), y);
 }
 
 }  // namespace nvfp4

@@ -101,14 +101,16 @@ TEST(StochasticRounding, AddTowardZeroTruncatesTheExactSum) {
 // value for every random byte on a grid of y around every E2M1 step and threshold (k / 1024 for
 // |y| up to 8 and their neighbours), and on random y; all 2^32 y for two bytes in the exhaustive test.
 // A negative NaN, which kernels never pass, keeps its sign: -6.
+void expect_arithmetic_value_is_the_element_functions(float y, unsigned r) {
+  const unsigned l = r % 4;  // the byte of a word that also holds other bytes
+  const std::uint32_t word = (0xA55AC33Cu & ~(0xFFu << (8 * l))) | (r << (8 * l));
+  const float got = mul_rn(sr_e2m1_value_over_64(y, word, l), 64.0f);
+  const float want = is_nan(y) && sign_bit(y) ? -6.0f : e2m1_decode(sr_e2m1(y, std::uint8_t(r)));
+  ASSERT_EQ(bits_of(got), bits_of(want)) << "y=0x" << std::hex << bits_of(y) << " r8=" << std::dec << r;
+}
+
 TEST(StochasticRounding, ArithmeticValueEqualsTheElementFunction) {
-  auto expect_same = [](float y, unsigned r) {
-    const unsigned l = r % 4;  // the byte of a word that also holds other bytes
-    const std::uint32_t word = (0xA55AC33Cu & ~(0xFFu << (8 * l))) | (r << (8 * l));
-    const float got = mul_rn(sr_e2m1_value_over_64(y, word, l), 64.0f);
-    const float want = is_nan(y) && sign_bit(y) ? -6.0f : e2m1_decode(sr_e2m1(y, std::uint8_t(r)));
-    ASSERT_EQ(bits_of(got), bits_of(want)) << "y=0x" << std::hex << bits_of(y) << " r8=" << std::dec << r;
-  };
+  const auto expect_same = expect_arithmetic_value_is_the_element_functions;
   for (unsigned r = 0; r < 256; ++r)
     for (int k = 0; k <= 8 * 1024; ++k)
       for (const float sign : {1.0f, -1.0f}) {
@@ -119,6 +121,24 @@ TEST(StochasticRounding, ArithmeticValueEqualsTheElementFunction) {
   for (int i = 0; i < 2000000; ++i) expect_same(float_of(rng()), rng() & 0xFF);
   for (unsigned r = 0; r < 256; ++r)
     for (const float y : {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 6.0f, -6.0f, 7.99f, 1e30f, -1e-30f}) expect_same(y, r);
+}
+
+// Where y is below 0.25, §3.18.1's fma rounds t = y + r8/512 to t's binade, which can lift it to
+// the threshold 0.5 from up to half its last place below: for every random byte, the 8 floats on
+// either side of 0.5 - r8/512 (and of every other threshold k * step - r8 * step/256), in every
+// binade they reach down to (y = 0.25 - 2^-26 with r8 = 128 is such a tie, rounded up).
+TEST(StochasticRounding, ArithmeticValueEqualsTheElementFunctionNextToEveryThreshold) {
+  const float grid[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  for (unsigned r = 0; r < 256; ++r)
+    for (int g = 1; g < 8; ++g) {
+      const float step = grid[g] - grid[g - 1];
+      float y = grid[g] - float(r) * step / 256.0f;  // exact
+      for (int k = 0; k < 8; ++k) y = std::nextafter(y, 0.0f);
+      for (int k = 0; k <= 16; ++k, y = std::nextafter(y, INFINITY)) {
+        expect_arithmetic_value_is_the_element_functions(y, r);
+        expect_arithmetic_value_is_the_element_functions(-y, r);
+      }
+    }
 }
 
 TEST(StochasticRounding, GridValuesNeverMoveAndOthersRoundToANeighbour) {
