@@ -1,12 +1,11 @@
 // The 16 codes of one block under its encoding, round-to-nearest or stochastic (§3.18.3: one
-// Philox draw, CUDA's own generator, per block at its stored index), packed as the data tensor
+// Philox draw, device/philox.cuh's, per block at its stored index), packed as the data tensor
 // stores them. Shared by the quantize kernels.
 #pragma once
 
-#include <curand_philox4x32_x.h>
-
 #include "device/e2m1_arith.cuh"
 #include "device/kernels.h"
+#include "device/philox.cuh"
 #include "reference/formulas.h"
 
 namespace nvfp4::device {
@@ -39,19 +38,26 @@ __device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder
   return make_uint2(lo, hi);
 }
 
-// The draw of a block (§3.18.3) by CUDA's generator.
-__device__ __forceinline__ uint4 philox_draw(const QuantizeParams& q, SrDirection dir, std::uint64_t block) {
-  const PhiloxCounter c = sr_counter(q.offset, dir, block);
-  const PhiloxKey k = sr_key(q.seed);
-  return curand_Philox4x32_10(make_uint4(c.x, c.y, c.z, c.w), make_uint2(k.x, k.y));
+// What a kernel needs of QuantizeParams' seed and offset: the round keys of the seed's key,
+// computed on the host (sr_stream), and the offset. A kernel parameter, as the round keys must be.
+struct SrStream {
+  PhiloxRoundKeys keys;
+  std::uint64_t offset = 0;
+};
+inline SrStream sr_stream(const QuantizeParams& q) { return {philox_round_keys(sr_key(q.seed)), q.offset}; }
+
+// The draw of a block (§3.18.3).
+__device__ __forceinline__ uint4 philox_draw(const SrStream& sr, SrDirection dir, std::uint64_t block) {
+  const PhiloxCounter c = sr_counter(sr.offset, dir, block);
+  return philox4x32_10_rounds(make_uint4(c.x, c.y, c.z, c.w), sr.keys);
 }
 
-// The same block under stochastic rounding: one Philox draw (CUDA's own generator) for the
-// block's stored index, as §3.18.3 assigns it.
+// The same block under stochastic rounding: one Philox draw for the block's stored index, as
+// §3.18.3 assigns it.
 template <bool kTe, class Value>
 __device__ __forceinline__ uint2 encode16_sr(const Profile& p, const ElementEncoder& e, Value value,
-                                             const QuantizeParams& q, SrDirection dir, std::uint64_t block) {
-  const uint4 o = philox_draw(q, dir, block);
+                                             const SrStream& sr, SrDirection dir, std::uint64_t block) {
+  const uint4 o = philox_draw(sr, dir, block);
   // te's element path (multiply, no y clamp): sr_e2m1 by binary32 arithmetic, the same bits.
   if (kTe || (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE)) {
     return make_uint2(e2m1x8_sr([&](int i) { return mul_rn(value(i), e.factor); }, o.x, o.y),

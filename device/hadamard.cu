@@ -624,7 +624,7 @@ static_assert(8 * kGroup == 32, "a group's codes fill a WarpRows row");
 template <bool kTe, bool kDefaultMask, bool kSr>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                                 std::int64_t N, std::uint16_t runtime_mask, QuantizeParams q,
-                                                                std::uint8_t* __restrict__ data_t,
+                                                                SrStream sr, std::uint8_t* __restrict__ data_t,
                                                                 std::uint8_t* __restrict__ scale_t) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ float te_factor[256];
@@ -654,7 +654,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
   auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A, auto&& store) {
     auto value = [&](int n) { return y.value(n); };
     const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
-    store(enc.scale_byte, kSr ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, (c + h) * blocks + b)
+    store(enc.scale_byte, kSr ? encode16_sr<kTe>(p, enc.encoder, value, sr, SrDirection::kColumnwise, (c + h) * blocks + b)
                                        : encode16<kTe>(p, enc.encoder, value));
   };
   for_each_chunk<kGroup>(
@@ -747,8 +747,8 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
   const dim3 grid = column_pair_grid(x, M, N);
   dispatch_knobs(params.profile, [&](auto te) {
     dispatch_mask(mask, [&](auto d) {
-      if (params.stochastic) rht_quantize_kernel<te(), d(), true><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
-      else rht_quantize_kernel<te(), d(), false><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+      auto* kernel = params.stochastic ? rht_quantize_kernel<te(), d(), true> : rht_quantize_kernel<te(), d(), false>;
+      kernel<<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, sr_stream(params), data_t, scale_t);
     });
   });
   NVFP4_CUDA_CHECK_LAUNCH();

@@ -60,7 +60,7 @@ struct QuantizeParams {
 void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, const QuantizeParams& params,
               const QuantizeOutputs& out, cudaStream_t stream);
 
-// ---- Philox4x32-10 (§3.18.2), CUDA's generator: out[i] = philox(counters[i], keys[i]) ---------
+// ---- Philox4x32-10 (§3.18.2), the kernels' generator: out[i] = philox(counters[i], keys[i]) ---------
 void philox4x32_10(const PhiloxCounter* counters, const PhiloxKey* keys, std::int64_t n, PhiloxCounter* out,
                    cudaStream_t stream);
 

@@ -1,11 +1,10 @@
-// CUDA's Philox4x32-10 (curand_Philox4x32_10), the generator behind the kernels' stochastic
+// The kernels' Philox4x32-10 (device/philox.cuh), the generator behind their stochastic
 // rounding, over arrays of counters and keys: what the test that compares it with the host's
 // Random123 generator (reference/philox.h) runs.
-#include <curand_philox4x32_x.h>
-
 #include "device/check.h"
 #include "device/element_io.cuh"
 #include "device/kernels.h"
+#include "device/philox.cuh"
 
 namespace nvfp4::device {
 namespace {
@@ -16,7 +15,7 @@ __global__ void philox_kernel(const PhiloxCounter* __restrict__ counters, const 
   if (i >= n) return;
   const PhiloxCounter c = counters[i];
   const PhiloxKey k = keys[i];
-  const uint4 o = curand_Philox4x32_10(make_uint4(c.x, c.y, c.z, c.w), make_uint2(k.x, k.y));
+  const uint4 o = philox4x32_10_rounds(make_uint4(c.x, c.y, c.z, c.w), philox_round_keys(k));
   out[i] = PhiloxCounter{o.x, o.y, o.z, o.w};
 }
 

@@ -82,9 +82,11 @@ __device__ __forceinline__ float tile_element(const uint4* stage, int r, int c) 
   return to_float(reinterpret_cast<const T*>(&stage[L::slot(r, c / L::kPerChunk)])[c % L::kPerChunk]);
 }
 
-// kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs).
+// kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs). sr: stochastic
+// rounding's round keys, read from the parameter bank. One kernel for both roundings: compiled apart
+// (a kSr parameter), the round-to-nearest kernel ran 5-9 % slower on an H100 at boost clocks.
 template <class T, bool kTe>
-__global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T* __restrict__ x, TileArgs a) {
+__global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T* __restrict__ x, TileArgs a, SrStream sr) {
   using L = TileLayout<T>;
   __shared__ TileSmem<T> sm;
   const Profile p = kernel_knobs<kTe>(a.params.profile);
@@ -150,7 +152,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
       const BlockEncoding enc = encode(row_scale, sm.te_factor[0], q.amax, R, q.tiles_2d ? tile_amax(r / 16, b) : row_amax);
       a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
       auto value = [&](int k) { return v[k]; };
-      const uint2 codes = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, q.data_dir, R * (a.K / 16) + j)
+      const uint2 codes = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, sr, q.data_dir, R * (a.K / 16) + j)
                                        : encode16<kTe>(p, enc.encoder, value);
       __stcs(reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j), codes);
     }
@@ -168,7 +170,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
         const BlockEncoding enc = encode(col_scale, sm.te_factor[1], q.amax_t, C, q.tiles_2d ? tile_amax(ib, c / 16) : col_amax);
         sm.scale_t[c][ib] = enc.scale_byte;
         auto value = [&](int k) { return v[k]; };
-        sm.codes_t[ib][c] = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, q, SrDirection::kColumnwise, C * (a.M / 16) + ig)
+        sm.codes_t[ib][c] = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, sr, SrDirection::kColumnwise, C * (a.M / 16) + ig)
                                          : encode16<kTe>(p, enc.encoder, value);
       }
       __syncthreads();
@@ -232,7 +234,7 @@ void quantize(const void* x, InputType type, std::int64_t M, std::int64_t K, con
   dispatch_input(type, [&](auto tag) {
     using T = decltype(tag);
     dispatch_knobs(params.profile, [&](auto te) {
-      quantize_kernel<T, te()><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), args);
+      quantize_kernel<T, te()><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), args, sr_stream(params));
     });
   });
   NVFP4_CUDA_CHECK_LAUNCH();

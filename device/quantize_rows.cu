@@ -28,7 +28,8 @@ struct RowsArgs {
   const float* amax;             // [1], or [M] when row-scaled
   std::uint8_t* data;
   std::uint8_t* scale;
-  QuantizeParams sr;             // seed, offset and data_dir of stochastic rounding
+  SrStream sr;                   // stochastic rounding's round keys and offset
+  SrDirection data_dir;          // and the random-bit stream of `data`
 };
 
 // The 16 elements of a block as binary32, read with streaming 16-byte loads.
@@ -61,7 +62,7 @@ __device__ __forceinline__ void quantize_blocks(const T* __restrict__ x, const R
     const BlockEncoding enc = kRowScaled ? encode_block(te, gs, a.amax[row], A) : te_block_encoding(factor_of_byte, gs, A);
     a.scale[row * a.scale_pitch + col] = enc.scale_byte;
     auto value = [&](int i) { return v[i]; };
-    const uint2 codes = kSr ? encode16_sr<true>(te, enc.encoder, value, a.sr, a.sr.data_dir, block) : encode16<true>(te, enc.encoder, value);
+    const uint2 codes = kSr ? encode16_sr<true>(te, enc.encoder, value, a.sr, a.data_dir, block) : encode16<true>(te, enc.encoder, value);
     __stcs(reinterpret_cast<uint2*>(a.data) + block, codes);
   }
 }
@@ -90,7 +91,7 @@ bool quantize_te_rows_applies(std::int64_t M, std::int64_t K, const QuantizePara
 void quantize_te_rows(const void* x, InputType type, std::int64_t M, std::int64_t K, const QuantizeParams& params,
                       const QuantizeOutputs& out, cudaStream_t stream) {
   const RowsArgs a{std::uint32_t(M * (K / 16)), std::uint32_t(K / 16), scale_cols(K), params.amax, out.data, out.scale,
-                   params};
+                   sr_stream(params), params.data_dir};
   if (a.blocks == 0) return;
   const unsigned grid = std::min(grid_for(a.blocks, kThreads), kCtasPerSm * current_sm_count());
   dispatch_input(type, [&](auto tag) {
