@@ -38,13 +38,14 @@ __device__ __forceinline__ uint2 encode16(const Profile& p, const ElementEncoder
   return make_uint2(lo, hi);
 }
 
-// What a kernel needs of QuantizeParams' seed and offset: the round keys of the seed's key,
-// computed on the host (sr_stream), and the offset. A kernel parameter, as the round keys must be.
+// What a kernel needs of QuantizeParams' seed and offset: the round keys of the seed's key and the
+// offset. The tile and rowwise kernels take it as a parameter (sr_stream on the host), so that a
+// round's key is an operand from the parameter bank rather than two uniform additions.
 struct SrStream {
   PhiloxRoundKeys keys;
   std::uint64_t offset = 0;
 };
-inline SrStream sr_stream(const QuantizeParams& q) { return {philox_round_keys(sr_key(q.seed)), q.offset}; }
+__host__ __device__ inline SrStream sr_stream(const QuantizeParams& q) { return {philox_round_keys(sr_key(q.seed)), q.offset}; }
 
 // The draw of a block (§3.18.3).
 __device__ __forceinline__ uint4 philox_draw(const SrStream& sr, SrDirection dir, std::uint64_t block) {

@@ -624,13 +624,16 @@ static_assert(8 * kGroup == 32, "a group's codes fill a WarpRows row");
 template <bool kTe, bool kDefaultMask, bool kSr>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
                                                                 std::int64_t N, std::uint16_t runtime_mask, QuantizeParams q,
-                                                                SrStream sr, std::uint8_t* __restrict__ data_t,
+                                                                std::uint8_t* __restrict__ data_t,
                                                                 std::uint8_t* __restrict__ scale_t) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ float te_factor[256];
   __shared__ uint4 staged_codes[kWarps][128], chunks[kWarps][ChunkStage::kSlots];
   __shared__ std::uint32_t staged_scales[2][kThreads];  // byte j: chunk j of the group
   const Profile p = kernel_knobs<kTe>(q.profile);
+  // Built here, not passed as the tile kernels' is: from a parameter, ptxas reloaded the round keys
+  // in each group's loop (8 instructions more in it than with curand's additions, 39 fewer here).
+  const SrStream sr = sr_stream(q);
   const float g = q.amax_t[0];
   const GlobalScale tensor_scale = global_scale(p.gs, g);  // once per thread, not per block
   if (kTe) {
@@ -747,8 +750,8 @@ void rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_
   const dim3 grid = column_pair_grid(x, M, N);
   dispatch_knobs(params.profile, [&](auto te) {
     dispatch_mask(mask, [&](auto d) {
-      auto* kernel = params.stochastic ? rht_quantize_kernel<te(), d(), true> : rht_quantize_kernel<te(), d(), false>;
-      kernel<<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, sr_stream(params), data_t, scale_t);
+      if (params.stochastic) rht_quantize_kernel<te(), d(), true><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+      else rht_quantize_kernel<te(), d(), false><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
     });
   });
   NVFP4_CUDA_CHECK_LAUNCH();
