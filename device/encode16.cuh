@@ -45,7 +45,9 @@ struct SrStream {
   PhiloxRoundKeys keys;
   std::uint64_t offset = 0;
 };
-__host__ __device__ inline SrStream sr_stream(const QuantizeParams& q) { return {philox_round_keys(sr_key(q.seed)), q.offset}; }
+__host__ __device__ inline SrStream sr_stream(const QuantizeParams& q) {
+  return {philox_round_keys(sr_key(q.seed)), q.offset};
+}
 
 // The draw of a block (§3.18.3).
 __device__ __forceinline__ uint4 philox_draw(const SrStream& sr, SrDirection dir, std::uint64_t block) {
