@@ -11,15 +11,9 @@
 
 #include <cuda_runtime_api.h>
 
-namespace nvfp4::bench {
+#include "bench/options.h"
 
-struct BenchOptions {
-  int repetitions = 50;     // timed launches per kernel, after warm-up
-  bool large = true;        // include 16384 x 16384
-  std::string json_path;    // also write the results as JSON here ("" = no file)
-  double campaign_seconds = 10;  // length of each fuzz campaign timed (0 = none)
-  bool cold_l2 = true;      // read twice the L2's size before each timed run (see median_ms in bench.cpp)
-};
+namespace nvfp4::bench {
 
 // A vendor GEMM timed beside the EXACT one: `prepare` allocates its operands for M x N x K and
 // returns one launch of D[M, N] = A[M, K] · B[N, K]^T on the stream. nvfp4_bench passes cuBLAS
