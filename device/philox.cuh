@@ -1,9 +1,9 @@
 // Philox4x32-10 (docs/NUMERICS.md §3.18.2) for the kernels' stochastic rounding: an
 // implementation of the project's own, independent of the host's Random123 generator
 // (reference/philox.h), which DevicePhilox tests compare it with. Its ten round keys depend only
-// on the key, so launchers compute them once and pass them as a kernel parameter: a round is then
-// two wide multiplies and two three-way XORs whose key operand is read from a uniform register,
-// where curand_Philox4x32_10 also adds the key's increments (20 uniform additions a draw).
+// on the key, so a kernel takes them computed once (philox_round_keys; SrStream in encode16.cuh
+// says where) rather than adding the key's increments in every draw, as curand_Philox4x32_10
+// does: a round is then two wide multiplies and two three-way XORs.
 #pragma once
 
 #include <cuda_runtime.h>

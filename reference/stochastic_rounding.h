@@ -66,26 +66,29 @@ NVFP4_HD std::uint32_t with_low_byte(std::uint32_t bits, std::uint32_t word, uns
 #endif
 }
 
-// |y| / 64 + 2^-32, rounded toward zero, clamped to 6/64 (NaN -> 6/64): the magnitude of
-// sr_e2m1_value_over_64, one FFMA.RZ (|y| an operand modifier) and one minimum on the GPU. On the
-// CPU |y| / 64 is rounded first, which changes nothing: it is exact down to 2^-120, and below
-// that the sum toward zero is 2^-32 either way.
+// e2m1_magnitude_over_64(y) + 2^-32, rounded toward zero: the magnitude of sr_e2m1_value_over_64.
+// On the GPU one FFMA.RZ of |y| (an operand modifier) before the minimum with 6/64, which gives
+// the same value: 6/64 + 2^-32 truncates to 6/64, and |y| / 64 is exact down to 2^-120, below
+// which the sum toward zero is 2^-32 either way.
 NVFP4_HD float sr_magnitude_over_64(float y) {
 #if defined(__CUDA_ARCH__)
-  return fmin_c99_const(__fmaf_rz(fabsf(y), 0.015625f, 0x1p-32f), 0.09375f);
+  return fminf(__fmaf_rz(fabsf(y), 0.015625f, 0x1p-32f), 0.09375f);
 #else
-  return fmin_c99_const(add_rz(mul_rn(abs_f(y), 0.015625f), 0x1p-32f), 0.09375f);
+  return add_rz(e2m1_magnitude_over_64(y), 0x1p-32f);
 #endif
 }
 // e2m1_magic_over_64(a) / 256: its last place is a's E2M1 step divided by 256.
-NVFP4_HD float sr_magic_over_64(float a) { return float_of(bits_of(e2m1_magic_over_64(a)) - (8u << 23)); }
+NVFP4_HD float sr_magic_over_64(float a) {
+  return float_of(bits_of(e2m1_magic_over_64(a)) - (8u << 23));
+}
 
 // sr_e2m1(y, r8)'s value divided by 64, r8 = byte l of `word` (sr_byte's rule), by binary32
 // arithmetic, for kernels: the same contract as e2m1_hw_value_over_64 (an exact E4M3 value whose
 // E4M3 byte gives the code through e2m1_codes_of_e4m3_bytes; a NaN keeps its sign, and kernels
 // pass only positive ones). Two instructions an element more than round-to-nearest: the byte
 // permutation and the truncation. Over 64, with s the E2M1 step of a = |y| / 64 (2^(E-1), E the
-// exponent of max(a, 2^-6)), x = a + (r8 / 256) * s exactly, §3.18.1 is floor(RN(x) / s(t)) * s(t):
+// exponent of max(a, 2^-6)) and x = a + (r8 / 256) * s exactly, §3.18.1 is floor(t / s(t)) * s(t)
+// with t = RN(x):
 //  * Where a >= 2^-6, x is exact in a's binade (r8 * s / 256 is a multiple of a's last place); past
 //    it, x is below B + s, B the next binade's start, which both floors truncate to B. So the
 //    result is floor(x / s) * s.
