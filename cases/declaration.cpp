@@ -47,8 +47,11 @@ Declaration Declaration::parse(const json& implements, std::string_view who) {
       for (const auto& [pname, values] : entry.at("params").items()) {
         const ParamSpec* p = op.spec->param(pname);
         if (!p) bad(who, fmt::format("{}: no parameter '{}'", name, pname));
+        op.named.insert(pname);
+        if (values.is_string() && values.get<std::string>() == kAnyValue) continue;
         if (!values.is_array() || values.empty())
-          bad(who, fmt::format("{}: parameter '{}' must list its accepted values", name, pname));
+          bad(who, fmt::format("{}: parameter '{}' must list its accepted values, or be \"{}\" for any", name, pname,
+                               kAnyValue));
         std::vector<ParamValue>& list = op.params[pname];
         for (const json& v : values) {
           try {
@@ -59,6 +62,7 @@ Declaration Declaration::parse(const json& implements, std::string_view who) {
         }
       }
     }
+    for (const ParamSpec* p : op.held_at_default()) op.params[std::string(p->name)] = {p->default_value};
     if (entry.contains("dtype")) {
       const json& dtypes = entry.at("dtype");
       if (!dtypes.is_array() || dtypes.empty()) bad(who, fmt::format("{}: \"dtype\" must list dtypes", name));
@@ -74,6 +78,13 @@ Declaration Declaration::parse(const json& implements, std::string_view who) {
   }
   if (d.ops_.empty()) bad(who, "it implements no operation");
   return d;
+}
+
+std::vector<const ParamSpec*> Declaration::Op::held_at_default() const {
+  std::vector<const ParamSpec*> held;
+  for (const ParamSpec& p : spec->params)
+    if (!named.contains(p.name)) held.push_back(&p);
+  return held;
 }
 
 const Declaration::Op* Declaration::find(std::string_view op) const {
@@ -118,9 +129,14 @@ json Declaration::to_json() const {
   json a = json::array();
   for (const Op& o : ops_) {
     json params = json::object();
-    for (const auto& [name, values] : o.params) {
+    for (const std::string& name : o.named) {
+      const auto it = o.params.find(name);
+      if (it == o.params.end()) {
+        params[name] = std::string(kAnyValue);
+        continue;
+      }
       json list = json::array();
-      for (const ParamValue& v : values) list.push_back(param_to_json(v));
+      for (const ParamValue& v : it->second) list.push_back(param_to_json(v));
       params[name] = std::move(list);
     }
     json entry = {{"op", o.spec->name}, {"params", std::move(params)}};

@@ -1,9 +1,13 @@
 // What an external backend declares it implements (docs/worker-protocol.md, "implements"): its
-// operations and, for each, the values it accepts of restricted parameters and of the input dtype.
-// The campaign generates only cases inside the declaration; replay skips the others.
+// operations and, for each, the values it accepts of each parameter and of the input dtype.
+// Closed world: a parameter the declaration does not name accepts only its default, so that a
+// parameter the registry gains later never reaches a backend written before it; "*" accepts every
+// value the registry allows. The campaign generates only cases inside the declaration; replay
+// skips the others.
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,10 +21,18 @@ namespace nvfp4 {
 
 class Declaration {
  public:
+  // A parameter declared with this string instead of a list accepts every value the registry allows.
+  static constexpr std::string_view kAnyValue = "*";
+
   struct Op {
     const OperationSpec* spec = nullptr;
-    std::map<std::string, std::vector<ParamValue>, std::less<>> params;  // restricted parameters only
+    // The accepted values of every parameter but those declared "*".
+    std::map<std::string, std::vector<ParamValue>, std::less<>> params;
+    std::set<std::string, std::less<>> named;  // the parameters the declaration names
     std::vector<io::DType> dtypes;  // accepted dtypes of multi-dtype inputs; empty: any
+
+    // The operation's parameters the declaration does not name, in registry order.
+    std::vector<const ParamSpec*> held_at_default() const;
   };
 
   // Parses and checks an "implements" array against the registry. Throws BackendUnavailable with
@@ -29,11 +41,11 @@ class Declaration {
 
   const Op* find(std::string_view op) const;
   std::vector<std::string> operations() const;
-  // The accepted values of `param` of `op`; nullptr when unrestricted.
+  // The accepted values of `param` of `op`; nullptr when declared "*" (or `op` is not declared).
   const std::vector<ParamValue>* allowed(std::string_view op, std::string_view param) const;
   // Why c lies outside the declaration ("" when it lies inside).
   std::string outside(const Case& c) const;
-  nlohmann::json to_json() const;  // the "implements" array, normalized
+  nlohmann::json to_json() const;  // the "implements" array as declared (named parameters only), normalized
 
  private:
   std::vector<Op> ops_;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "reports/failure_page.h"
@@ -30,6 +31,22 @@ std::function<void(const fuzz::CampaignProgress&)> terminal_progress() {
     fmt::print(stderr, "\r  {} cases  {:.1f} cases/s  {} failures  {:.0f} s   ", p.cases, p.cases / std::max(p.seconds, 1e-9),
                p.failures, p.seconds);
   };
+}
+
+void state_space(const std::string& command, fuzz::CaseSpace space, const Backend& expected, const Backend& actual,
+                 Summary& summary) {
+  space.declarations = {expected.declaration(), actual.declaration()};
+  if (!expected.declaration() && !actual.declaration()) {
+    const std::string all = fmt::format("{}, every parameter and profile{}", space.ops.empty() ? "every operation" : fmt::format("{}", fmt::join(space.ops, ", ")),
+                                        space.profiles.empty() ? "" : fmt::format(" (profiles {})", fmt::join(space.profiles, ", ")));
+    fmt::print("{}: space: {}\n", command, all);
+    summary.facts.emplace_back("space", all);
+    return;
+  }
+  for (const std::string& line : fuzz::describe_space(space)) {
+    fmt::print("{}: space: {}\n", command, line);
+    summary.facts.emplace_back("space", line);
+  }
 }
 
 void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& backends) {

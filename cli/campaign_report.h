@@ -16,6 +16,12 @@ double parse_duration(const std::string& text);
 // Terminal progress line on stderr (only when stderr is a terminal).
 std::function<void(const fuzz::CampaignProgress&)> terminal_progress();
 
+// The space a campaign on these backends covers, printed as `command: space: ...` lines and added
+// to the summary page's facts: one line per operation when a backend declares what it implements,
+// else one line saying the whole registry.
+void state_space(const std::string& command, fuzz::CaseSpace space, const Backend& expected, const Backend& actual,
+                 Summary& summary);
+
 // Prints per-operation cases, cases/s and failures, then one line per failure.
 void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& backends);
 

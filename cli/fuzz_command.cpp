@@ -55,11 +55,13 @@ void run(const FuzzArgs& a, int& exit_code) {
     fmt::print("fuzz: {}, {}\n", backends, cb.description);
   for (const Backend* b : {cb.first.expected.get(), cb.first.actual.get()})
     if (b->declaration()) fmt::print("fuzz: {} declares {}\n", backend_label(*b), b->declaration()->to_json().dump());
+  Summary s{"nvfp4-verify fuzz", backends, 0, {}};
+  state_space("fuzz", o.space, *cb.first.expected, *cb.first.actual, s);
   const fuzz::CampaignResult r = fuzz::run_campaign(o, cb.factory, cb.jobs);
   print_campaign_summary(r, backends);
   if (o.compare.ulp) fmt::print("{}", describe_ulp_totals(r.ulp));
   if (!a.report.empty()) {
-    Summary s{"nvfp4-verify fuzz", backends, r.seconds, {}};
+    s.seconds = r.seconds;
     if (o.compare.ulp) s.ulp = r.ulp;
     report_failures(r, backends, a.report, s);
     write_page(a.report, "index.html", render_summary(s));

@@ -133,6 +133,7 @@ void run(const GateArgs& a, int& exit_code) {
   o.compare = mode;
   o.on_progress = terminal_progress();
   fmt::print("gate: campaign on {}\n", cb.description);
+  state_space("gate", o.space, *ba, *bb, summary);
   const fuzz::CampaignResult r = fuzz::run_campaign(o, cb.factory, cb.jobs);
   print_campaign_summary(r, backends);
   if (mode.ulp) {

@@ -1,6 +1,7 @@
 // `nvfp4-verify worker-selftest --worker CMD`: the conformance test of docs/worker-protocol.md,
 // for people writing a worker. One line per check; exit 0 only when every check passes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cases/reference_backend.h"
 #include "cases/registry.h"
@@ -50,6 +51,17 @@ std::optional<Case> rejected_case(const Case& c, ReferenceBackend& reference) {
   return std::nullopt;
 }
 
+// What the declaration of `op` leaves out: the parameters held at their defaults, and which of the
+// operation's newer parameters (those added after its first release) the worker names.
+void print_coverage(const Declaration::Op& op) {
+  std::vector<std::string> held, newer;
+  for (const ParamSpec* p : op.held_at_default()) held.push_back(fmt::format("{}={}", p->name, param_to_json(p->default_value).dump()));
+  for (const ParamSpec& p : op.spec->params)
+    if (p.omit_default) newer.push_back(fmt::format("{} ({})", p.name, op.named.contains(p.name) ? "named" : "at its default"));
+  fmt::print("      {}: held at their defaults: {}\n", op.spec->name, held.empty() ? "none" : fmt::format("{}", fmt::join(held, ", ")));
+  if (!newer.empty()) fmt::print("      {}: newer parameters of the registry: {}\n", op.spec->name, fmt::join(newer, ", "));
+}
+
 int selftest(const SelftestArgs& a) {
   Checks checks;
   external::WorkerOptions o;
@@ -62,8 +74,12 @@ int selftest(const SelftestArgs& a) {
     checks.report(false, "handshake", e.what());
     return 1;
   }
-  checks.report(true, "handshake", fmt::format("protocol {}, worker '{}'", nvfp4::wire::kProtocolVersion, w->worker_name()));
+  checks.report(true, "handshake",
+                fmt::format("protocol {} (this harness speaks {}; a parameter the declaration does not name is held at its "
+                            "default), worker '{}'",
+                            w->worker_protocol(), nvfp4::wire::kProtocolVersion, w->worker_name()));
   checks.report(true, "declaration", w->declaration()->to_json().dump());
+  for (const std::string& op : w->declaration()->operations()) print_coverage(*w->declaration()->find(op));
 
   ReferenceBackend reference;
   std::vector<Case> all;

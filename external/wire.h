@@ -16,7 +16,11 @@
 
 namespace nvfp4::wire {
 
-constexpr int kProtocolVersion = 1;
+// The harness speaks protocol 2 and accepts workers of protocol 1 as well: version 2 made a
+// parameter the declaration does not name accept only its default (closed world); that rule
+// narrows what a protocol 1 worker receives and so applies to it too.
+constexpr int kProtocolVersion = 2;
+constexpr int kOldestProtocolVersion = 1;
 constexpr std::uint64_t kMaxFrameBytes = std::uint64_t(1) << 31;
 constexpr const char* kMetadataKey = "nvfp4-verify";
 

@@ -146,7 +146,12 @@ void WorkerBackend::start() {
     return BackendUnavailable(text);
   };
   const std::vector<std::uint8_t> hello = wire::encode(
-      {{{"type", "hello"}, {"protocol", wire::kProtocolVersion}, {"tool_version", NVFP4_VERSION}, {"registry_format", 1}}, {}});
+      {{{"type", "hello"},
+        {"protocol", wire::kProtocolVersion},
+        {"tool_version", NVFP4_VERSION},
+        {"registry_format", 1},
+        {"unnamed_params", "default"}},
+       {}});
   std::size_t pos = 0;
   wire::Message m;
   Pumped p;
@@ -159,8 +164,10 @@ void WorkerBackend::start() {
   if (p == Pumped::kClosed) throw failed("it closed its stdout before answering hello");
   if (m.body.value("type", "") != "hello") throw failed(fmt::format("its first message is {}, not a hello", m.body.dump()));
   const json& version = m.body.contains("protocol") ? m.body.at("protocol") : json();
-  if (version != wire::kProtocolVersion)
-    throw failed(fmt::format("it speaks protocol {}; this harness speaks protocol {}", version.dump(), wire::kProtocolVersion));
+  if (!version.is_number_integer() || version.get<int>() < wire::kOldestProtocolVersion ||
+      version.get<int>() > wire::kProtocolVersion)
+    throw failed(fmt::format("it speaks protocol {}; this harness speaks protocols {} to {}", version.dump(),
+                             wire::kOldestProtocolVersion, wire::kProtocolVersion));
   const std::string who = m.body.contains("worker") && m.body.at("worker").is_string() ? m.body.at("worker").get<std::string>()
                                                                                         : options_.command;
   try {
@@ -170,6 +177,7 @@ void WorkerBackend::start() {
     throw failed(e.what());
   }
   worker_name_ = who;
+  worker_protocol_ = version.get<int>();
 }
 
 Outcome WorkerBackend::fault(FaultKind kind, const std::string& what) {

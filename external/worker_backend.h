@@ -34,6 +34,7 @@ class WorkerBackend : public Backend {
   const Declaration* declaration() const override { return &declaration_; }
 
   const std::string& worker_name() const { return worker_name_; }
+  int worker_protocol() const { return worker_protocol_; }  // the version the worker's hello gave
   std::size_t restarts() const { return restarts_; }
   // Sends bye and waits for a clean exit; "" when the worker exited with status 0.
   std::string shut_down();
@@ -48,6 +49,7 @@ class WorkerBackend : public Backend {
   std::uint64_t next_id_ = 0;
   Declaration declaration_;
   std::string worker_name_;
+  int worker_protocol_ = 0;
   std::size_t restarts_ = 0;
 };
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cases/registry.h"
 #include "fuzz/generators.h"
 #include "fuzz/op_generators.h"
@@ -72,7 +75,50 @@ std::vector<OpDraws> op_draws(const CaseSpace& space) {
   return draws;
 }
 
+// The values of `param` of `op` that every declaration of the space accepts; nullopt: any value.
+std::optional<std::vector<ParamValue>> accepted(const CaseSpace& space, const std::string& op, const ParamSpec& param) {
+  std::optional<std::vector<ParamValue>> values;
+  for (const Declaration* d : space.declarations) {
+    const std::vector<ParamValue>* a = d ? d->allowed(op, param.name) : nullptr;
+    if (!a) continue;
+    if (!values) {
+      values = *a;
+      continue;
+    }
+    std::erase_if(*values, [&](const ParamValue& v) { return std::find(a->begin(), a->end(), v) == a->end(); });
+  }
+  return values;
+}
+
+std::string list(const std::vector<std::string>& items) { return fmt::format("[{}]", fmt::join(items, ", ")); }
+
 }  // namespace
+
+std::vector<std::string> describe_space(const CaseSpace& space) {
+  std::vector<std::string> lines;
+  for (const OpDraws& d : op_draws(space)) {
+    const OperationSpec& spec = *find_operation(d.op);
+    std::vector<std::string> terms;
+    if (spec.param("profile")) terms.push_back("profile in " + list(d.profiles));
+    for (const ParamSpec& p : spec.params) {
+      if (p.name == "profile") continue;
+      const std::optional<std::vector<ParamValue>> values = accepted(space, d.op, p);
+      if (!values) continue;
+      std::vector<std::string> shown;
+      for (const ParamValue& v : *values) shown.push_back(param_to_json(v).dump());
+      terms.push_back(shown.size() == 1 ? fmt::format("{} = {}", p.name, shown.front()) : fmt::format("{} in {}", p.name, list(shown)));
+    }
+    for (const TensorSpec& t : spec.inputs)
+      if (t.dtypes.size() > 1 && !spec.any_inputs()) {
+        std::vector<std::string> names;
+        for (io::DType dt : d.dtypes)
+          if (std::find(t.dtypes.begin(), t.dtypes.end(), dt) != t.dtypes.end()) names.emplace_back(io::dtype_name(dt));
+        terms.push_back(fmt::format("{} dtype in {}", t.name, list(names)));
+      }
+    lines.push_back(fmt::format("{}: {}", d.op, terms.empty() ? "every parameter any value" : fmt::format("{}", fmt::join(terms, "; "))));
+  }
+  return lines;
+}
 
 rc::Gen<CasePlan> case_plan(const CaseSpace& space) {
   const std::vector<OpDraws> draws = op_draws(space);

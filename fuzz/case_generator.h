@@ -27,6 +27,12 @@ struct CaseSpace {
 // Why a case lies outside one of the space's declarations ("" when inside all).
 std::string outside_declarations(const CaseSpace& space, const Case& c);
 
+// What a campaign over the space covers, one line per operation: the profiles and input dtypes
+// it draws from and each parameter that a declaration restricts with its accepted values
+// ("quantize: profile in [te]; block in [1d]; ...; amax = null; x dtype in [F32, BF16]"); every
+// parameter not listed takes any value the registry allows.
+std::vector<std::string> describe_space(const CaseSpace& space);
+
 // The draws of a case (cheap; RapidCheck's state is global, so one thread at a time), and the
 // whole case: case_plan(space) built.
 rc::Gen<CasePlan> case_plan(const CaseSpace& space);

@@ -118,9 +118,10 @@ TEST(WorkerBackend, UncodedRejectionAgreesOnlyWithARejection) {
 TEST(WorkerBackend, WrongProtocolVersionStopsWithAClearError) {
   try {
     WorkerBackend worker(fake("version"));
-    FAIL() << "a worker speaking protocol 2 was accepted";
+    FAIL() << "a worker speaking protocol 3 was accepted";
   } catch (const BackendUnavailable& e) {
-    EXPECT_NE(std::string(e.what()).find("it speaks protocol 2; this harness speaks protocol 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("it speaks protocol 3; this harness speaks protocols 1 to 2"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -191,7 +192,7 @@ TEST(WorkerCli, SelftestFailsAMismatchingWorkerAndAWrongVersionIsExit2) {
   const auto version = test_support::run_cli(
       std::string("fuzz --backends reference,worker --cases 10 --worker '") + NVFP4_FAKE_WORKER + " version'", dir);
   EXPECT_EQ(version.exit_code, 2) << version.out << version.err;
-  EXPECT_NE(version.err.find("protocol 2"), std::string::npos) << version.err;
+  EXPECT_NE(version.err.find("protocol 3"), std::string::npos) << version.err;
   const auto missing = test_support::run_cli("fuzz --backends reference,worker --cases 10", dir);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("--worker"), std::string::npos) << missing.err;

@@ -25,6 +25,8 @@ const std::string& declaration() {
             {{{"op", "gemm"},
               {"params",
                {{"output_dtype", {"F32", "BF16"}},
+                {"scale_layout", "*"},
+                {"alpha", "*"},
                 {"beta", {nullptr}},
                 {"with_bias", {false}},
                 {"row_scaled", {false}},

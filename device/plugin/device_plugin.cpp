@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cases/declaration.h"
+#include "cases/registry.h"
 #include "device/device_backend.h"
 #include "device/plugin/abi_case.h"
 
@@ -21,11 +23,16 @@ DeviceBackend& backend() {
   return *b;
 }
 
-// Every operation the kernels run, unrestricted.
+// Every operation the kernels run, each parameter declared "*" (any value): the plugin is built
+// with the registry, so no parameter can be newer than it.
 const std::string& declaration() {
   static const std::string text = [] {
     json implements = json::array();
-    for (const DeviceRow& row : device_runners()) implements.push_back({{"op", row.op}});
+    for (const DeviceRow& row : device_runners()) {
+      json params = json::object();
+      for (const ParamSpec& p : find_operation(row.op)->params) params[std::string(p.name)] = std::string(Declaration::kAnyValue);
+      implements.push_back({{"op", row.op}, {"params", std::move(params)}});
+    }
     return json{{"worker", "nvfp4-verify " NVFP4_VERSION " device kernels"}, {"implements", implements}}.dump();
   }();
   return text;

@@ -77,8 +77,8 @@ typedef int (*nvfp4_plugin_run_fn)(const char* op, const char* params_json, cons
 NVFP4_PLUGIN_EXPORT int nvfp4_plugin_abi_version(void);
 
 /* What the plugin implements: a JSON object {"worker": NAME, "implements": [...]} with the fields
- * of a worker's hello (docs/worker-protocol.md). The string stays valid while the library is
- * loaded. */
+ * of a worker's hello (docs/worker-protocol.md). A parameter it does not name accepts only its
+ * default; "*" accepts any value. The string stays valid while the library is loaded. */
 NVFP4_PLUGIN_EXPORT const char* nvfp4_plugin_declaration(void);
 
 /* Runs one case: operation `op` (a registry name), `params_json` (a JSON object holding every

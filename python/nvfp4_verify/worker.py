@@ -1,9 +1,9 @@
-"""The worker side of docs/worker-protocol.md, version 1, in pure Python: it needs numpy and
+"""The worker side of docs/worker-protocol.md, version 2, in pure Python: it needs numpy and
 ml_dtypes but not the native extension, so a worker runs with only PYTHONPATH=python.
 
     from nvfp4_verify import worker
 
-    @worker.implements("quantize", profile=["te"], dtype=["f32", "bf16"])
+    @worker.implements("quantize", profile=["te"], amax=worker.ANY, dtype=["f32", "bf16"])
     def quantize(inputs, params):      # inputs: {name: numpy array}; params: every parameter
         ...
         return {"data": data, "scale": scale, "amax": amax}   # numpy arrays or torch tensors
@@ -28,9 +28,10 @@ from .dtypes import normalize
 from .errors import Nvfp4Error
 from .safetensors_image import decode, encode
 
-__all__ = ["implements", "serve", "f32", "Nvfp4Error", "ProtocolError", "read_message", "write_message"]
+__all__ = ["implements", "serve", "ANY", "f32", "Nvfp4Error", "ProtocolError", "read_message", "write_message"]
 
-PROTOCOL = 1
+PROTOCOL = 2
+ANY = "*"  # a parameter declared ANY accepts every value the registry allows
 MAX_FRAME = 2**31
 _handlers = {}  # operation name -> (handler, its entry of the hello's "implements")
 
@@ -40,20 +41,24 @@ class ProtocolError(Exception):
 
 
 def _values(v):
+    if isinstance(v, str) and v == ANY:
+        return ANY
     return [v] if isinstance(v, (str, bool, int, float)) or v is None else list(v)
 
 
 def implements(op, dtype=None, **allowed):
     """Registers the decorated function as the handler of registry operation `op`. Each keyword
-    restricts that parameter to the listed values (encoded as in case files); `dtype` restricts the
-    dtype of the inputs that allow several ("f32", "bf16", "F16", np.float32, ...). Parameters not
-    named are unrestricted: the harness generates only cases inside the declaration."""
+    lists the values that parameter accepts (encoded as in case files), or is ANY for every value the
+    registry allows; a parameter not named accepts only its default, so that a parameter the
+    registry gains later never reaches this handler. `dtype` restricts the dtype of the inputs that
+    allow several ("f32", "bf16", "F16", np.float32, ...); without it, any. The harness generates
+    only cases inside the declaration."""
     def register(handler):
         if op in _handlers:
             raise ValueError(f"operation {op!r} already has a handler ({_handlers[op][0].__name__})")
         entry = {"op": op, "params": {name: _values(v) for name, v in allowed.items()}}
         if dtype is not None:
-            entry["dtype"] = [normalize(d) for d in _values(dtype)]
+            entry["dtype"] = [normalize(d) for d in ([dtype] if isinstance(dtype, str) else dtype)]
         _handlers[op] = (handler, entry)
         return handler
     return register

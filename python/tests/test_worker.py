@@ -16,7 +16,7 @@ from helpers import REPO, random_matrix, same_bits
 
 EXAMPLE = REPO / "python" / "examples" / "quantize_worker.py"
 NAMES = {"F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16, "U8": np.uint8}
-HELLO = {"type": "hello", "protocol": 1, "tool_version": "0.1.0", "registry_format": 1}
+HELLO = {"type": "hello", "protocol": 2, "tool_version": "0.1.0", "registry_format": 1, "unnamed_params": "default"}
 
 
 def wire(x):
@@ -64,7 +64,7 @@ def test_example_worker_answers_bit_for_bit(tmp_path, rng):
     w.send(HELLO)
     hello, tensors = w.receive()
     assert tensors == {}
-    assert hello == {"type": "hello", "protocol": 1, "worker": "quantize_worker.py", "implements": [
+    assert hello == {"type": "hello", "protocol": 2, "worker": "quantize_worker.py", "implements": [
         {"op": "quantize",
          "params": {"profile": ["te"], "block": ["1d"], "direction": ["rowwise", "both"], "row_scaled": [False],
                     "scale_layout": ["compact"]},
@@ -129,7 +129,7 @@ def test_pure_python_worker(tmp_path, rng):
     env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     w = Worker(tmp_path, [sys.executable, str(script)], env=env)
     w.send(HELLO)
-    assert w.receive() == ({"type": "hello", "protocol": 1, "worker": "pure amax",
+    assert w.receive() == ({"type": "hello", "protocol": 2, "worker": "pure amax",
                             "implements": [{"op": "amax_global", "params": {}, "dtype": ["F32"]}]}, {})
     x = random_matrix(rng, "F32")
     w.send({"type": "run", "id": 0, "op": "amax_global", "params": {"profile": "te"}}, {"x": wire(x)})

@@ -1,8 +1,12 @@
 // A worker for the harness's tests (docs/worker-protocol.md): `nvfp4_fake_worker MODE`. In every
-// mode it declares the documented example's restrictions of quantize plus amax_global, rejects
-// (uncoded) any case outside them, and answers with the reference; each fault mode breaks that in
-// one way, on cases that have one feature, so that shrinking has something to keep:
+// mode it speaks protocol 2, declares the documented example's restrictions of quantize (with
+// stochastic rounding, any seed and offset) plus amax_global, rejects (uncoded) any case outside
+// them, and answers with the reference; each fault mode breaks that in one way, on cases that
+// have one feature, so that shrinking has something to keep:
 //   conform   nothing
+//   v1        a worker written before the closed-world rule: protocol 1, the documented example's
+//             declaration alone, and x of any rank but 2 rejected with E_RANK, as adapters written
+//             before quantize's `experts` parameter do
 //   trivial   answers every case at once with a one-byte tensor, computing nothing (overhead bench)
 //   mismatch  flips the low bit of the first scale byte when direction == both
 //   reject    rejects every amax_global case without a code
@@ -14,9 +18,9 @@
 //   missing   leaves out "amax" when direction == both
 //   extra     adds a tensor "bonus" when direction == both
 //   dtype     returns "amax" as I32 bits when direction == both
-//   version   says hello with protocol 2
-//   ulp1      also declares gemm, and answers it with the last element of d one ULP above the
-//             reference's (below it for +inf; a NaN stays)
+//   version   says hello with protocol 3
+//   ulp1      also declares gemm (every parameter "*"), and answers it with the last element of d
+//             one ULP above the reference's (below it for +inf; a NaN stays)
 #include <unistd.h>
 
 #include <chrono>
@@ -29,6 +33,7 @@
 
 #include "cases/declaration.h"
 #include "cases/reference_backend.h"
+#include "cases/registry.h"
 #include "compare/ulp.h"
 #include "external/wire.h"
 
@@ -46,8 +51,22 @@ const json kImplements = json::parse(R"([
 
 json implements(const std::string& mode) {
   json j = kImplements;
-  if (mode == "ulp1") j.push_back({{"op", "gemm"}});
+  if (mode != "v1") {
+    json& quantize = j.at(0).at("params");
+    quantize["rounding"] = {"nearest", "stochastic"};
+    quantize["seed"] = quantize["offset"] = "*";
+  }
+  if (mode == "ulp1") {  // every gemm parameter, any value
+    json params = json::object();
+    for (const ParamSpec& p : find_operation("gemm")->params) params[std::string(p.name)] = "*";
+    j.push_back({{"op", "gemm"}, {"params", std::move(params)}});
+  }
   return j;
+}
+
+int protocol(const std::string& mode) {
+  if (mode == "version") return 3;
+  return mode == "v1" ? 1 : 2;
 }
 
 // The last element of t moved one step along the format's ordered line.
@@ -71,6 +90,8 @@ bool both(const Case& c) { return c.op == "quantize" && c.params.text("direction
 
 wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, const Declaration& d) {
   if (const std::string why = d.outside(c); !why.empty()) return wire::error_result(id, "outside my declaration: " + why, std::nullopt);
+  if (mode == "v1" && c.op == "quantize" && c.inputs.at("x").shape.size() != 2)
+    return wire::error_result(id, "quantize: x is not 2-D", ErrorCode::E_RANK);
   if (mode == "reject" && c.op == "amax_global") return wire::error_result(id, "amax_global is not implemented yet", std::nullopt);
   if (mode == "crash" && both(c)) std::abort();
   if (mode == "exit" && c.op == "quantize" && c.params.text("rounding") == "stochastic") std::exit(3);
@@ -106,7 +127,7 @@ int main(int argc, char** argv) {
       const std::string type = m->body.value("type", "");
       if (type == "bye") return 0;
       if (type == "hello") {
-        wire::write_message(1, {{{"type", "hello"}, {"protocol", mode == "version" ? 2 : 1}, {"worker", "fake worker " + mode},
+        wire::write_message(1, {{{"type", "hello"}, {"protocol", protocol(mode)}, {"worker", "fake worker " + mode},
                                  {"implements", implements(mode)}},
                                 {}});
         continue;
