@@ -61,7 +61,8 @@ def check_shape(x):
 
 
 @worker.implements("quantize", profile=["modelopt"], block=["1d"], direction=["rowwise"], row_scaled=[False],
-                   scale_layout=["compact"], rounding=["nearest"], rht=[False], dtype=["f32", "bf16", "f16"])
+                   scale_layout=["compact"], rounding=["nearest"], rht=[False], amax=worker.ANY,
+                   dtype=["f32", "bf16", "f16"])
 def quantize(inputs, params):
     check_shape(inputs["x"])
     x = to_torch(inputs["x"], DEVICE)

@@ -92,7 +92,8 @@ def alpha_of(inputs, params):
         return np.float32(np.float32(np.float32(1.0) * amax_a) * amax_b) * R7225344
 
 
-@worker.implements("gemm", scale_layout=["compact"], beta=[None], with_bias=[False], row_scaled=[False], accumulate=[False])
+@worker.implements("gemm", output_dtype=["F32", "BF16", "F16"], alpha=worker.ANY, scale_layout=["compact"], beta=[None],
+                   with_bias=[False], row_scaled=[False], accumulate=[False])
 def gemm(inputs, params):
     M, N, K = check_operands(inputs)
     a = dequantize(inputs["a_data"], inputs["a_scale"], M, K)
