@@ -108,103 +108,87 @@ float recip_pyref_s(float g) { return div_rn(1.0f, global_scale(GlobalScaleRule:
 
 }  // namespace
 
-// docs/checkpoints.md sections 2.5 (default exclusions) and 2.6 (q/k/v and gate/up share one
-// amax; per expert by name).
-const CheckpointFormat& modelopt_format() {
-  static const CheckpointFormat f{
-      "modelopt",
-      "modelopt",
-      {"model.layers.*_proj.weight"},
-      {},
-      {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate", "*mlp.shared_expert_gate",
-       "*block_sparse_moe.gate"},
-      {{"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}},
-      ".weight",
-      ".weight_scale",
-      ".weight_scale_2",
-      "",
-      false,
-      StoredGlobal::PROFILE,
-      false,
-      false,
-      modelopt_ignored,
-      modelopt_hf_quant_config,
-      modelopt_quantization_config,
-      {"model.layers.*.experts.gate_up_proj", "model.layers.*.experts.down_proj"},
-      {"llama4", "llama4_text", "gpt_oss"},
-      true,
+std::span<const CheckpointFormat> checkpoint_formats() {
+  static const std::vector<CheckpointFormat> formats = {
+      // docs/checkpoints.md sections 2.5 (default exclusions) and 2.6 (q/k/v and gate/up share one
+      // amax; per expert by name).
+      {
+          .name = "modelopt",
+          .default_profile = "modelopt",
+          .quantized = {"model.layers.*_proj.weight"},
+          .excluded = {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate", "*mlp.shared_expert_gate",
+                       "*block_sparse_moe.gate"},
+          .shared_amax = {{"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}},
+          .data_suffix = ".weight",
+          .scale_suffix = ".weight_scale",
+          .global_suffix = ".weight_scale_2",
+          .stored_global = StoredGlobal::PROFILE,
+          .ignored = modelopt_ignored,
+          .hf_quant_config = modelopt_hf_quant_config,
+          .with_quantization_config = modelopt_quantization_config,
+          .bmm_experts = {"model.layers.*.experts.gate_up_proj", "model.layers.*.experts.down_proj"},
+          .bmm_model_types = {"llama4", "llama4_text", "gpt_oss"},
+          .bmm_layout = true,
+      },
+      // docs/checkpoints.md section 3: weight_packed, weight_scale (linear), weight_global_scale =
+      // G [1]; q/k/v and gate/up share the largest amax (llm-compressor's
+      // update_fused_layer_weight_global_scales takes the smallest G); the Linear layers left out
+      // follow format A's conventions (lm_head, embeddings, norms, routers), as llm-compressor's MoE
+      // recipes ignore the routers.
+      {
+          .name = "compressed-tensors",
+          .default_profile = "compressed-tensors",
+          .quantized = {"model.layers.*_proj.weight"},
+          .excluded = {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate", "*mlp.shared_expert_gate",
+                       "*block_sparse_moe.gate"},
+          .shared_amax = {{"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}},
+          .data_suffix = ".weight_packed",
+          .scale_suffix = ".weight_scale",
+          .global_suffix = ".weight_global_scale",
+          .stored_global = StoredGlobal::PROFILE,
+          .global_as_vector = true,
+          .ignored = modelopt_ignored,
+          .hf_quant_config = nullptr,
+          .with_quantization_config = compressed_tensors_quantization_config,
+          // Experts are separate 2-D modules in this format: a BMM parameter is refused.
+          .bmm_experts = {"model.layers.*.experts.gate_up_proj", "model.layers.*.experts.down_proj"},
+          .bmm_layout = false,
+      },
+      // docs/checkpoints.md sections 4.1 (names, input_scale = 1.0), 4.3 (data and scales of
+      // te-pyref), 4.4 (MoE expert linears only) and 4.5 (gate/up, w1/w3 share max(gate, up)).
+      {
+          .name = "miles",
+          .default_profile = "te-pyref",
+          .quantized = {"*.w1.weight", "*.w2.weight", "*.w3.weight", "*.gate_proj.weight", "*.up_proj.weight",
+                        "*.down_proj.weight", "*.gate_up_proj.weight"},
+          .quantized_within = {".experts.", ".shared_experts.", "block_sparse_moe.experts.", ".moe.experts."},
+          .shared_amax = {{"gate_proj", "up_proj"}, {"w1", "w3"}},
+          .data_suffix = ".weight",
+          .scale_suffix = ".weight_scale",
+          .global_suffix = ".weight_scale_2",
+          .placeholder_input_suffix = ".input_scale",
+          .stored_global = StoredGlobal::RECIP_PYREF_S,
+          .stacked_experts = true,
+          .ignored = miles_ignored,
+          .hf_quant_config = miles_hf_quant_config,
+          .with_quantization_config = miles_quantization_config,
+          // miles' names end in ".weight": a BMM parameter is not selected.
+      },
   };
-  return f;
+  return formats;
 }
 
-// docs/checkpoints.md section 3: weight_packed, weight_scale (linear), weight_global_scale = G [1];
-// q/k/v and gate/up share the largest amax (llm-compressor's update_fused_layer_weight_global_scales
-// takes the smallest G); the Linear layers left out follow format A's conventions (lm_head,
-// embeddings, norms, routers), as llm-compressor's MoE recipes ignore the routers.
-const CheckpointFormat& compressed_tensors_format() {
-  static const CheckpointFormat f{
-      "compressed-tensors",
-      "compressed-tensors",
-      {"model.layers.*_proj.weight"},
-      {},
-      {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate", "*mlp.shared_expert_gate",
-       "*block_sparse_moe.gate"},
-      {{"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}},
-      ".weight_packed",
-      ".weight_scale",
-      ".weight_global_scale",
-      "",
-      false,
-      StoredGlobal::PROFILE,
-      false,
-      true,
-      modelopt_ignored,
-      nullptr,
-      compressed_tensors_quantization_config,
-      {"model.layers.*.experts.gate_up_proj", "model.layers.*.experts.down_proj"},
-      {},
-      false,  // experts are separate 2-D modules in this format: a BMM parameter is refused
-  };
-  return f;
+const CheckpointFormat* find_format(std::string_view name) {
+  for (const CheckpointFormat& f : checkpoint_formats())
+    if (f.name == name) return &f;
+  return nullptr;
 }
 
-// docs/checkpoints.md sections 4.1 (names, input_scale = 1.0), 4.3 (data and scales of
-// te-pyref), 4.4 (MoE expert linears only) and 4.5 (gate/up, w1/w3 share max(gate, up)).
-const CheckpointFormat& miles_format() {
-  static const CheckpointFormat f{
-      "miles",
-      "te-pyref",
-      {"*.w1.weight", "*.w2.weight", "*.w3.weight", "*.gate_proj.weight", "*.up_proj.weight", "*.down_proj.weight",
-       "*.gate_up_proj.weight"},
-      {".experts.", ".shared_experts.", "block_sparse_moe.experts.", ".moe.experts."},
-      {},
-      {{"gate_proj", "up_proj"}, {"w1", "w3"}},
-      ".weight",
-      ".weight_scale",
-      ".weight_scale_2",
-      ".input_scale",
-      false,
-      StoredGlobal::RECIP_PYREF_S,
-      true,
-      false,
-      miles_ignored,
-      miles_hf_quant_config,
-      miles_quantization_config,
-      {},  // miles' names end in ".weight"; a BMM parameter is not selected
-      {},
-      false,
-  };
-  return f;
+std::string supported_formats() {
+  std::string names;
+  for (const CheckpointFormat& f : checkpoint_formats()) names += (names.empty() ? "" : ", ") + f.name;
+  return names;
 }
-
-std::optional<CheckpointFormat> find_format(const std::string& name) {
-  if (name == "modelopt") return modelopt_format();
-  if (name == "compressed-tensors") return compressed_tensors_format();
-  if (name == "miles") return miles_format();
-  return std::nullopt;
-}
-
-std::string supported_formats() { return "modelopt, compressed-tensors, miles"; }
 
 std::vector<std::int64_t> global_shape(const CheckpointFormat& f, std::vector<std::int64_t> lead) {
   if (lead.empty() && f.global_as_vector) return {1};

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -66,16 +68,15 @@ struct CheckpointFormat {
 inline constexpr const char* kBmmScaleSuffix = "_weight_scale";
 inline constexpr const char* kBmmGlobalSuffix = "_weight_scale_2";
 
-const CheckpointFormat& modelopt_format();
-const CheckpointFormat& compressed_tensors_format();
-const CheckpointFormat& miles_format();
+// Every format, one row each, in the order the command line lists them.
+std::span<const CheckpointFormat> checkpoint_formats();
 
 // The shape a format stores a global scale in, for a weight whose leading dimensions are `lead`
 // ([] for a 2-D weight, [E] for 3-D experts).
 std::vector<std::int64_t> global_shape(const CheckpointFormat& f, std::vector<std::int64_t> lead);
 
-// The format of that name; cli-level callers turn nullopt into a usage error.
-std::optional<CheckpointFormat> find_format(const std::string& name);
+// The format of that name; nullptr when there is none (cli-level callers make it a usage error).
+const CheckpointFormat* find_format(std::string_view name);
 std::string supported_formats();  // "modelopt, compressed-tensors, miles"
 
 // "model.layers.0.mlp.up_proj.weight" -> "model.layers.0.mlp.up_proj".

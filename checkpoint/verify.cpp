@@ -347,7 +347,7 @@ namespace {
 // an `input_scale` of exactly 1.0 for every quantized module and quantizes MoE expert linears only;
 // format A writes calibrated input scales (ModelOpt) or none (nvfp4-verify).
 std::string modelopt_or_miles(const HfCheckpoint& q) {
-  const CheckpointFormat& c = miles_format();
+  const CheckpointFormat& c = *find_format("miles");
   std::size_t modules = 0, placeholders = 0;
   bool experts_only = true;
   for (const auto& [t, file] : q.weight_map()) {

@@ -55,12 +55,6 @@ std::string_view verdict_name(Verdict v) {
   return "?";
 }
 
-std::optional<Verdict> verdict_from_name(std::string_view name) {
-  for (const auto& [verdict, n] : kVerdictNames)
-    if (n == name) return verdict;
-  return std::nullopt;
-}
-
 Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_view actual, Outcome a,
                             const CompareMode& mode) {
   Comparison r;

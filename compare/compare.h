@@ -25,7 +25,6 @@ enum class Verdict {
   kCrash,     // the backend's process died
 };
 std::string_view verdict_name(Verdict v);
-std::optional<Verdict> verdict_from_name(std::string_view name);
 
 struct Comparison {
   bool agree = false;

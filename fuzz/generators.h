@@ -123,25 +123,9 @@ inline rc::Gen<std::uint32_t> float_bits() {
   });
 }
 
-inline rc::Gen<float> any_float() { return rc::gen::map(float_bits(), [](std::uint32_t u) { return float_of(u); }); }
-
 // Finite only (no NaN, no inf).
 inline rc::Gen<std::uint32_t> finite_float_bits() {
   return rc::gen::suchThat(float_bits(), [](std::uint32_t u) { return is_finite_bits(u); });
-}
-
-// Small discrete domains (TOOLCHAIN: elementOf, not inRange).
-inline rc::Gen<std::uint8_t> e2m1_code() {
-  static const std::vector<std::uint8_t> v = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  return rc::gen::elementOf(v);
-}
-inline rc::Gen<std::uint8_t> e4m3_byte() {
-  static const std::vector<std::uint8_t> v = [] {
-    std::vector<std::uint8_t> b(256);
-    for (int i = 0; i < 256; ++i) b[i] = std::uint8_t(i);
-    return b;
-  }();
-  return rc::gen::elementOf(v);
 }
 
 // A full-width 32-bit seed that never shrinks (bulk data is derived from it).

@@ -487,7 +487,7 @@ TEST_F(CheckpointTest, MilesGateAndUpWithSeparateAmaxesAreNamed) {
   ASSERT_NE(ga, ua);
   const std::string smaller = ga < ua ? gate : up, peer = ga < ua ? up : gate;
   ReferenceBackend ref;
-  const auto q = checkpoint::quantize_for_format(ref, checkpoint::miles_format(), smaller + ".weight",
+  const auto q = checkpoint::quantize_for_format(ref, *checkpoint::find_format("miles"), smaller + ".weight",
                                                  source(smaller + ".weight"), "te-pyref", std::min(ga, ua));
   replace({{smaller + ".weight", q.data},
            {smaller + ".weight_scale", q.scale},

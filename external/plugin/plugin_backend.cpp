@@ -86,7 +86,6 @@ std::unique_ptr<PluginBackend> load_plugin(const std::filesystem::path& path) {
   b->worker_name_ = d.value("worker", path.filename().string());
   b->declaration_ = Declaration::parse(d.contains("implements") ? d.at("implements") : json(),
                                        fmt::format("plugin {} ({})", path.string(), b->worker_name_));
-  b->declaration_json_ = std::move(d);
   return b;
 }
 

@@ -30,7 +30,6 @@ class PluginBackend : public Backend {
   const Declaration* declaration() const override { return &declaration_; }
 
   // The plugin's declaration as it gave it: {"worker": NAME, "implements": [...]}.
-  const nlohmann::json& declaration_json() const { return declaration_json_; }
   // Its "worker" name, or the file's name when it gives none.
   const std::string& worker_name() const { return worker_name_; }
   const std::filesystem::path& path() const { return path_; }
@@ -42,7 +41,6 @@ class PluginBackend : public Backend {
   std::filesystem::path path_;
   void* library_;  // the dlopen handle
   nvfp4_plugin_run_fn run_ = nullptr;
-  nlohmann::json declaration_json_;
   Declaration declaration_;
   std::string worker_name_;
 };
