@@ -68,18 +68,30 @@ namespace {
 namespace fs = std::filesystem;
 using Bytes = std::vector<std::uint8_t>;
 
-// Valid files to mutate: the seed corpus's smaller case files (every operation has one), and a
-// plain safetensors file of several dtypes.
+// A case file that stores only the description: its recipes are expanded when it is read, so
+// that mutated recipe sizes reach the generator.
+Bytes without_recipe_tensors(const Bytes& file) {
+  io::File f = io::parse(file, "seed");
+  const CaseRecord r = case_from_file(f, "seed");
+  for (const auto& [name, recipe] : r.recipes) f.tensors.erase(name);
+  return io::serialize(f);
+}
+
+// Valid files to mutate: the seed corpus's smaller case files (every operation has one), those
+// with recipes once more without their stored tensors, and a plain safetensors file.
 const std::vector<Bytes>& seeds() {
   static const std::vector<Bytes> files = [] {
     std::vector<fs::path> paths;
     for (const auto& e : fs::directory_iterator(fs::path(NVFP4_SOURCE_DIR) / "corpora" / "seed"))
-      if (e.path().extension() == ".safetensors" && e.file_size() < 16384) paths.push_back(e.path());
+      if (e.path().extension() == ".safetensors") paths.push_back(e.path());
     std::sort(paths.begin(), paths.end());
     std::vector<Bytes> out;
+    constexpr std::size_t kSmall = 16384;  // small files keep each mutated read quick
     for (const fs::path& p : paths) {
       std::ifstream in(p, std::ios::binary);
-      out.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      const Bytes file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      if (file.size() < kSmall) out.push_back(file);
+      if (const Bytes bare = without_recipe_tensors(file); bare.size() < file.size() && bare.size() < kSmall) out.push_back(bare);
     }
     io::File plain;
     plain.tensors["w"] = io::make_tensor(io::DType::BF16, {2, 16}, Bytes(64, 0x3F));
