@@ -126,6 +126,7 @@ CaseRecord parse_description(const json& d, const io::File& f) {
     if (!inputs.contains(name)) bad("the file holds a tensor '{}' that is not an input of the case", name);
   try {
     validate_case(r.c);
+    validate_case_tensors(r.c);
   } catch (const Error& e) {
     bad("{}", e.what());
   }

@@ -20,6 +20,9 @@ struct TensorSpec {
   std::string_view shape;          // shape rule in the parameters and other tensors, e.g. "[M, K/2]"
   bool optional = false;           // present only under some parameter values (see `when`)
   std::string_view when = {};      // for optional tensors: the condition, e.g. "direction != columnwise"
+  // The ranks the shape rule allows (inputs): a case file whose tensor has another rank, or a
+  // dtype outside `dtypes`, is refused when it is read (validate_case_tensors).
+  std::vector<std::size_t> ranks = {};
 };
 
 using Runner = TensorMap (*)(const Case&);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "io/tensor_convert.h"
@@ -153,8 +154,12 @@ std::optional<Distribution> distribution_from_name(std::string_view name) {
 
 FloatMatrix generate_values(const Recipe& r) {
   if (r.version != kRecipeVersion) throw std::runtime_error("recipe version " + std::to_string(r.version) + " is not supported");
-  if (r.M < 0 || r.K < 0 || r.M % 16 || r.K % 16)
-    throw std::runtime_error("recipe shape " + std::to_string(r.M) + "x" + std::to_string(r.K) + " is not a multiple of 16");
+  const std::string shape = std::to_string(r.M) + "x" + std::to_string(r.K);
+  if (r.M < 0 || r.K < 0 || r.M % 16 || r.K % 16) throw std::runtime_error("recipe shape " + shape + " is not a multiple of 16");
+  // Each factor first, so that the product cannot overflow.
+  if (r.M > kMaxRecipeElements || r.K > kMaxRecipeElements || r.M * r.K > kMaxRecipeElements)
+    throw std::runtime_error("recipe shape " + shape + " exceeds the limit of " + std::to_string(kMaxRecipeElements) +
+                             " elements");
   FloatMatrix x = xt::zeros<float>({std::size_t(r.M), std::size_t(r.K)});
   SplitMix64 rng(r.seed ^ 0x6E76667034ull);
   // The elements that survive active_blocks: the fills generate only these (the rest stay 0).
@@ -187,20 +192,32 @@ nlohmann::json recipe_to_json(const Recipe& r) {
           {"K", r.K},             {"dtype", io::dtype_name(r.dtype)},        {"active_blocks", r.active_blocks}};
 }
 
+namespace {
+
+// An integer field of a recipe: a float (1e30) would convert to an integer with undefined behaviour.
+template <class T>
+T integer_field(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number_integer()) throw std::runtime_error(std::string("bad recipe: ") + key + " must be an integer, not " + v.dump());
+  return v.get<T>();
+}
+
+}  // namespace
+
 Recipe recipe_from_json(const nlohmann::json& j) {
   try {
     Recipe r;
-    r.version = j.at("version").get<int>();
+    r.version = integer_field<int>(j, "version");
     const auto d = distribution_from_name(j.at("dist").get<std::string>());
     if (!d) throw std::runtime_error("unknown distribution '" + j.at("dist").get<std::string>() + "'");
     r.dist = *d;
-    r.seed = j.at("seed").get<std::uint64_t>();
-    r.M = j.at("M").get<std::int64_t>();
-    r.K = j.at("K").get<std::int64_t>();
+    r.seed = integer_field<std::uint64_t>(j, "seed");
+    r.M = integer_field<std::int64_t>(j, "M");
+    r.K = integer_field<std::int64_t>(j, "K");
     const auto t = io::dtype_from_name(j.at("dtype").get<std::string>());
     if (!t) throw std::runtime_error("unknown dtype '" + j.at("dtype").get<std::string>() + "'");
     r.dtype = *t;
-    r.active_blocks = j.value("active_blocks", std::int64_t(-1));
+    r.active_blocks = j.contains("active_blocks") ? integer_field<std::int64_t>(j, "active_blocks") : -1;
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(std::string("bad recipe: ") + e.what());

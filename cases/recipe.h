@@ -56,7 +56,12 @@ struct Recipe {
   std::int64_t active_blocks = -1;
 };
 
-// The binary32 values of a recipe (before narrowing to its dtype).
+// The most elements a recipe may generate (256 MiB of binary32): a case file's recipe is
+// checked against it before anything is allocated, since a few bytes of JSON can ask for any shape.
+constexpr std::int64_t kMaxRecipeElements = std::int64_t{1} << 26;
+
+// The binary32 values of a recipe (before narrowing to its dtype). Throws std::runtime_error for
+// a shape that is negative, not of multiples of 16 or above kMaxRecipeElements.
 FloatMatrix generate_values(const Recipe& r);
 // The input tensor: values narrowed to r.dtype, as stored in a case file.
 io::Tensor generate_tensor(const Recipe& r);

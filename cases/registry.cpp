@@ -1,6 +1,7 @@
 #include "cases/registry.h"
 
 #include <algorithm>
+#include <ranges>
 #include <vector>
 
 #include <fmt/format.h>
@@ -135,6 +136,20 @@ void validate_case(const Case& c) {
     if (!op.input(name))
       fail(op.name, ErrorCode::E_UNSUPPORTED, "input '{}' is not an input of the operation (inputs: {})", name,
            tensor_names(op.inputs));
+}
+
+void validate_case_tensors(const Case& c) {
+  const OperationSpec& op = operation(c.op);
+  for (const auto& [name, t] : c.inputs) {
+    const TensorSpec* spec = op.any_inputs() ? &op.inputs[0] : op.input(name);
+    if (!spec) continue;  // validate_case's to report
+    if (std::find(spec->dtypes.begin(), spec->dtypes.end(), t.dtype) == spec->dtypes.end())
+      fail(op.name, ErrorCode::E_DTYPE, "input '{}' has dtype {}; expected {}", name, io::dtype_name(t.dtype),
+           fmt::join(spec->dtypes | std::views::transform(io::dtype_name), " or "));
+    if (std::find(spec->ranks.begin(), spec->ranks.end(), t.shape.size()) == spec->ranks.end())
+      fail(op.name, ErrorCode::E_RANK, "input '{}' has rank {} (shape [{}]); expected rank {} ({})", name, t.shape.size(),
+           fmt::join(t.shape, ", "), fmt::join(spec->ranks, " or "), spec->shape);
+  }
 }
 
 ParamValue param_from_json(const OperationSpec& op, const ParamSpec& p, const json& j) {

@@ -32,6 +32,11 @@ void validate_params(const Case& c);
 // validate_params, then every required input tensor present and no input the operation does not
 // read. Dtypes and shapes are the backends' to check, so that a case can test their errors.
 void validate_case(const Case& c);
+// Every input tensor's dtype and rank against its TensorSpec: the structure every backend indexes
+// by, checked once when a case file is read. Throws nvfp4::Error (E_DTYPE, E_RANK) naming the
+// operation and the tensor. The values of the dimensions (multiples of 16, agreement between
+// tensors) stay the backends' to check, each with its error code, so that a case can test them.
+void validate_case_tensors(const Case& c);
 
 // A parameter value from JSON (case files, ops --json defaults) and back. Throws nvfp4::Error
 // (E_UNSUPPORTED) naming the operation and parameter for a value of the wrong type or set.

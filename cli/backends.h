@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cases/case.h"
+#include "compare/compare.h"
 #include "fuzz/campaign.h"
 
 namespace nvfp4::cli {
@@ -63,6 +64,12 @@ std::pair<std::string, std::string> parse_backends(const std::string& text);
 // "" when both backends implement c; else why one of them does not (an external backend's
 // declaration leaves it out), for replay and the gate's corpus step to skip it.
 std::string outside_backends(const Case& c, const Backend& a, const Backend& b);
+
+// Both backends on one case, for replay and the gate's corpus step. compare_backends lets
+// exceptions other than the contract's errors (nvfp4::Error, io::FormatError) through: such a
+// crash is a failure of the case, not of the run; a backend that cannot run at all (a plugin
+// without its GPU) stops the run (BackendUnavailable).
+Comparison compare_case(const Case& c, Backend& a, Backend& b, const CompareMode& mode);
 
 // "worker (my-quantizer 0.3)", "plugin (libmine.so)", or the backend's name.
 std::string backend_label(const Backend& b);

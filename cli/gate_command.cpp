@@ -1,6 +1,6 @@
 // `nvfp4-verify gate`: the correctness gate. Replays the repository corpus, then runs a
 // time-boxed campaign over every operation; writes JUnit XML and the HTML summary; exits 0 only
-// if nothing mismatched.
+// if nothing mismatched. An unreadable corpus file is a failure, and the rest of the corpus runs.
 #include <chrono>
 #include <fstream>
 
@@ -97,7 +97,20 @@ void run(const GateArgs& a, int& exit_code) {
   ulp.bound = mode.max_ulp;
   for (const auto& file : files) {
     const auto start = std::chrono::steady_clock::now();
-    const CaseRecord r = load_case(file);
+    const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    CaseRecord r;
+    try {
+      r = load_case(file);
+    } catch (const io::FormatError& e) {
+      // An unreadable case file fails the gate like a mismatch, named in the output, the report
+      // and the JUnit file; the rest of the corpus still runs.
+      ++corpus_failed;
+      const std::string problem = fmt::format("unreadable case file: {}", e.what());
+      fmt::print("  FAIL {}: {}\n", file.string(), problem);
+      summary.entries.push_back({file.filename().string(), "", "", false, problem, ""});
+      junit.push_back({"corpus", file.string(), problem, seconds()});
+      continue;
+    }
     if (mode.ulp && !is_gemm_operation(r.c.op)) {
       ++not_gemm;
       continue;
@@ -106,7 +119,7 @@ void run(const GateArgs& a, int& exit_code) {
       ++skipped;
       continue;
     }
-    const Comparison cmp = compare_backends(r.c, *ba, *bb, mode);
+    const Comparison cmp = compare_case(r.c, *ba, *bb, mode);
     for (const UlpReport& u : cmp.ulp) ulp.add(u, file.filename().string());
     SummaryEntry e{file.filename().string(), r.c.op, case_profile_name(r.c), cmp.agree, cmp.problem, ""};
     if (!cmp.agree) {
@@ -115,8 +128,7 @@ void run(const GateArgs& a, int& exit_code) {
       fmt::print("  FAIL {}: {}\n", file.string(), cmp.problem);
     }
     summary.entries.push_back(e);
-    junit.push_back({"corpus", file.string(), cmp.problem,
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+    junit.push_back({"corpus", file.string(), cmp.problem, seconds()});
   }
   if (skipped) fmt::print("corpus: {} cases skipped: outside an external backend's declaration\n", skipped);
   if (not_gemm) fmt::print("corpus: {} cases skipped: not GEMM operations (--compare ulp)\n", not_gemm);

@@ -40,21 +40,6 @@ struct ReplayArgs {
   CompareArgs compare;
 };
 
-// Both backends on one case. compare_backends lets exceptions other than the contract's errors
-// (nvfp4::Error, io::FormatError) through: such a crash is a failure of the case, not of the run;
-// a backend that cannot run at all (a plugin without its GPU) stops the run (exit 2).
-Comparison compare_case(const Case& c, Backend& a, Backend& b, const CompareMode& mode) {
-  try {
-    return compare_backends(c, a, b, mode);
-  } catch (const BackendUnavailable&) {
-    throw;
-  } catch (const std::exception& e) {
-    Comparison r;
-    r.problem = fmt::format("a backend crashed: {}", e.what());
-    return r;
-  }
-}
-
 // The message with which a backend rejects c (both backends agreed on rejecting it).
 std::string rejection(const Case& c, Backend& b) {
   try {

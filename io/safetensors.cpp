@@ -85,6 +85,14 @@ std::optional<std::uint64_t> byte_size(const std::vector<std::int64_t>& shape, D
   return n;
 }
 
+// The product of a shape's non-zero dimensions, saturating at kMaxEmptyExtent + 1 (no overflow).
+std::uint64_t empty_extent(const std::vector<std::int64_t>& shape) {
+  std::uint64_t n = 1;
+  for (std::int64_t d : shape)
+    if (d > 0) n = std::min(n * std::min(static_cast<std::uint64_t>(d), kMaxEmptyExtent + 1), kMaxEmptyExtent + 1);
+  return n;
+}
+
 const json& field(const json& entry, const char* key, std::string_view origin,
                   const std::string& name) {
   auto it = entry.find(key);
@@ -134,6 +142,10 @@ TensorInfo parse_entry(const json& entry, const std::string& name, std::uint64_t
   }
   auto expected = byte_size(t.shape, t.dtype);
   if (!expected) fail(origin, "tensor {}: shape {} is too large", q, jshape.dump());
+  if (*expected == 0 && empty_extent(t.shape) > kMaxEmptyExtent) {
+    fail(origin, "tensor {}: shape {} has no elements, and its other dimensions multiply to more than {}", q,
+         jshape.dump(), kMaxEmptyExtent);
+  }
   if (*expected != end - begin) {
     fail(origin, "tensor {}: byte length {} does not match shape {} x {} ({} bytes)", q,
          end - begin, jshape.dump(), dtype_name(t.dtype), *expected);
@@ -229,16 +241,26 @@ Header parse_header(std::span<const std::uint8_t> header_bytes, std::uint64_t da
     if (t.begin != t.end) ranges.emplace_back(t.begin, t.end, name);
   }
 
-  // Empty ranges cannot overlap anything; among the rest, sorted by begin,
-  // each must start at or after the previous one's end.
+  // Empty ranges hold no byte; the rest, sorted by begin, must tile [0, data_size) exactly, as
+  // the format requires: a gap, an overlap or trailing bytes mean offsets that do not describe
+  // the file (a header length off by one shifts every tensor by a byte).
   std::sort(ranges.begin(), ranges.end());
-  for (std::size_t i = 1; i < ranges.size(); ++i) {
-    const auto& [pb, pe, pname] = ranges[i - 1];
+  std::uint64_t covered = 0;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
     const auto& [b, e, name] = ranges[i];
-    if (b < pe) {
-      fail(origin, "tensors {} [{}, {}) and {} [{}, {}) overlap", quoted(pname), pb, pe,
-           quoted(name), b, e);
+    if (b < covered) {
+      const auto& [pb, pe, pname] = ranges[i - 1];
+      fail(origin, "tensors {} [{}, {}) and {} [{}, {}) overlap", quoted(pname), pb, pe, quoted(name), b, e);
     }
+    if (b > covered) {
+      fail(origin, "tensor {} starts at byte {} of the data section, but the bytes before it end at {}: a gap", quoted(name),
+           b, covered);
+    }
+    covered = e;
+  }
+  if (covered != data_size) {
+    fail(origin, "{} trailing bytes after the last tensor (the data section has {} bytes, the tensors cover {})",
+         data_size - covered, data_size, covered);
   }
   return h;
 }
@@ -273,14 +295,27 @@ File parse(std::span<const std::uint8_t> bytes, std::string_view origin) {
   return file;
 }
 
-File read_file(const std::filesystem::path& path) {
+namespace {
+
+// Opens a regular file for reading and returns its size. O_NONBLOCK: opening a FIFO (or a
+// device) must not wait for a writer before fstat can tell that it is not a file; reads of a
+// regular file ignore the flag.
+std::uint64_t open_regular_file(const std::filesystem::path& path, Fd& f) {
   const std::string origin = path.string();
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (f.fd < 0) fail(origin, "cannot open file: {}", os_error(errno));
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) fail(origin, "cannot stat file: {}", os_error(errno));
   if (!S_ISREG(st.st_mode)) fail(origin, "cannot read file: not a regular file");
-  const auto size = static_cast<std::size_t>(st.st_size);
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+}  // namespace
+
+File read_file(const std::filesystem::path& path) {
+  const std::string origin = path.string();
+  Fd f;
+  const auto size = static_cast<std::size_t>(open_regular_file(path, f));
   if (size == 0) return parse({}, origin);
 
   // Map instead of reading, so peak memory is one copy of the tensors.
@@ -390,27 +425,17 @@ bool read_at(int fd, std::uint8_t* out, std::size_t n, std::uint64_t offset, std
 
 LazyFile::LazyFile(const std::filesystem::path& path) : path_(path) {
   const std::string origin = path.string();
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) fail(origin, "cannot open file: {}", os_error(errno));
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    fail(origin, "cannot read file: not a regular file");
-  }
-  try {
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    std::array<std::uint8_t, 8> prefix{};
-    if (size < 8 || !read_at(fd_, prefix.data(), 8, 0, origin))
-      fail(origin, "file is shorter than 8 bytes ({} bytes), no header length", size);
-    const std::uint64_t header_len = header_length(prefix, size - 8, origin);
-    std::vector<std::uint8_t> text(header_len);
-    read_at(fd_, text.data(), text.size(), 8, origin);
-    data_start_ = 8 + header_len;
-    header_ = parse_header(text, size - data_start_, origin);
-  } catch (...) {
-    ::close(fd_);
-    throw;
-  }
+  Fd f;
+  const std::uint64_t size = open_regular_file(path, f);
+  std::array<std::uint8_t, 8> prefix{};
+  if (size < 8 || !read_at(f.fd, prefix.data(), 8, 0, origin))
+    fail(origin, "file is shorter than 8 bytes ({} bytes), no header length", size);
+  const std::uint64_t header_len = header_length(prefix, size - 8, origin);
+  std::vector<std::uint8_t> text(header_len);
+  if (!read_at(f.fd, text.data(), text.size(), 8, origin)) fail(origin, "truncated: the file ends inside its header");
+  data_start_ = 8 + header_len;
+  header_ = parse_header(text, size - data_start_, origin);
+  fd_ = std::exchange(f.fd, -1);
 }
 
 LazyFile::LazyFile(LazyFile&& o) noexcept

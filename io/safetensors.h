@@ -10,6 +10,13 @@
 // Every error, including I/O errors and inconsistent inputs to the writer and
 // to make_tensor*, is reported as FormatError with a single-line message that
 // starts with the file name or origin.
+//
+// Files come from other people, so the reader is strict (as the format is):
+// only regular files are opened (a FIFO or a device never blocks the reader);
+// the byte ranges of the non-empty tensors must tile the data section exactly,
+// in some order, with no gap, no overlap and no trailing byte (a header length
+// that is off by one shifts every tensor, and is rejected so); and a tensor's
+// shape is bounded before anything is allocated (kMaxEmptyExtent).
 
 #ifndef NVFP4_IO_SAFETENSORS_H_
 #define NVFP4_IO_SAFETENSORS_H_
@@ -27,6 +34,12 @@
 #include <vector>
 
 namespace nvfp4::io {
+
+// A tensor with no elements (a 0 in its shape) costs no bytes in the file, so the file does not
+// bound its other dimensions: their product may be at most this, or an 80-byte file could
+// describe a [2^40, 0] tensor whose rows an operation loops over and whose padded outputs it
+// allocates. Every other tensor's dimensions are bounded by its bytes in the file.
+constexpr std::uint64_t kMaxEmptyExtent = std::uint64_t{1} << 16;
 
 enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2 };
 

@@ -1,5 +1,6 @@
 #include "io/tensor_convert.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -53,7 +54,7 @@ ByteMatrix to_byte_matrix(const Tensor& t, std::string_view op, std::string_view
   require_rank(t, 2, op, name);
   require_dtype(t, DType::U8, op, name);
   ByteMatrix m = xt::empty<std::uint8_t>({std::size_t(t.shape[0]), std::size_t(t.shape[1])});
-  std::memcpy(m.data(), t.bytes.data(), t.bytes.size());
+  std::copy(t.bytes.begin(), t.bytes.end(), m.data());  // not memcpy: an empty tensor has no data pointer
   return m;
 }
 
@@ -61,7 +62,7 @@ FloatVector to_float_vector(const Tensor& t, std::string_view op, std::string_vi
   require_rank(t, 1, op, name);
   require_dtype(t, DType::F32, op, name);
   FloatVector v = xt::empty<float>({std::size_t(t.shape[0])});
-  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+  if (!t.bytes.empty()) std::memcpy(v.data(), t.bytes.data(), t.bytes.size());  // an empty tensor has no data pointer
   return v;
 }
 

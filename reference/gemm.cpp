@@ -37,14 +37,11 @@ const std::array<std::array<std::int8_t, 2>, 256>& twice_codes_of_byte() {
   return table;
 }
 
-IntegerOperand integers_of(const GemmOperand& x, std::string_view name) {
+IntegerOperand integers_of(const GemmOperand& x) {
   IntegerOperand o;
   o.rows = std::int64_t(x.data.shape(0));
   o.K = 2 * std::int64_t(x.data.shape(1));
   o.blocks = o.K / 16;
-  if (std::int64_t(x.scale.shape(0)) != scale_rows(o.rows) || std::int64_t(x.scale.shape(1)) != scale_cols(o.K))
-    fail(kOp, ErrorCode::E_SCALE_SHAPE, "{}_scale is [{}, {}], expected [{}, {}] for {} rows and K={}", name,
-         x.scale.shape(0), x.scale.shape(1), scale_rows(o.rows), scale_cols(o.K), o.rows, o.K);
   o.twice_code.resize(std::size_t(o.rows * o.K));
   o.scale.resize(std::size_t(o.rows * o.blocks));
   o.nan_row.assign(std::size_t(o.rows), false);
@@ -123,6 +120,13 @@ float round_output(float v, GemmOutput out) {
   return v;
 }
 
+void require_scale_shape(const GemmOperand& x, std::string_view name) {
+  const std::int64_t rows = std::int64_t(x.data.shape(0)), K = 2 * std::int64_t(x.data.shape(1));
+  if (std::int64_t(x.scale.shape(0)) != scale_rows(rows) || std::int64_t(x.scale.shape(1)) != scale_cols(K))
+    fail(kOp, ErrorCode::E_SCALE_SHAPE, "{}_scale is [{}, {}], expected [{}, {}] for {} rows and K={}", name,
+         x.scale.shape(0), x.scale.shape(1), scale_rows(rows), scale_cols(K), rows, K);
+}
+
 void require_amax(const GemmOperand& x, std::string_view name, std::int64_t rows, bool row_scaled) {
   const std::int64_t n = std::int64_t(x.amax.size());
   if (n != 1 && !(row_scaled && n == rows))
@@ -144,7 +148,7 @@ float post_scale(float d0, float row, float col, bool row_scalar, bool col_scala
 
 }  // namespace
 
-FloatMatrix gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& o) {
+void validate_gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& o) {
   const std::int64_t M = std::int64_t(a.data.shape(0)), N = std::int64_t(b.data.shape(0));
   const std::int64_t K = 2 * std::int64_t(a.data.shape(1)), Kb = 2 * std::int64_t(b.data.shape(1));
   if (K != Kb) fail(kOp, ErrorCode::E_GEMM_K, "A has K={} and B has K={}", K, Kb);
@@ -161,7 +165,14 @@ FloatMatrix gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& 
   }
   if (o.bias && std::int64_t(o.bias->size()) != N)
     fail(kOp, ErrorCode::E_DATA_SHAPE, "bias has {} values, expected N={}", o.bias->size(), N);
-  const IntegerOperand ia = integers_of(a, "a"), ib = integers_of(b, "b");
+  require_scale_shape(a, "a");
+  require_scale_shape(b, "b");
+}
+
+FloatMatrix gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& o) {
+  validate_gemm(a, b, o);
+  const std::int64_t M = std::int64_t(a.data.shape(0)), N = std::int64_t(b.data.shape(0)), K = 2 * std::int64_t(a.data.shape(1));
+  const IntegerOperand ia = integers_of(a), ib = integers_of(b);
 
   // α: given, from the amaxes (§3.20.1), or for row scaling from amaxes of 1 (§3.20.4).
   const float alpha = o.alpha ? *o.alpha : o.row_scaled ? gemm_alpha(1.0f, 1.0f, 1.0f) : gemm_alpha(1.0f, a.amax(0), b.amax(0));

@@ -40,5 +40,7 @@ struct GemmOptions {
 // options.output and held exactly as binary32. Throws nvfp4::Error (E_GEMM_K, E_SCALE_SHAPE,
 // E_DATA_SHAPE, E_AMAX_SHAPE, E_UNSUPPORTED) for inconsistent operands.
 FloatMatrix gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& options);
+// The checks gemm makes before it reads an operand, in its order: the errors it would throw.
+void validate_gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& options);
 
 }  // namespace nvfp4

@@ -82,6 +82,7 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
   q.data = xt::empty<std::uint8_t>({M, K / 2});
   q.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(M)), std::size_t(scale_cols(K))});
   q.amax = row_global_amax;
+  if (blocks == 0) return q;  // no element to encode, and no row element to point at
   // Rows are independent: large tensors are quantized in row bands on every core.
   for_each_row(std::int64_t(M), std::int64_t(K), kRowElementsPerThread, [&](std::int64_t row) {
     const std::size_t r = std::size_t(row);

@@ -57,6 +57,8 @@ TEST(Registry, EveryOperationHasEveryPart) {
     EXPECT_NE(fuzz::find_generator(op.name), nullptr) << "no case generator in fuzz/op_generators.cpp";
     EXPECT_TRUE(seeded.count(std::string(op.name))) << "no seed-corpus case (cases/seed_corpus.cpp)";
     EXPECT_NE(docs.find("| `" + std::string(op.name) + "` |"), std::string::npos) << "no row in docs/operations.md";
+    for (const TensorSpec& t : op.inputs)  // what a case file's tensors are checked against when read
+      EXPECT_FALSE(t.ranks.empty() || t.dtypes.empty()) << "input " << t.name << " declares no rank or no dtype";
   }
   for (const fuzz::GeneratorRow& g : fuzz::op_generators())
     EXPECT_NE(find_operation(g.op), nullptr) << "generator for an operation the registry lacks: " << g.op;

@@ -62,7 +62,7 @@ OperationSpec amax_op(std::string_view name, std::string_view summary, std::stri
   op.summary = summary;
   op.section = "§3.1-§3.3";
   op.params = {profile_param()};
-  op.inputs = {{"x", kFloats, "[M, K]"}};
+  op.inputs = {{.name = "x", .dtypes = kFloats, .shape = "[M, K]", .ranks = {2}}};
   op.outputs = {{"amax", {io::DType::F32}, out_shape}};
   op.reference = ref;
   op.metamorphic = meta;

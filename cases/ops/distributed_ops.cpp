@@ -149,14 +149,15 @@ std::vector<OperationSpec> distributed_operations() {
 
   OperationSpec amax = distributed_op("amax_partial", "tile amaxes and amax of a shard [s, s+len) of an M x K weight", "§3.4");
   amax.params.insert(amax.params.end(), {M, K, start});
-  amax.inputs = {{"xs", bf16, "[len] (the shard's BF16 values)"}};
+  amax.inputs = {{.name = "xs", .dtypes = bf16, .shape = "[len] (the shard's BF16 values)", .ranks = {1}}};
   amax.outputs = {{"tile_amax", f32, "[M/16, K/16] (0 where the shard has no element)"}, {"amax", f32, "[1]"}};
   amax.reference = run_amax_partial;
   amax.metamorphic = amax_partial_by_halves;
   amax.relation = "the NaN-rule combination of the partial amaxes of the shard's two halves";
 
   OperationSpec fused = distributed_op("fused_scale_2d", "tile scales, compact rowwise scales and S from tile amaxes and g", "§3.15");
-  fused.inputs = {{"tile_amax", f32, "[M/16, K/16]"}, {"amax", f32, "[1] (g)"}};
+  fused.inputs = {{.name = "tile_amax", .dtypes = f32, .shape = "[M/16, K/16]", .ranks = {2}},
+                  {.name = "amax", .dtypes = f32, .shape = "[1] (g)", .ranks = {1}}};
   fused.outputs = {{"tile_scale", f32, "[M/16, K/16]"},
                    {"scale", u8, "[roundup(M, 128), roundup(K/16, 4)]"},
                    {"amax", f32, "[1] (g, passed through)"},
@@ -167,10 +168,11 @@ std::vector<OperationSpec> distributed_operations() {
 
   OperationSpec cast = distributed_op("partial_cast_2d", "E2M1 codes of a shard written into its owned nibbles only", "§3.16");
   cast.params.insert(cast.params.end(), {M, K, start});
-  cast.inputs = {{"xs", bf16, "[len]"},
-                 {"tile_scale", f32, "[M/16, K/16]"},
-                 {"global_scale", f32, "[1] (S)"},
-                 {"data", u8, "[local_bytes] (shard-local) or [M, K/2] (whole tensor): the prior bytes"}};
+  cast.inputs = {{.name = "xs", .dtypes = bf16, .shape = "[len]", .ranks = {1}},
+                 {.name = "tile_scale", .dtypes = f32, .shape = "[M/16, K/16]", .ranks = {2}},
+                 {.name = "global_scale", .dtypes = f32, .shape = "[1] (S)", .ranks = {1}},
+                 {.name = "data", .dtypes = u8, .shape = "[local_bytes] (shard-local) or [M, K/2] (whole tensor): the prior bytes",
+                  .ranks = {1, 2}}};
   cast.outputs = {{"data", u8, "shaped like the input data"}};
   cast.reference = run_partial_cast;
   cast.metamorphic = partial_cast_by_halves;
@@ -179,7 +181,7 @@ std::vector<OperationSpec> distributed_operations() {
   OperationSpec flow = distributed_op("cast_master_weights", "the master-weight cast across R data-parallel ranks", "§3.17");
   flow.params.push_back({"cuts", ParamType::kIntList, {}, std::vector<std::int64_t>{},
                          "the R-1 flat cut points between ranks in the name-ordered concatenation of the weights"});
-  flow.inputs = {{"*", f32, "any number of weights [M_i, K_i], in name order"}};
+  flow.inputs = {{.name = "*", .dtypes = f32, .shape = "any number of weights [M_i, K_i], in name order", .ranks = {2}}};
   flow.outputs = {{"*", {io::DType::U8, io::DType::F32}, "NAME.data, NAME.scale, NAME.amax, NAME.data_t, NAME.scale_t per weight"}};
   flow.reference = run_cast_master_weights;
   flow.metamorphic = master_weights_via_quantize_2d;

@@ -110,8 +110,7 @@ TensorMap gemm_via_relations(const Case& c) {
   GemmInputs in;
   read_gemm_inputs(c, in);
   const GemmOptions& o = in.options;
-  if (in.a.data.shape(1) != in.b.data.shape(1) || in.a.data.shape(1) % 8 || in.a.data.shape(1) == 0)
-    return run_gemm(c);  // E_GEMM_K: the reference's error
+  validate_gemm(in.a, in.b, o);  // the reference's errors, before blocks_of reads the scales by the data's shape
   Blocks a = blocks_of(in.a), b = blocks_of(in.b);
   reverse_blocks(a);
   reverse_blocks(b);
@@ -180,15 +179,19 @@ std::vector<OperationSpec> gemm_operations() {
       {"accumulate", ParamType::kBool, {}, false, "row_scaled only: d = RNout(c + RNout(out)), c of the output dtype"},
   };
   const std::string_view scales = "[roundup(rows, 128), roundup(K/16, 4)], compact or swizzled";
-  g.inputs = {{"a_data", {io::DType::U8}, "[M, K/2]"},
-              {"a_scale", {io::DType::U8}, scales},
-              {"a_amax", {io::DType::F32}, "[1], or [M] when row_scaled"},
-              {"b_data", {io::DType::U8}, "[N, K/2]"},
-              {"b_scale", {io::DType::U8}, scales},
-              {"b_amax", {io::DType::F32}, "[1], or [N] when row_scaled"},
-              {"c", {io::DType::F32, io::DType::BF16, io::DType::F16}, "[M, N]: F32, or of output_dtype when accumulate", true,
-               "beta != null or accumulate"},
-              {"bias", {io::DType::F32}, "[N]", true, "with_bias"}};
+  g.inputs = {{.name = "a_data", .dtypes = {io::DType::U8}, .shape = "[M, K/2]", .ranks = {2}},
+              {.name = "a_scale", .dtypes = {io::DType::U8}, .shape = scales, .ranks = {2}},
+              {.name = "a_amax", .dtypes = {io::DType::F32}, .shape = "[1], or [M] when row_scaled", .ranks = {1}},
+              {.name = "b_data", .dtypes = {io::DType::U8}, .shape = "[N, K/2]", .ranks = {2}},
+              {.name = "b_scale", .dtypes = {io::DType::U8}, .shape = scales, .ranks = {2}},
+              {.name = "b_amax", .dtypes = {io::DType::F32}, .shape = "[1], or [N] when row_scaled", .ranks = {1}},
+              {.name = "c",
+               .dtypes = outs,
+               .shape = "[M, N]: F32, or of output_dtype when accumulate",
+               .optional = true,
+               .when = "beta != null or accumulate",
+               .ranks = {2}},
+              {.name = "bias", .dtypes = {io::DType::F32}, .shape = "[N]", .optional = true, .when = "with_bias", .ranks = {1}}};
   g.outputs = {{"d", outs, "[M, N] of output_dtype"}};
   g.reference = run_gemm;
   g.metamorphic = gemm_via_relations;

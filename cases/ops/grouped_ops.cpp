@@ -71,6 +71,8 @@ TensorMap grouped_swizzle_by_scatter(const Case& c) {
   std::vector<std::uint8_t> bytes;
   const GroupAxis axis = axis_param(c);
   const std::int64_t rows = std::int64_t(compact.shape(0)), cols = std::int64_t(compact.shape(1));
+  // The groups must fit the matrix before their buffer is sized by them (a group of 2^48 rows).
+  if (!grouped_compact_fits(axis, sizes_param(c), rows, cols)) return ReferenceBackend().run(c);
   bytes.assign(std::size_t(std::max<std::int64_t>(0, grouped_bytes(axis, sizes_param(c), rows, cols))), 0);
   if (!for_each_grouped_entry(axis, sizes_param(c), rows, cols,
                               [&](std::int64_t R, std::int64_t C, std::int64_t at) { bytes[std::size_t(at)] = compact(R, C); }))
@@ -121,7 +123,7 @@ std::vector<OperationSpec> grouped_operations() {
   s.summary = "compact scales of a grouped tensor to the grouped swizzled layout: each group swizzled on its own extent, concatenated";
   s.section = "§2.4.3";
   s.params = {axis, sizes};
-  s.inputs = {{"scale", {io::DType::U8}, "[R', C'] compact scales of the whole tensor"}};
+  s.inputs = {{.name = "scale", .dtypes = {io::DType::U8}, .shape = "[R', C'] compact scales of the whole tensor", .ranks = {2}}};
   s.outputs = {{"scale", {io::DType::U8}, "[sum over groups of R'_g * C'_g]"}};
   s.reference = run_grouped_swizzle;
   s.metamorphic = grouped_swizzle_by_scatter;
@@ -135,7 +137,7 @@ std::vector<OperationSpec> grouped_operations() {
   u.params = {axis, sizes,
               {"extent", ParamType::kInt, {}, std::int64_t(4),
                "the ungrouped axis's padded extent: C' (outer, a multiple of 4) or R' (inner, a multiple of 128)"}};
-  u.inputs = {{"scale", {io::DType::U8}, "[sum over groups of R'_g * C'_g]"}};
+  u.inputs = {{.name = "scale", .dtypes = {io::DType::U8}, .shape = "[sum over groups of R'_g * C'_g]", .ranks = {1}}};
   u.outputs = {{"scale", {io::DType::U8}, "outer [roundup(sum,128), extent]; inner [extent, roundup(sum/16,4)]"}};
   u.reference = run_grouped_unswizzle;
   u.metamorphic = grouped_unswizzle_by_gather;
@@ -153,12 +155,15 @@ std::vector<OperationSpec> grouped_operations() {
                          "compact: whole-tensor compact scales; swizzled: the grouped layout of §2.4.3 (B of grouping m: each weight swizzled)"),
               {"row_scaled", ParamType::kBool, {}, false, "grouping m: per-row amaxes and the post-scale of §3.20.4, per group"}};
   const std::string_view grouped_scale = "compact [R', C'] of the whole operand, or grouped swizzled bytes (1-D)";
-  g.inputs = {{"a_data", {io::DType::U8}, "m: [T, K/2]; k: [M, T/2]"},
-              {"a_scale", {io::DType::U8}, grouped_scale},
-              {"a_amax", {io::DType::F32}, "[G], or [T] when row_scaled"},
-              {"b_data", {io::DType::U8}, "m: [G, N, K/2]; k: [N, T/2]"},
-              {"b_scale", {io::DType::U8}, "m: [G, roundup(N,128), roundup(K/16,4)] (swizzled per weight); k: as a_scale"},
-              {"b_amax", {io::DType::F32}, "[G], or [G, N] when row_scaled"}};
+  g.inputs = {{.name = "a_data", .dtypes = {io::DType::U8}, .shape = "m: [T, K/2]; k: [M, T/2]", .ranks = {2}},
+              {.name = "a_scale", .dtypes = {io::DType::U8}, .shape = grouped_scale, .ranks = {1, 2}},
+              {.name = "a_amax", .dtypes = {io::DType::F32}, .shape = "[G], or [T] when row_scaled", .ranks = {1}},
+              {.name = "b_data", .dtypes = {io::DType::U8}, .shape = "m: [G, N, K/2]; k: [N, T/2]", .ranks = {2, 3}},
+              {.name = "b_scale",
+               .dtypes = {io::DType::U8},
+               .shape = "m: [G, roundup(N,128), roundup(K/16,4)] (swizzled per weight); k: as a_scale",
+               .ranks = {1, 2, 3}},
+              {.name = "b_amax", .dtypes = {io::DType::F32}, .shape = "[G], or [G, N] when row_scaled", .ranks = {1, 2}}};
   g.outputs = {{"d", {io::DType::F32, io::DType::BF16, io::DType::F16}, "m: [T, N]; k: [G, M, N]"}};
   g.reference = run_grouped_gemm_reference;
   g.metamorphic = grouped_gemm_via_relations;

@@ -47,7 +47,7 @@ std::vector<OperationSpec> hadamard_operations() {
   op.section = "§3.19";
   op.params = {{"rht_mask", ParamType::kUInt, {}, std::uint64_t(kRhtDefaultMask),
                 "sign mask, 16 bits: bit k set makes s_k = -1 (0: the plain Hadamard transform)"}};
-  op.inputs = {{"x", {io::DType::BF16}, "[M, N], M and N multiples of 16"}};
+  op.inputs = {{.name = "x", .dtypes = {io::DType::BF16}, .shape = "[M, N], M and N multiples of 16", .ranks = {2}}};
   op.outputs = {{"x_t", {io::DType::BF16}, "[N, M]"}};
   op.reference = run_rht;
   op.metamorphic = rht_via_negated_rows;

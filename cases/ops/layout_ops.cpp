@@ -94,17 +94,17 @@ std::vector<OperationSpec> layout_operations() {
   const std::string_view band = "128-row bands swizzled separately and concatenated";
   OperationSpec scales_2d = layout_op(
       "transpose_scales_2d", "2D (16x16 tile) rowwise scales to the columnwise copy's scales", "§3.14",
-      {"scale", u8, "[roundup(M, 128), roundup(K/16, 4)] (compact, 2D)"},
+      {.name = "scale", .dtypes = u8, .shape = "[roundup(M, 128), roundup(K/16, 4)] (compact, 2D)", .ranks = {2}},
       {"scale", u8, "[roundup(K, 128), roundup(M/16, 4)]"}, run_transpose_scales_2d, transpose_scales_by_scatter,
       "scatters each tile's byte to its 16 output rows where the reference gathers");
   scales_2d.params = {int_param("M", "rows of the quantized tensor"), int_param("K", "columns of the quantized tensor")};
   return {
-      layout_op("swizzle", "compact scales to the GEMM-swizzled (128x4) layout", "§2.4.2, §3.21", {"scale", u8, padded},
-                {"scale", u8, "[R, C]"}, run_swizzle, swizzle_by_bands, band),
+      layout_op("swizzle", "compact scales to the GEMM-swizzled (128x4) layout", "§2.4.2, §3.21",
+                {.name = "scale", .dtypes = u8, .shape = padded, .ranks = {2}}, {"scale", u8, "[R, C]"}, run_swizzle, swizzle_by_bands, band),
       layout_op("unswizzle", "GEMM-swizzled (128x4) scales back to the compact layout", "§2.4.2, §3.21",
-                {"scale", u8, padded}, {"scale", u8, "[R, C]"}, run_unswizzle, swizzle_by_bands, band),
+                {.name = "scale", .dtypes = u8, .shape = padded, .ranks = {2}}, {"scale", u8, "[R, C]"}, run_unswizzle, swizzle_by_bands, band),
       layout_op("transpose_packed", "packed E2M1 data [M, K/2] to the transpose's packed data [K, M/2] (M even)",
-                "§3.14", {"data", u8, "[M, K/2]"}, {"data", u8, "[K, M/2]"}, run_transpose_packed,
+                "§3.14", {.name = "data", .dtypes = u8, .shape = "[M, K/2]", .ranks = {2}}, {"data", u8, "[K, M/2]"}, run_transpose_packed,
                 transpose_via_nibbles, "through an unpacked nibble matrix and xtensor's transpose"),
       scales_2d,
   };

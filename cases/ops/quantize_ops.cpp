@@ -61,8 +61,6 @@ TensorMap quantize_via_transpose(const Case& c) {
 // rounding the rowwise quantization of the rht operation's output.
 TensorMap quantize_copy_by_copy(const Case& c) {
   const io::Tensor& x = c.inputs.at("x");
-  if (x.shape.size() != 2) return ReferenceBackend().run(c);
-  validate_quantize(std::size_t(x.shape[0]), std::size_t(x.shape[1]), quantize_options(c));  // the reference's errors
   const std::string& d = c.params.text("direction");
   Case row = c;
   row.params.set("direction", std::string("rowwise"));
@@ -87,7 +85,12 @@ TensorMap quantize_copy_by_copy(const Case& c) {
   return out;
 }
 
+// Either relation reshapes x (transposes, or splits the copies), so x is checked first as the
+// reference checks it: a case that the reference rejects gets the reference's error.
 TensorMap quantize_metamorphic(const Case& c) {
+  const io::Tensor& x = case_input(c, "x");
+  if (x.shape.size() != 2) return ReferenceBackend().run(c);
+  validate_quantize(std::size_t(x.shape[0]), std::size_t(x.shape[1]), quantize_options(c));
   const bool plain = c.params.text("rounding") == "nearest" && !c.params.flag("rht");
   return plain ? quantize_via_transpose(c) : quantize_copy_by_copy(c);
 }
@@ -145,7 +148,7 @@ std::vector<OperationSpec> quantize_operations() {
       {"experts", ParamType::kBool, {}, false,
        "x is [E, N, K] expert weights: each expert quantized alone with its own amax, every output gains a leading E", true},
   };
-  q.inputs = {{"x", floats, "[M, K] (BF16 when rht); [E, N, K] when experts"}};
+  q.inputs = {{.name = "x", .dtypes = floats, .shape = "[M, K] (BF16 when rht); [E, N, K] when experts", .ranks = {2, 3}}};
   const std::string_view rowwise = "direction != columnwise", columnwise = "direction != rowwise";
   q.outputs = {
       {"data", {io::DType::U8}, "[M, K/2]", true, rowwise},
@@ -169,9 +172,9 @@ std::vector<OperationSpec> quantize_operations() {
   d.summary = "NVFP4 rowwise data, compact scales and amax back to floating point under the profile's DQ chain";
   d.section = "§3.13";
   d.params = {profile_param(), enum_param("output_dtype", {"F32", "BF16", "F16"}, "dtype of the output x")};
-  d.inputs = {{"data", {io::DType::U8}, "[M, K/2]"},
-              {"scale", {io::DType::U8}, "[roundup(M, 128), roundup(K/16, 4)] (compact)"},
-              {"amax", {io::DType::F32}, "[1] or [M] (row-scaled)"}};
+  d.inputs = {{.name = "data", .dtypes = {io::DType::U8}, .shape = "[M, K/2]", .ranks = {2}},
+              {.name = "scale", .dtypes = {io::DType::U8}, .shape = "[roundup(M, 128), roundup(K/16, 4)] (compact)", .ranks = {2}},
+              {.name = "amax", .dtypes = {io::DType::F32}, .shape = "[1] or [M] (row-scaled)", .ranks = {1}}};
   d.outputs = {{"x", floats, "[M, K] of dtype output_dtype"}};
   d.reference = run_dequantize;
   d.metamorphic = dequantize_by_row_slices;

@@ -23,10 +23,12 @@ inline std::string slurp_text(const std::filesystem::path& p) {
   return s.str();
 }
 
-// Runs `NVFP4_CLI_PATH args` with stdout and stderr captured through files in `scratch`.
-inline CliRun run_cli(const std::string& args, const std::filesystem::path& scratch) {
+// Runs `NVFP4_CLI_PATH args` with stdout and stderr captured through files in `scratch`; with
+// `timeout_s`, under timeout(1), so that a hang ends as exit code 124 instead of stalling the test.
+inline CliRun run_cli(const std::string& args, const std::filesystem::path& scratch, int timeout_s = 0) {
   const std::filesystem::path out = scratch / "stdout.txt", err = scratch / "stderr.txt";
-  const std::string cmd = std::string(NVFP4_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+  const std::string limit = timeout_s > 0 ? "timeout -k 5 " + std::to_string(timeout_s) + " " : "";
+  const std::string cmd = limit + std::string(NVFP4_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
   const int status = std::system(cmd.c_str());
   CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp_text(out), slurp_text(err)};
   std::filesystem::remove(out);
