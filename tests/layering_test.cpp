@@ -1,0 +1,89 @@
+// The layers of the source tree (README's Layout; the order of CMakeLists.txt):
+//   reference -> io -> cases -> device, compare, checkpoint, external -> fuzz, reports -> bench, python -> cli
+// Each folder includes only itself and the folders below it, and every folder that holds sources
+// has its row here, so a new folder cannot slip past the rule.
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/cli_runner.h"
+
+namespace nvfp4 {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Folder -> the folders its files may include ("nvfp4_verify/" is the plugin ABI's C header in include/).
+const std::map<std::string, std::set<std::string>>& layers() {
+  static const std::map<std::string, std::set<std::string>> table = {
+      {"include", {}},
+      {"examples", {"include"}},
+      {"reference", {"reference"}},
+      {"io", {"io", "reference"}},
+      {"cases", {"cases", "io", "reference"}},
+      {"device", {"device", "cases", "io", "reference", "include"}},
+      {"compare", {"compare", "cases", "io", "reference"}},
+      {"checkpoint", {"checkpoint", "cases", "io", "reference"}},
+      {"external", {"external", "cases", "io", "reference", "include"}},
+      {"fuzz", {"fuzz", "compare", "cases", "io", "reference"}},
+      {"reports", {"reports", "compare", "cases", "io", "reference"}},
+      // The benchmark times the kernels, the external backends and fuzz campaigns.
+      {"bench", {"bench", "fuzz", "device", "external", "compare", "cases", "io", "reference"}},
+      {"python", {"python", "reports", "compare", "cases", "io", "reference"}},
+      {"cli", {"cli", "bench", "fuzz", "reports", "device", "compare", "checkpoint", "external", "cases", "io", "reference"}},
+  };
+  return table;
+}
+
+bool is_source(const fs::path& p) {
+  static const std::set<std::string> extensions = {".h", ".hpp", ".c", ".cc", ".cpp", ".cu", ".cuh"};
+  return extensions.count(p.extension().string()) > 0;
+}
+
+// The folder an include names: "reference/e2m1.h" -> reference, "nvfp4_verify/plugin.h" -> include.
+std::string folder_of(const std::string& first_component) {
+  return first_component == "nvfp4_verify" ? "include" : first_component;
+}
+
+TEST(Layering, EveryFolderWithSourcesHasALayer) {
+  const fs::path root(NVFP4_SOURCE_DIR);
+  // Not layers: the tests (which may include anything), and folders without sources of the project.
+  const std::set<std::string> exempt = {"tests", "docs", "corpora", "scripts", "cmake"};
+  std::size_t folders = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || name.starts_with(".") || name.starts_with("build") || exempt.count(name)) continue;
+    bool has_sources = false;
+    for (const auto& f : fs::recursive_directory_iterator(e.path()))
+      has_sources = has_sources || (f.is_regular_file() && is_source(f.path()));
+    if (!has_sources) continue;
+    ++folders;
+    EXPECT_TRUE(layers().count(name)) << name << "/ holds sources but has no row in the layer table";
+  }
+  EXPECT_EQ(folders, layers().size());
+}
+
+TEST(Layering, EachFolderIncludesOnlyItselfAndTheFoldersBelowIt) {
+  const fs::path root(NVFP4_SOURCE_DIR);
+  const std::regex include("#include \"([a-z0-9_]+)/");
+  std::map<std::string, std::size_t> checked;
+  for (const auto& [layer, may] : layers())
+    for (const auto& e : fs::recursive_directory_iterator(root / layer)) {
+      if (!e.is_regular_file() || !is_source(e.path())) continue;
+      const std::string text = test_support::slurp_text(e.path());
+      for (auto m = std::sregex_iterator(text.begin(), text.end(), include); m != std::sregex_iterator(); ++m) {
+        ++checked[layer];
+        EXPECT_TRUE(may.count(folder_of((*m)[1]))) << e.path() << " (layer " << layer << ") includes " << (*m)[1] << "/";
+      }
+    }
+  // Every layer but the ABI header includes something of the project, so each row is exercised.
+  for (const auto& [layer, _] : layers())
+    if (layer != "include") EXPECT_GT(checked[layer], 0u) << layer;
+}
+
+}  // namespace
+}  // namespace nvfp4
