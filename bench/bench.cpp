@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <optional>
 #include <random>
 #include <thread>
@@ -22,6 +21,8 @@
 #include "cases/recipe.h"
 #include "cases/reference_backend.h"
 #include "fuzz/campaign.h"
+#include "io/atomic_file.h"
+#include "io/output_path.h"
 #include "reference/amax.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
@@ -529,6 +530,7 @@ nlohmann::json campaign_throughput(double seconds) {
 }  // namespace
 
 int run_bench(const BenchOptions& options, const VendorGemm& vendor) {
+  if (!options.json_path.empty()) io::prepare_output_file(options.json_path, "--json");
   if (const auto reason = device::device_unavailable_reason()) {
     fmt::print(stderr, "nvfp4-verify bench: {}\n", *reason);
     return 2;
@@ -554,7 +556,7 @@ int run_bench(const BenchOptions& options, const VendorGemm& vendor) {
   j["cold_l2"] = options.cold_l2;
   j["cpu_reference"] = cpu_reference();
   if (options.campaign_seconds > 0) j["campaigns"] = campaign_throughput(options.campaign_seconds);
-  if (!options.json_path.empty()) std::ofstream(options.json_path) << j.dump(2) << "\n";
+  if (!options.json_path.empty()) io::write_file_atomic(options.json_path, j.dump(2) + "\n");
   return 0;
 }
 

@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "cases/params.h"
 #include "io/safetensors.h"
 #include "reference/error.h"
+#include "reference/exception.h"
 #include "reference/profile.h"
 
 namespace nvfp4 {
@@ -43,9 +43,9 @@ std::string case_profile_name(const Case& c);
 enum class FaultKind { kCrash, kTimeout, kProtocol };
 std::string_view fault_kind_name(FaultKind k);  // "crash", "timeout", "protocol"
 
-class BackendFault : public std::runtime_error {
+class BackendFault : public Exception {
  public:
-  BackendFault(FaultKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  BackendFault(FaultKind kind, const std::string& what) : Exception(what), kind_(kind) {}
   FaultKind kind() const { return kind_; }
 
  private:
@@ -54,9 +54,9 @@ class BackendFault : public std::runtime_error {
 
 // A rejection without one of the contract's error codes (an external backend's exception): it
 // agrees with any rejection of the other backend, whatever its code.
-class UncodedRejection : public std::runtime_error {
+class UncodedRejection : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // How a backend answered one case: outputs, a rejection, or a fault.
@@ -90,9 +90,10 @@ class Backend {
 // b.run(c) with its rejection or fault caught into the outcome, and timed.
 Outcome run_outcome(Backend& b, const Case& c);
 
-class BackendUnavailable : public std::runtime_error {
+// A backend that cannot run at all here (no GPU, a worker or plugin that does not start).
+class BackendUnavailable : public Exception {
  public:
-  using std::runtime_error::runtime_error;
+  using Exception::Exception;
 };
 
 }  // namespace nvfp4

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "reference/exception.h"
+
 namespace nvfp4 {
 namespace {
 
@@ -39,7 +41,7 @@ fs::path save_case(const fs::path& dir, const CaseRecord& r) {
   const fs::path path = dir / fmt::format("case-{:016x}.safetensors", fnv1a64(bytes));
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw io::FormatError(fmt::format("{}: cannot create the corpus directory: {}", dir.string(), ec.message()));
+  if (ec) throw OutputError(fmt::format("{}: cannot create the corpus directory: {}", dir.string(), ec.message()));
   if (fs::exists(path, ec)) {
     if (read_bytes(path) == bytes) return path;
     throw io::FormatError(fmt::format(

@@ -2,14 +2,16 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
 #include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/weight_quantizer.h"
+#include "io/atomic_directory.h"
+#include "io/atomic_file.h"
 #include "reference/profiles.h"
 
 namespace nvfp4::checkpoint {
@@ -17,10 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void write_json(const fs::path& p, const nlohmann::json& j) {
-  std::ofstream f(p);
-  f << j.dump(2) << "\n";
-  if (!f.flush()) throw io::FormatError(fmt::format("{}: cannot write file", p.string()));
+void write_json(const fs::path& p, const nlohmann::json& j) { io::write_file_atomic(p, j.dump(2) + "\n"); }
+
+// A file of the source as it is (tokenizer, generation config), made durable as every output.
+void copy_source_file(const fs::path& from, const fs::path& to) {
+  std::ifstream in(from, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.is_open() || in.bad()) throw io::FormatError(fmt::format("{}: cannot read file", from.string()));
+  io::write_file_atomic(to, bytes);
 }
 
 std::uint64_t byte_size(const io::TensorInfo& t) {
@@ -119,7 +125,7 @@ void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint&
     if (name == "config.json")
       write_json(tmp / name, f.with_quantization_config(src.config(), exclude_modules));
     else if (name != "hf_quant_config.json")
-      fs::copy_file(src.dir() / name, tmp / name);
+      copy_source_file(src.dir() / name, tmp / name);
   }
   if (f.hf_quant_config) write_json(tmp / "hf_quant_config.json", f.hf_quant_config(exclude_modules));
 }
@@ -217,24 +223,10 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
     }
 
   // Pass 2, into a temporary directory renamed onto the output at the end.
-  const fs::path tmp = output.string() + ".tmp-" + std::to_string(::getpid());
+  io::AtomicDirectory out(output);
   ConvertSummary s;
-  try {
-    fs::remove_all(tmp);
-    fs::create_directories(tmp);
-    write_output(o, backend, src, group_of, bmm, group_amax, exclude_modules, tmp, p, progress, s);
-    if (fs::exists(fs::symlink_status(output)))
-      throw io::FormatError(fmt::format("{}: appeared during the conversion; left as it is", output.string()));
-    fs::rename(tmp, output);
-  } catch (const fs::filesystem_error& e) {
-    std::error_code ignored;
-    fs::remove_all(tmp, ignored);
-    throw io::FormatError(fmt::format("{}: {}", e.path1().string(), e.code().message()));
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove_all(tmp, ignored);
-    throw;
-  }
+  write_output(o, backend, src, group_of, bmm, group_amax, exclude_modules, out.path(), p, progress, s);
+  out.commit(io::AtomicDirectory::Existing::kRefuse);
   return s;
 }
 

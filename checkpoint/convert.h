@@ -30,10 +30,11 @@ struct ConvertSummary {
   std::size_t quantized = 0, kept = 0, shards = 0;
 };
 
-// Writes everything into "<output>.tmp-<pid>" and renames it to `output` at the end; on any error
-// the temporary directory is removed and nothing is left at `output`. Throws cli-independent
-// errors: io::FormatError (bad input), nvfp4::Error (an unknown profile, a weight the backend
-// rejects), and for an existing `output` an io::FormatError saying so.
+// Writes everything into a hidden temporary directory beside `output` and renames it to `output`
+// at the end (io/atomic_directory.h); on any error the temporary directory is removed and nothing
+// is left at `output`. Throws cli-independent errors: io::FormatError (bad input), nvfp4::Error
+// (an unknown profile, a weight the backend rejects), OutputError (cannot write there), and for an
+// existing `output` an io::FormatError saying so.
 ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
                                   const std::function<void(const ConvertProgress&)>& progress = {});
 

@@ -4,6 +4,7 @@
 #include "bench/options.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
+#include "io/output_path.h"
 #if NVFP4_WITH_DEVICE
 #include "bench/bench.h"
 #endif
@@ -15,6 +16,7 @@ void register_bench(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark the GPU kernels against the copy bandwidth (needs a GPU)");
   bench::add_bench_options(*cmd, *o);
   cmd->callback([o, &exit_code] {
+    if (!o->json_path.empty()) io::prepare_output_file(o->json_path, "--json");  // before any GPU work
 #if NVFP4_WITH_DEVICE
     exit_code = bench::run_bench(*o);
 #else

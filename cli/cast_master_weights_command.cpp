@@ -8,6 +8,7 @@
 #include "cases/registry.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
+#include "io/output_path.h"
 #include "cases/case.h"
 #include "reference/partition.h"
 #include "reference/profiles.h"
@@ -38,6 +39,7 @@ std::vector<std::int64_t> parse_cuts(const std::string& text) {
 }
 
 void run(const CastArgs& a) {
+  io::prepare_output_file(a.output, "--output");
   const io::File in = io::read_file(a.input);
   Case c = make_case("cast_master_weights");
   c.params.set("profile", a.profile);

@@ -5,10 +5,8 @@
 // when every tensor matches (--identify: under some profile), 1 when one differs, 2 for bad input.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +15,8 @@
 #include "cli/checkpoint_report.h"
 #include "checkpoint/verify.h"
 #include "cli/commands.h"
-#include "io/safetensors.h"
+#include "io/atomic_file.h"
+#include "io/output_path.h"
 #include "reference/profiles.h"
 #include "reference/row_threads.h"
 
@@ -31,17 +30,6 @@ struct CheckCheckpointArgs {
   bool threads_given = false;
 };
 
-// Written beside and renamed, so that a reader never sees a partial file.
-void write_text(const std::string& path, const std::string& text) {
-  const std::filesystem::path tmp = path + ".tmp-" + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0)
-    throw io::FormatError(fmt::format("{}: cannot write file", path));
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw io::FormatError(fmt::format("{}: cannot write file: {}", path, ec.message()));
-}
-
 // The command line that repeats the check, for the report's pages.
 std::string repeat_command(const CheckCheckpointArgs& a, const std::string& format, const std::string& profile) {
   return fmt::format("nvfp4-verify check-checkpoint --source {} --quantized {} --format {} {}", a.source, a.quantized,
@@ -50,6 +38,8 @@ std::string repeat_command(const CheckCheckpointArgs& a, const std::string& form
 
 int run(const CheckCheckpointArgs& a) {
   check_threads(a.threads_given, a.threads);
+  if (!a.junit.empty()) io::prepare_output_file(a.junit, "--junit");
+  if (!a.report.empty()) io::prepare_output_directory(a.report, "--report");
   // Modules are checked one at a time; N caps the reference's threads over one tensor's rows.
   const RowThreadLimit limit(a.threads);
   const checkpoint::HfCheckpoint source(a.source), quantized(a.quantized);
@@ -72,7 +62,7 @@ int run(const CheckCheckpointArgs& a) {
       if (best.tensors.empty() || c.mismatches() < best.mismatches()) best = c;
       if (!a.report.empty()) all.push_back(std::move(c));
     }
-    if (!a.junit.empty()) write_text(a.junit, checkpoint::junit_xml(best));
+    if (!a.junit.empty()) io::write_file_atomic(a.junit, checkpoint::junit_xml(best));
     if (!a.report.empty()) {
       if (best.mismatches()) {  // the best profile's mismatches classified, for their pages
         best = checkpoint::check_checkpoint(source, quantized, *format, best.profile, true);
@@ -93,7 +83,7 @@ int run(const CheckCheckpointArgs& a) {
   for (const checkpoint::TensorVerdict& v : c.tensors) std::printf("%s\n", v.line().c_str());
   std::printf("check-checkpoint: %s under %s: %zu of %zu tensors match%s\n", a.quantized.c_str(), profile.c_str(),
               c.tensors.size() - c.mismatches(), c.tensors.size(), c.mismatches() ? "" : ", every one bit for bit");
-  if (!a.junit.empty()) write_text(a.junit, checkpoint::junit_xml(c));
+  if (!a.junit.empty()) io::write_file_atomic(a.junit, checkpoint::junit_xml(c));
   if (!a.report.empty())
     write_checkpoint_report(a.report, source, quantized, *format, c,
                             {a.source, a.quantized, format_name, repeat_command(a, format_name, profile)});

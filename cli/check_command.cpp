@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "compare/check.h"
 #include "compare/check_summary.h"
+#include "io/output_path.h"
 #include "reports/report.h"
 
 namespace nvfp4::cli {
@@ -147,6 +148,7 @@ void register_check(CLI::App& app, int& exit_code) {
   cmd->add_option("--param", a->params, "an operation parameter, name=value (repeatable); the others are inferred or default");
   cmd->add_option("--report", a->report, "write an HTML report (index.html, and check.html for a mismatch) into this directory");
   cmd->callback([a, &exit_code] {
+    if (!a->report.empty()) io::prepare_output_directory(a->report, "--report");
     exit_code = a->identify ? identify(*a) : check(*a);
     std::fflush(stdout);
   });

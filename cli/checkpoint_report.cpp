@@ -2,18 +2,16 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <stdexcept>
 
 #include "cases/case_io.h"
 #include "checkpoint/tensor_case.h"
 #include "compare/diff.h"
 #include "compare/explain.h"
-#include "io/safetensors.h"
+#include "io/atomic_directory.h"
 #include "reports/report.h"
 
 namespace nvfp4::cli {
@@ -119,23 +117,11 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
 void write_checkpoint_report(const fs::path& dir, const checkpoint::HfCheckpoint& source,
                              const checkpoint::HfCheckpoint& quantized, const checkpoint::CheckpointFormat& f,
                              const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info) {
+  io::AtomicDirectory out(dir);
+  write_pages(out.path(), source, quantized, f, c, info);
+  out.commit(io::AtomicDirectory::Existing::kReplace);
   fs::path target = dir;
   if (!target.has_filename()) target = target.parent_path();  // "DIR/" is DIR itself
-  const fs::path tmp = target.string() + ".tmp-" + std::to_string(::getpid());
-  const fs::path old = target.string() + ".old-" + std::to_string(::getpid());
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  try {
-    write_pages(tmp, source, quantized, f, c, info);
-    if (fs::exists(target)) fs::rename(target, old);
-    fs::rename(tmp, target);
-  } catch (const std::exception& e) {
-    fs::remove_all(tmp, ec);
-    if (fs::exists(old) && !fs::exists(target)) fs::rename(old, target, ec);
-    if (dynamic_cast<const Error*>(&e) || dynamic_cast<const io::FormatError*>(&e)) throw;
-    throw io::FormatError(e.what());  // cannot write the report: exit 2 with its message
-  }
-  fs::remove_all(old, ec);
   fmt::print("check-checkpoint: report written to {}\n", (target / "index.html").string());
 }
 

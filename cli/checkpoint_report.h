@@ -21,8 +21,9 @@ struct CheckpointReportInfo {
   std::vector<checkpoint::CheckpointCheck> identify = {};
 };
 
-// Writes the report of `c` into DIR.tmp-<pid> and renames it to `dir` (replacing a previous report
-// there); prints where it went. Throws std::runtime_error when it cannot be written.
+// Writes the report of `c` into a temporary directory beside `dir` and renames it to `dir`,
+// replacing a previous report there (io/atomic_directory.h); prints where it went. Throws
+// OutputError when it cannot be written.
 void write_checkpoint_report(const std::filesystem::path& dir, const checkpoint::HfCheckpoint& source,
                              const checkpoint::HfCheckpoint& quantized, const checkpoint::CheckpointFormat& f,
                              const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info);

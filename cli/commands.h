@@ -1,22 +1,19 @@
-// The nvfp4-verify subcommands. Each registers itself on the app; its callback throws on bad
-// input (nvfp4::Error, io::FormatError, cli::UsageError) and main() turns that into one line on
+// The nvfp4-verify subcommands. Each registers itself on the app; its callback checks its output
+// paths before any work (io/output_path.h) and throws on bad input (nvfp4::UsageError, an
+// InputError, an OutputError: reference/exception.h), which run_command() turns into one line on
 // stderr and exit code 2.
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-namespace nvfp4::cli {
+#include "reference/exception.h"
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace nvfp4::cli {
 
 // The profile names, for CLI11's IsMember check.
 std::vector<std::string> profile_choices();

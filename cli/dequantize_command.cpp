@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "io/output_path.h"
 #include "io/tensor_convert.h"
 #include "reference/dequantize.h"
 #include "reference/profiles.h"
@@ -31,6 +32,7 @@ FloatMatrix dequantize_direction(const io::File& f, const DequantizeArgs& a, con
 }
 
 void run(const DequantizeArgs& a) {
+  io::prepare_output_file(a.output, "--output");
   const io::File in = io::read_file(a.input);
   // The profile recorded by `quantize` is the default; --profile overrides it.
   std::string profile_name = a.profile;

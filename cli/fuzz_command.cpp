@@ -6,6 +6,7 @@
 #include "cli/campaign_report.h"
 #include "cli/commands.h"
 #include "cli/compare_options.h"
+#include "io/output_path.h"
 #include "reference/profiles.h"
 
 namespace nvfp4::cli {
@@ -30,6 +31,8 @@ std::pair<int, int> parse_shard(const std::string& text) {
 }
 
 void run(const FuzzArgs& a, int& exit_code) {
+  if (!a.corpus.empty()) io::prepare_output_directory(a.corpus, "--corpus");
+  if (!a.report.empty()) io::prepare_output_directory(a.report, "--report");
   fuzz::CampaignOptions o;
   for (const std::string& name : a.ops)
     if (!find_operation(name)) throw UsageError(fmt::format("--ops: unknown operation '{}' (known: {})", name, operation_names(", ")));

@@ -2,7 +2,6 @@
 // time-boxed campaign over every operation; writes JUnit XML and the HTML summary; exits 0 only
 // if nothing mismatched. An unreadable corpus file is a failure, and the rest of the corpus runs.
 #include <chrono>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,6 +11,8 @@
 #include "cli/commands.h"
 #include "cli/compare_options.h"
 #include "cases/corpus.h"
+#include "io/atomic_file.h"
+#include "io/output_path.h"
 #include "reports/failure_page.h"
 
 namespace nvfp4::cli {
@@ -60,17 +61,13 @@ void write_junit(const std::string& path, const std::vector<JunitCase>& cases) {
     xml += "  </testsuite>\n";
   }
   xml += "</testsuites>\n";
-  // Written through a temporary file and renamed, as every output of the tool.
-  const std::filesystem::path tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << xml;
-    if (!f) throw UsageError(fmt::format("--junit: cannot write {}", path));
-  }
-  std::filesystem::rename(tmp, path);
+  io::write_file_atomic(path, xml);
 }
 
 void run(const GateArgs& a, int& exit_code) {
+  io::prepare_output_directory(a.report, "--report");
+  if (!a.junit.empty()) io::prepare_output_file(a.junit, "--junit");
+  if (!a.found.empty()) io::prepare_output_directory(a.found, "--found");
   const auto t0 = std::chrono::steady_clock::now();
   const std::string no_gpu = device_unavailable();
   const auto [na, nb] = a.backends.empty() ? default_backends() : parse_backends(a.backends);

@@ -5,6 +5,7 @@
 #include "cases/registry.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
+#include "io/output_path.h"
 #include "io/tensor_convert.h"
 #include "reference/scale_layout.h"
 
@@ -37,6 +38,7 @@ io::Tensor only_tensor(const std::string& path, const char* name) {
 }
 
 void run(const GemmArgs& a) {
+  io::prepare_output_file(a.output, "--output");
   const io::File qa = io::read_file(a.a), qb = io::read_file(a.b);
   Case c = make_case("gemm");
   // One scale layout for both operands: a swizzled operand beside a compact one is unswizzled.

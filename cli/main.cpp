@@ -1,12 +1,8 @@
 // nvfp4-verify: command-line entry point.
-#include <cstdio>
-
 #include <fmt/format.h>
 
-#include "cases/case.h"
 #include "cli/commands.h"
-#include "io/safetensors.h"
-#include "reference/error.h"
+#include "cli/run_command.h"
 
 #if !NVFP4_WITH_FUZZ
 namespace {
@@ -16,7 +12,7 @@ void register_missing_campaign_command(CLI::App& app, const char* name) {
   CLI::App* cmd = app.add_subcommand(name, "(not built: needs RapidCheck)");
   cmd->allow_extras();
   cmd->callback([name] {
-    throw nvfp4::cli::UsageError(fmt::format(
+    throw nvfp4::UsageError(fmt::format(
         "{}: this nvfp4-verify was built without RapidCheck, which case generation needs; install it "
         "(Debian: librapidcheck-dev) and rebuild",
         name));
@@ -54,29 +50,5 @@ int main(int argc, char** argv) {
   nvfp4::cli::register_gemm(app);
   nvfp4::cli::register_convert_checkpoint(app);
   nvfp4::cli::register_check_checkpoint(app, exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "nvfp4-verify: {}\n", e.what());
-    return 2;
-  } catch (const nvfp4::Error& e) {
-    fmt::print(stderr, "nvfp4-verify: {}\n", e.what());
-    return 2;
-  } catch (const nvfp4::io::FormatError& e) {
-    fmt::print(stderr, "nvfp4-verify: {}\n", e.what());
-    return 2;
-  } catch (const nvfp4::cli::UsageError& e) {
-    fmt::print(stderr, "nvfp4-verify: {}\n", e.what());
-    return 2;
-  } catch (const nvfp4::BackendUnavailable& e) {  // no GPU, a worker or plugin that cannot start
-    fmt::print(stderr, "nvfp4-verify: {}\n", e.what());
-    return 2;
-  }
-  return exit_code;
+  return nvfp4::cli::run_command(app, argc, argv, exit_code);
 }

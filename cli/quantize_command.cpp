@@ -9,6 +9,7 @@
 #include "cases/quantize_case.h"
 #include "cases/registry.h"
 #include "cli/commands.h"
+#include "io/output_path.h"
 #include "io/tensor_convert.h"
 #include "reference/arith.h"
 
@@ -40,6 +41,7 @@ const io::Tensor& pick_tensor(const io::File& file, const QuantizeArgs& a, std::
 }
 
 void run(const QuantizeArgs& a) {
+  io::prepare_output_file(a.output, "--output");
   const io::File in = io::read_file(a.input);
   std::string name;
   const io::Tensor& t = pick_tensor(in, a, name);

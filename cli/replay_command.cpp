@@ -22,6 +22,7 @@
 #include "cli/compare_options.h"
 #include "compare/compare.h"
 #include "cases/corpus.h"
+#include "io/output_path.h"
 #include "cases/registry.h"
 #include "reports/failure_page.h"
 #include "reports/report.h"
@@ -51,6 +52,7 @@ std::string rejection(const Case& c, Backend& b) {
 }
 
 int replay(const ReplayArgs& args) {
+  if (!args.report.empty()) io::prepare_output_directory(args.report, "--report");
   const CompareMode mode = compare_mode(args.compare);
   const auto [a_name, b_name] = args.backends.empty() ? default_backends() : parse_backends(args.backends);
   const std::unique_ptr<Backend> a = make_backend(a_name, args.external), b = make_backend(b_name, args.external);

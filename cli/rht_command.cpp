@@ -6,6 +6,7 @@
 
 #include "cases/registry.h"
 #include "cli/commands.h"
+#include "io/output_path.h"
 #include "io/tensor_convert.h"
 
 namespace nvfp4::cli {
@@ -27,6 +28,7 @@ struct RhtArgs {
 };
 
 void run(const RhtArgs& a) {
+  io::prepare_output_file(a.output, "--output");
   const io::File in = io::read_file(a.input);
   if (a.tensor.empty() && in.tensors.size() != 1)
     throw UsageError(fmt::format("{}: holds {} tensors; choose one with --tensor", a.input, in.tensors.size()));

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cases/corpus.h"
 #include "cases/seed_corpus.h"
+#include "io/output_path.h"
 
 namespace nvfp4::cli {
 
@@ -18,6 +19,7 @@ void register_seed_corpus(CLI::App& app) {
   cmd->add_option("--output", *output, "corpus directory (created if needed), e.g. corpora/seed")->required();
   cmd->callback([output] {
     const std::filesystem::path dir(*output);
+    io::prepare_output_directory(dir, "--output");
     const std::vector<CaseRecord> cases = seed_corpus();
     std::set<std::filesystem::path> seen;  // files there before (save_case never overwrites them)
     if (std::filesystem::is_directory(dir))

@@ -1,17 +1,18 @@
 // Every CUDA call is checked; a failure throws with the call, file and line.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 
 #include <cuda_runtime_api.h>
 
+#include "reference/exception.h"
+
 namespace nvfp4::device {
 
-class CudaError : public std::runtime_error {
+class CudaError : public Exception {
  public:
   CudaError(cudaError_t code, const char* call, const char* file, int line)
-      : std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
+      : Exception(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
                            cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")"),
         code_(code) {}
   cudaError_t code() const { return code_; }

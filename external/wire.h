@@ -30,9 +30,9 @@ struct Message {
 };
 
 // A frame that breaks the protocol: malformed length, image, metadata or JSON.
-class ProtocolError : public std::runtime_error {
+class ProtocolError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // The whole frame, length prefix included.

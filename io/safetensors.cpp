@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <system_error>
 #include <tuple>
 #include <utility>
@@ -174,19 +173,6 @@ struct Fd {
     if (fd >= 0) ::close(fd);
   }
 };
-
-// Writes all of `bytes`, retrying on EINTR and short writes. Returns errno or 0.
-int write_all(int fd, std::span<const std::uint8_t> bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    bytes = bytes.subspan(static_cast<std::size_t>(n));
-  }
-  return 0;
-}
 
 }  // namespace
 
@@ -364,41 +350,7 @@ std::vector<std::uint8_t> serialize(const File& file) {
 }
 
 void write_file_atomic(const std::filesystem::path& path, const File& file) {
-  const std::string origin = path.string();
-  const std::vector<std::uint8_t> bytes = serialize(file);
-
-  std::random_device rd;
-  const std::uint64_t r = (std::uint64_t{rd()} << 32) | rd();
-  std::filesystem::path tmp = path;
-  tmp += fmt::format(".tmp.{}.{:016x}", ::getpid(), r);
-
-  Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
-  if (f.fd < 0) fail(origin, "cannot create temp file {}: {}", tmp.string(), os_error(errno));
-
-  const char* step = nullptr;
-  int err = write_all(f.fd, bytes);
-  if (err != 0) {
-    step = "write";
-  } else if (::fsync(f.fd) != 0) {
-    err = errno, step = "fsync";
-  } else {
-    // close() can report deferred write errors (e.g. NFS), so check it.
-    const int fd = std::exchange(f.fd, -1);
-    if (::close(fd) != 0) {
-      err = errno, step = "close";
-    } else if (::rename(tmp.c_str(), path.c_str()) != 0) {
-      err = errno, step = "rename temp file onto";
-    }
-  }
-  if (step != nullptr) {
-    ::unlink(tmp.c_str());
-    fail(origin, "cannot {} file: {}", step, os_error(err));
-  }
-
-  // Persist the rename itself; best effort, the data is already safe.
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (d.fd >= 0) ::fsync(d.fd);
+  write_file_atomic(path, std::span<const std::uint8_t>(serialize(file)));
 }
 
 // ---- one tensor at a time ------------------------------------------------------------------
@@ -465,7 +417,7 @@ Tensor LazyFile::read(const std::string& name) const {
 
 FileWriter::FileWriter(const std::filesystem::path& path, std::vector<std::pair<std::string, TensorInfo>> tensors,
                        std::map<std::string, std::string> metadata)
-    : path_(path), tensors_(std::move(tensors)) {
+    : path_(path), tensors_(std::move(tensors)), file_(path) {
   const std::string origin = path.string();
   json header = json::object();
   if (!metadata.empty()) header[std::string(kMetadataKey)] = metadata;
@@ -479,23 +431,11 @@ FileWriter::FileWriter(const std::filesystem::path& path, std::vector<std::pair<
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // keep the data section 8-byte aligned
-  tmp_ = path;
-  tmp_ += fmt::format(".tmp.{}.{:016x}", ::getpid(), std::random_device{}() * 0x9E3779B97F4A7C15ull);
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(origin, "cannot create temp file {}: {}", tmp_.string(), os_error(errno));
   std::array<std::uint8_t, 8> prefix{};
   const std::uint64_t len = text.size();
   std::memcpy(prefix.data(), &len, 8);
-  if (int e = write_all(fd_, prefix); e != 0) fail(origin, "cannot write: {}", os_error(e));
-  if (int e = write_all(fd_, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}); e != 0)
-    fail(origin, "cannot write: {}", os_error(e));
-}
-
-FileWriter::~FileWriter() {
-  if (fd_ >= 0) {
-    ::close(fd_);
-    ::unlink(tmp_.c_str());
-  }
+  file_.write(prefix);
+  file_.write(text);
 }
 
 void FileWriter::write(const std::string& name, const Tensor& t) {
@@ -504,22 +444,14 @@ void FileWriter::write(const std::string& name, const Tensor& t) {
   const auto& [expected_name, info] = tensors_[next_];
   if (name != expected_name || t.dtype != info.dtype || t.shape != info.shape)
     fail(origin, "tensor {} written where {} ({}) was declared", quoted(name), quoted(expected_name), dtype_name(info.dtype));
-  if (int e = write_all(fd_, t.bytes); e != 0) fail(origin, "cannot write: {}", os_error(e));
+  file_.write(t.bytes);
   ++next_;
 }
 
 void FileWriter::commit() {
-  const std::string origin = path_.string();
   if (next_ != tensors_.size())
-    fail(origin, "{} of {} declared tensors written; not committing", next_, tensors_.size());
-  if (::fsync(fd_) != 0) fail(origin, "cannot fsync: {}", os_error(errno));
-  ::close(fd_);
-  fd_ = -1;
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp_.c_str());
-    fail(origin, "cannot rename temp file onto it: {}", os_error(e));
-  }
+    fail(path_.string(), "{} of {} declared tensors written; not committing", next_, tensors_.size());
+  file_.commit();
 }
 
 }  // namespace nvfp4::io

@@ -7,9 +7,10 @@
 // offsets relative to the start of the data section, plus an optional
 // "__metadata__" object of string -> string.
 //
-// Every error, including I/O errors and inconsistent inputs to the writer and
-// to make_tensor*, is reported as FormatError with a single-line message that
-// starts with the file name or origin.
+// Every error of reading, and inconsistent inputs to the writer and to
+// make_tensor*, is reported as FormatError; an error of writing as OutputError
+// (io/atomic_file.h). Messages are single lines that start with the file name
+// or origin.
 //
 // Files come from other people, so the reader is strict (as the format is):
 // only regular files are opened (a FIFO or a device never blocks the reader);
@@ -32,6 +33,9 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include "io/atomic_file.h"
+#include "reference/exception.h"
 
 namespace nvfp4::io {
 
@@ -75,9 +79,9 @@ struct Header {
   std::map<std::string, std::string> metadata;
 };
 
-class FormatError : public std::runtime_error {
+class FormatError : public InputError {
  public:
-  using runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // Reads and validates a whole file. Throws FormatError.
@@ -91,10 +95,8 @@ File parse(std::span<const std::uint8_t> bytes, std::string_view origin);
 // to a multiple of 8 bytes so the data section stays 8-byte aligned.
 std::vector<std::uint8_t> serialize(const File&);
 
-// Writes "<path>.tmp.<pid>.<random>" in the same directory, fsyncs it and
-// renames it over `path`, so readers see either the old or the new file and
-// never a partial one. On failure the temp file is removed and FormatError is
-// thrown.
+// Writes the file through io::AtomicFile: readers see either the old or the new
+// file, never a partial one.
 void write_file_atomic(const std::filesystem::path&, const File&);
 
 // A file read one tensor at a time (checkpoints larger than memory): opening reads and
@@ -117,24 +119,23 @@ class LazyFile {
 };
 
 // Writes a file tensor by tensor, in the order declared: the header first (from the declared
-// dtypes and shapes), then each tensor's bytes as write() receives them, into a temp file beside
-// `path`; commit() checks that every tensor came, fsyncs and renames it onto `path`. Destroyed
-// without commit(), it removes the temp file: a reader never sees a partial file.
+// dtypes and shapes), then each tensor's bytes as write() receives them, through io::AtomicFile;
+// commit() checks that every tensor came and commits the file. Destroyed without commit(), the
+// temporary is removed: a reader never sees a partial file.
 class FileWriter {
  public:
   FileWriter(const std::filesystem::path& path, std::vector<std::pair<std::string, TensorInfo>> tensors,
              std::map<std::string, std::string> metadata = {});
   FileWriter(const FileWriter&) = delete;
   FileWriter& operator=(const FileWriter&) = delete;
-  ~FileWriter();
   void write(const std::string& name, const Tensor& t);  // the next declared tensor, same dtype and shape
   void commit();
 
  private:
-  std::filesystem::path path_, tmp_;
+  std::filesystem::path path_;
   std::vector<std::pair<std::string, TensorInfo>> tensors_;
   std::size_t next_ = 0;
-  int fd_ = -1;
+  AtomicFile file_;
 };
 
 // Builds a tensor, checking that `bytes` holds exactly numel*dtype_size bytes

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "reference/exception.h"
+
 namespace nvfp4 {
 
 enum class ErrorCode {
@@ -27,10 +29,11 @@ enum class ErrorCode {
 
 std::string_view error_code_name(ErrorCode code);
 
-class Error : public std::runtime_error {
+// A contract rejection: an input the operation does not accept.
+class Error : public InputError {
  public:
   Error(std::string_view op, ErrorCode code, std::string_view detail)
-      : std::runtime_error(fmt::format("{}: {}: {}", op, error_code_name(code), detail)), code_(code) {}
+      : InputError(fmt::format("{}: {}: {}", op, error_code_name(code), detail)), code_(code) {}
   ErrorCode code() const { return code_; }
 
  private:

@@ -4,24 +4,18 @@
 // through esc().
 #include "reports/report.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <bit>
-#include <cerrno>
-#include <cstring>
 #include <iterator>
 #include <map>
-#include <random>
-#include <stdexcept>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "io/atomic_file.h"
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"
+#include "reference/exception.h"
 #include "reports/html.h"
 #include "reports/ulp_section.h"
 
@@ -581,44 +575,15 @@ std::string render_summary(const Summary& s) {
 }
 
 void write_page(const std::filesystem::path& dir, const std::string& name, const std::string& html) {
-  namespace fs = std::filesystem;
-  const fs::path path = dir / name;
-  auto fail = [&](std::string_view what, int err) -> void {
-    throw std::runtime_error(fmt::format("cannot write report {}: {}: {}", path.string(), what, std::strerror(err)));
-  };
-  if (name.empty() || name.find('/') != std::string::npos) fail("invalid page name", EINVAL);
-
+  const std::filesystem::path path = dir / name;
+  if (name.empty() || name.find('/') != std::string::npos)
+    throw OutputError(fmt::format("cannot write report {}: invalid page name", path.string()));
   std::error_code ec;
-  if (!dir.empty()) {
-    fs::create_directories(dir, ec);
-    if (ec) throw std::runtime_error(fmt::format("cannot write report {}: cannot create directory {}: {}", path.string(),
-                                                 dir.string(), ec.message()));
-  }
-
-  static std::atomic<std::uint64_t> counter{0};
-  std::random_device rd;
-  fs::path tmp = dir / fmt::format(".{}.tmp.{}.{}.{:08x}", name, ::getpid(), counter++, rd());
-
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create temporary file", errno);
-  int err = 0;
-  const char* step = nullptr;
-  for (std::size_t done = 0; done < html.size();) {
-    const ssize_t n = ::write(fd, html.data() + done, html.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      err = errno, step = "write";
-      break;
-    }
-    done += std::size_t(n);
-  }
-  if (step == nullptr && ::fsync(fd) != 0) err = errno, step = "fsync";
-  if (::close(fd) != 0 && step == nullptr) err = errno, step = "close";
-  if (step == nullptr && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno, step = "rename";
-  if (step != nullptr) {
-    ::unlink(tmp.c_str());
-    fail(step, err);
-  }
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw OutputError(fmt::format("cannot write report {}: cannot create directory {}: {}", path.string(), dir.string(),
+                                  ec.message()));
+  io::write_file_atomic(path, html);
 }
 
 }  // namespace nvfp4

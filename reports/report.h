@@ -57,7 +57,7 @@ struct Summary {
 // verdict and detail.
 std::string render_summary(const Summary& s);
 
-// Writes `html` to dir/name atomically (temporary file + rename); creates dir.
+// Writes `html` to dir/name atomically (io/atomic_file.h); creates dir. Throws OutputError.
 void write_page(const std::filesystem::path& dir, const std::string& name, const std::string& html);
 
 }  // namespace nvfp4

@@ -394,14 +394,14 @@ TEST_F(SafetensorsFileTest, ReadEmptyAndTruncatedFilesNameTheFile) {
 
 TEST_F(SafetensorsFileTest, WriteIntoMissingDirectoryLeavesNothing) {
   const fs::path sub = dir_ / "missing";
-  EXPECT_THROW(write_file_atomic(sub / "m.safetensors", random_file()), FormatError);
+  EXPECT_THROW(write_file_atomic(sub / "m.safetensors", random_file()), OutputError);
   EXPECT_FALSE(fs::exists(sub));
   EXPECT_TRUE(entries(dir_).empty());
 }
 
 TEST_F(SafetensorsFileTest, WriteUnderRegularFileLeavesNothing) {
   std::ofstream(dir_ / "file").put('x');
-  EXPECT_THROW(write_file_atomic(dir_ / "file" / "m.safetensors", random_file()), FormatError);
+  EXPECT_THROW(write_file_atomic(dir_ / "file" / "m.safetensors", random_file()), OutputError);
   EXPECT_EQ(entries(dir_), std::vector<std::string>{"file"});
 }
 
@@ -410,7 +410,7 @@ TEST_F(SafetensorsFileTest, WriteIntoUnwritableDirectoryLeavesNothing) {
   fs::create_directory(ro);
   fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
   if (::access(ro.c_str(), W_OK) == 0) GTEST_SKIP() << "running with privileges that ignore modes";
-  EXPECT_THROW(write_file_atomic(ro / "m.safetensors", random_file()), FormatError);
+  EXPECT_THROW(write_file_atomic(ro / "m.safetensors", random_file()), OutputError);
   EXPECT_TRUE(entries(ro).empty());
 }
 
@@ -421,8 +421,8 @@ TEST_F(SafetensorsFileTest, FailedRenameRemovesTempFile) {
   fs::create_directories(target / "child");
   try {
     write_file_atomic(target, random_file());
-    FAIL() << "expected FormatError";
-  } catch (const FormatError& e) {
+    FAIL() << "expected OutputError";
+  } catch (const OutputError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot rename"), std::string::npos) << e.what();
   }
   EXPECT_EQ(entries(dir_), std::vector<std::string>{"target"});
