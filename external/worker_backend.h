@@ -4,8 +4,10 @@
 // starts a fresh worker for the next case.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cases/declaration.h"
@@ -32,6 +34,9 @@ class WorkerBackend : public Backend {
   TensorMap run(const Case& c) override;
   std::vector<Outcome> run_many(std::span<const Case> cases) override;
   const Declaration* declaration() const override { return &declaration_; }
+  // Past the deadline no worker is started and no answer awaited: the worker is killed and the
+  // cases left come back cut_off.
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override { deadline_ = deadline; }
 
   const std::string& worker_name() const { return worker_name_; }
   std::size_t restarts() const { return restarts_; }
@@ -39,7 +44,8 @@ class WorkerBackend : public Backend {
   std::string shut_down();
 
  private:
-  void start();
+  // Starts the worker; false, with no worker, when the deadline passes before its hello.
+  bool start();
   Outcome fault(FaultKind kind, const std::string& what);
 
   WorkerOptions options_;
@@ -49,6 +55,7 @@ class WorkerBackend : public Backend {
   Declaration declaration_;
   std::string worker_name_;
   std::size_t restarts_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
 }  // namespace nvfp4::external

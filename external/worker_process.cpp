@@ -6,9 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -28,6 +31,51 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// The process groups of the live workers. A signal handler reads them, so they are a fixed table
+// of lock-free atomics (0: free slot), not a container.
+constexpr std::size_t kMaxWorkers = 4096;
+std::atomic<pid_t> live_groups[kMaxWorkers];
+
+void kill_live_groups() {
+  for (std::atomic<pid_t>& g : live_groups)
+    if (const pid_t p = g.load(); p > 0) ::kill(-p, SIGKILL);
+}
+
+// Kills the workers, then lets the signal end the harness as it would have without a worker
+// (SA_RESETHAND restored its default action; SA_NODEFER lets it through at once): a shell sees
+// status 128 + the signal's number, and nothing more is written.
+void kill_workers_and_reraise(int sig) {
+  kill_live_groups();
+  ::raise(sig);
+}
+
+// Once per process: the handler for every terminating signal whose action is still the default
+// (an ignored SIGHUP under nohup, or a sanitizer's SIGSEGV handler, stay), and an exit() hook.
+void install_cleanup() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = kill_workers_and_reraise;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+      ::sigaction(sig, &sa, nullptr);
+    }
+    std::atexit(kill_live_groups);
+  });
+}
+
+// Records a live worker's group; throws when the table is full.
+std::atomic<pid_t>& track_group(pid_t pgid) {
+  for (std::atomic<pid_t>& g : live_groups) {
+    pid_t free = 0;
+    if (g.compare_exchange_strong(free, pgid)) return g;
+  }
+  throw std::runtime_error(fmt::format("more than {} workers at once", kMaxWorkers));
+}
+
 }  // namespace
 
 WorkerProcess::WorkerProcess(const std::string& command) {
@@ -39,6 +87,7 @@ WorkerProcess::WorkerProcess(const std::string& command) {
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  install_cleanup();
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // Its own process group, so that a timeout kills the worker's children too.
@@ -63,6 +112,15 @@ WorkerProcess::WorkerProcess(const std::string& command) {
   set_nonblocking(in_);
   set_nonblocking(out_);
   set_nonblocking(err_);
+  try {
+    group_ = &track_group(pid_);
+  } catch (...) {
+    kill();
+    close_fd(in_);
+    close_fd(out_);
+    close_fd(err_);
+    throw;
+  }
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -119,6 +177,9 @@ void WorkerProcess::finish(double grace_s) {
 void WorkerProcess::kill() {
   if (pid_ < 0) return;
   ::kill(-pid_, SIGKILL);  // the group: also what the worker started, even when it has exited itself
+  // Untracked before the leader is reaped, so that the signal handler never kills a reused pid.
+  if (group_) group_->store(0);
+  group_ = nullptr;
   if (!reaped_)
     while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
     }

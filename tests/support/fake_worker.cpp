@@ -9,6 +9,9 @@
 //   crash     abort()s on a quantize case with direction == both
 //   exit      exits with status 3 on a quantize case with rounding == stochastic
 //   hang      sleeps forever on a quantize case with direction == both
+//   hang-all  sleeps forever on every case
+//   close     closes its stdout on a quantize case with direction == both, then sleeps forever
+//   close-exit  closes its stdout on a quantize case with direction == both, exits 0.2 s later
 //   garbage   writes text to stdout on a quantize case with direction == both
 //   wrong-id  answers a quantize case with direction == both under the next id
 //   missing   leaves out "amax" when direction == both
@@ -70,11 +73,17 @@ void move_last_by_one_ulp(io::Tensor& t) {
 bool both(const Case& c) { return c.op == "quantize" && c.params.text("direction") == "both"; }
 
 wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, const Declaration& d) {
+  if (mode == "hang-all") std::this_thread::sleep_for(std::chrono::hours(1));
   if (const std::string why = d.outside(c); !why.empty()) return wire::error_result(id, "outside my declaration: " + why, std::nullopt);
   if (mode == "reject" && c.op == "amax_global") return wire::error_result(id, "amax_global is not implemented yet", std::nullopt);
   if (mode == "crash" && both(c)) std::abort();
   if (mode == "exit" && c.op == "quantize" && c.params.text("rounding") == "stochastic") std::exit(3);
   if (mode == "hang" && both(c)) std::this_thread::sleep_for(std::chrono::hours(1));
+  if ((mode == "close" || mode == "close-exit") && both(c)) {
+    std::fclose(stdout);
+    std::this_thread::sleep_for(mode == "close" ? std::chrono::hours(1) : std::chrono::milliseconds(200));
+    std::exit(0);
+  }
   if (mode == "garbage" && both(c)) {
     std::fputs("debug: quantizing both directions\n", stdout);
     std::fflush(stdout);
