@@ -17,7 +17,7 @@
 namespace nvfp4::external {
 
 struct WorkerOptions {
-  std::string command;               // run as /bin/sh -c COMMAND
+  std::string command;               // as /bin/sh -c COMMAND would run it (external/worker_process.h)
   double timeout_s = 10;             // per case, from when it reaches the head of the queue
   double handshake_timeout_s = 60;   // for starting (Python imports can be slow)
   std::size_t window = 64;           // cases in flight

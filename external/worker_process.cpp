@@ -14,6 +14,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -29,6 +30,22 @@ void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NON
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
+}
+
+// The words of a command that is plain words (no quoting, expansion, redirection, operator or
+// newline), which then runs without a shell; empty for any other command, run by /bin/sh -c. A
+// shell that forks the command keeps its stdout open while it waits, so that a worker closing its
+// stdout would leave no end of file to see.
+std::vector<std::string> plain_words(const std::string& command) {
+  if (command.find_first_of("|&;<>()$`\\\"'*?[]#~=%{}!\n") != std::string::npos) return {};
+  std::vector<std::string> words;
+  std::size_t i = 0;
+  while ((i = command.find_first_not_of(" \t", i)) != std::string::npos) {
+    const std::size_t end = command.find_first_of(" \t", i);
+    words.push_back(command.substr(i, end - i));
+    i = end;
+  }
+  return words;
 }
 
 // The process groups of the live workers. A signal handler reads them, so they are a fixed table
@@ -93,8 +110,12 @@ WorkerProcess::WorkerProcess(const std::string& command) {
   // Its own process group, so that a timeout kills the worker's children too.
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
-  const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
-  const int rc = ::posix_spawn(&pid_, "/bin/sh", &actions, &attr, const_cast<char**>(argv), environ);
+  std::vector<std::string> words = plain_words(command);
+  if (words.empty()) words = {"/bin/sh", "-c", command};
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const int rc = ::posix_spawnp(&pid_, argv.front(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(in[0]);
@@ -107,7 +128,7 @@ WorkerProcess::WorkerProcess(const std::string& command) {
     close_fd(in_);
     close_fd(out_);
     close_fd(err_);
-    throw std::runtime_error(fmt::format("cannot start /bin/sh -c '{}': {}", command, std::strerror(rc)));
+    throw std::runtime_error(fmt::format("cannot start '{}': {}", command, std::strerror(rc)));
   }
   set_nonblocking(in_);
   set_nonblocking(out_);

@@ -1,5 +1,6 @@
-// A worker's process: `/bin/sh -c COMMAND` in its own process group, with pipes to its stdin,
-// stdout and stderr. The harness reads stderr continuously and keeps its tail for verdicts.
+// A worker's process: COMMAND in its own process group, with pipes to its stdin, stdout and
+// stderr; a command of plain words (no quoting, expansion, redirection or operator) runs directly,
+// any other as `/bin/sh -c COMMAND`. The harness reads stderr continuously and keeps its tail for verdicts.
 // A worker's group must not outlive the harness: while any worker runs, SIGINT, SIGTERM, SIGHUP,
 // SIGQUIT and the fatal signals (where their action is still the default) and exit() kill every
 // live worker's group before the harness ends; the signal then ends it as it would have.

@@ -6,7 +6,6 @@
 #include <mutex>
 #include <thread>
 
-#include <fmt/format.h>
 #include <rapidcheck.h>
 
 #include "cases/corpus.h"
@@ -32,15 +31,12 @@ std::uint64_t round_seed(std::uint64_t seed, int shards, std::uint64_t round) {
   return mix.next();
 }
 
-// Reruns of a failing case while it is shrunk, within the campaign's limits: none past its time
-// limit (a worker's wait is cut off there), and at most kMaxFaultingReruns that end in a backend's
-// fault (each restarts the worker, and a timeout waits out the whole --worker-timeout), so that a
-// worker hanging on every case cannot make shrinking outlast the campaign. It keeps the comparison
-// of the last case that still failed: the shrunk case's, when shrinking keeps each such case.
+// Reruns of a failing case while it is shrunk, within the campaign's time limit: none past it (a
+// worker's wait is cut off there), so that a worker hanging on every case cannot make shrinking
+// outlast the campaign. It keeps the comparison of the last case that still failed: the shrunk
+// case's, when shrinking keeps each such case.
 class ShrinkRuns {
  public:
-  static constexpr int kMaxFaultingReruns = 16;
-
   ShrinkRuns(Backend& expected, Backend& actual, const CompareMode& mode) : expected_(expected), actual_(actual), mode_(mode) {}
 
   // Whether c still fails; false for every case once shrinking has stopped.
@@ -51,8 +47,6 @@ class ShrinkRuns {
       stopped_ = "shrinking stopped by the time limit";
       return false;
     }
-    if ((e.front().fault || a.front().fault) && ++faults_ == kMaxFaultingReruns)
-      stopped_ = fmt::format("shrinking stopped after {} reruns that faulted", kMaxFaultingReruns);
     Comparison cmp = compare_outcomes(expected_.name(), std::move(e.front()), actual_.name(), std::move(a.front()),
                                       compare_mode_for(mode_, c.op));
     if (cmp.agree) return false;
@@ -67,7 +61,6 @@ class ShrinkRuns {
   Backend& expected_;
   Backend& actual_;
   const CompareMode& mode_;
-  int faults_ = 0;
   std::string stopped_;
   std::optional<Comparison> last_failure_;
 };

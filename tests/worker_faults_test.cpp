@@ -1,7 +1,6 @@
 // Worker faults that must not outlast or stall the harness: a worker that closes its stdout is a
 // crash; a signal to the harness kills every worker's process group; a worker that hangs on every
-// case cannot make a campaign outrun its --time or shrink without end; a worker's wrong dtype is
-// reported. Workers are the fake of tests/support/fake_worker.cpp.
+// case cannot make a campaign outrun its --time; a worker's wrong dtype is reported. Workers are the fake of tests/support/fake_worker.cpp.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -19,7 +18,6 @@
 #include <gtest/gtest.h>
 
 #include "cases/corpus.h"
-#include "cases/reference_backend.h"
 #include "external/worker_backend.h"
 #include "fuzz/campaign.h"
 #include "tests/support/cli_runner.h"
@@ -207,30 +205,6 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) 
   EXPECT_TRUE(fs::is_regular_file(dir / "report" / "index.html"));
   EXPECT_TRUE(fs::is_regular_file(dir / "report" / (saved.front().stem().string() + ".html")));
   fs::remove_all(dir);
-}
-
-TEST(WorkerFaults, ShrinkingAFailureThatFaultsOnEveryRerunStopsAfterItsBudget) {
-  const fs::path corpus = scratch_dir("budget");
-  ReferenceBackend reference;
-  WorkerOptions w;
-  w.command = std::string(NVFP4_FAKE_WORKER) + " hang-all";
-  w.timeout_s = 0.1;
-  WorkerBackend worker(w);
-  fuzz::CampaignOptions o;
-  o.space.ops = {"quantize"};
-  o.cases = 1;
-  o.cases_per_round = 1;
-  o.seed = fresh_seed();
-  o.corpus = corpus;
-  const fuzz::CampaignResult r = fuzz::run_campaign(o, reference, worker);
-  ASSERT_EQ(r.failures.size(), 1u) << "seed " << o.seed;
-  const fuzz::CampaignFailure& f = r.failures.front();
-  EXPECT_EQ(f.comparison.verdict, Verdict::kTimeout);
-  EXPECT_EQ(f.shrink_stopped, "shrinking stopped after 16 reruns that faulted") << "seed " << o.seed;
-  EXPECT_NE(load_case(f.saved).origin.find(f.shrink_stopped), std::string::npos);
-  // After the batch's timeout, each of shrinking's 16 reruns restarted the worker.
-  EXPECT_EQ(worker.restarts(), 16u);
-  fs::remove_all(corpus);
 }
 
 TEST(WorkerFaults, AWrongDtypeFromTheWorkerIsASchemaFailureWithItsReport) {
