@@ -215,7 +215,7 @@ TEST(WorkerFaults, AWrongDtypeFromTheWorkerIsASchemaFailureWithItsReport) {
       dir);
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_EQ(run.err.find("explain"), std::string::npos) << run.err;
-  EXPECT_NE(run.out.find("amax: expected F32"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("data: expected U8"), std::string::npos) << run.out;
   ASSERT_TRUE(fs::is_regular_file(dir / "report" / "index.html")) << run.out << run.err;
   std::size_t pages = 0;
   for (const auto& e : fs::directory_iterator(dir / "report")) pages += e.path().filename() != "index.html";

@@ -16,7 +16,7 @@
 //   wrong-id  answers a quantize case with direction == both under the next id
 //   missing   leaves out "amax" when direction == both
 //   extra     adds a tensor "bonus" when direction == both
-//   dtype     returns "amax" as I32 bits when direction == both
+//   dtype     returns "data" as I8 when direction == both
 //   version   says hello with protocol 2
 //   ulp1      also declares gemm, and answers it with the last element of d one ULP above the
 //             reference's (below it for +inf; a NaN stays)
@@ -100,7 +100,7 @@ wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, c
     if (mode == "mismatch") out.at("scale").bytes.at(0) ^= 1;
     if (mode == "missing") out.erase("amax");
     if (mode == "extra") out["bonus"] = io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{7});
-    if (mode == "dtype") out.at("amax").dtype = io::DType::I32;
+    if (mode == "dtype") out.at("data").dtype = io::DType::I8;
   }
   return wire::ok_result(id, std::move(out));
 }
