@@ -66,12 +66,12 @@ class ShrinkRuns {
 };
 
 // Greedy data shrinking after RapidCheck's structural shrinking: zeroes the 16-element blocks of
-// every floating-point input (x, a shard, each master weight) one at a time, keeping each change
-// that still fails, so the saved case holds only the blocks that matter. Rowwise blocks (1x16) go
-// first, then columnwise ones (16x1, where the rows come in sixteens): a columnwise failure, and
-// above all one of the Hadamard transform, which mixes 16 rows, needs a column block and one
-// element of each of 16 row blocks. A changed input is then stored as a tensor, no longer as its
-// recipe.
+// every floating-point input (x, a shard's xs, each master weight) one at a time, keeping each
+// change that still fails, so the saved case holds only the blocks that matter. Rowwise blocks
+// (1x16) go first, then columnwise ones (16x1, where the rows come in sixteens): a columnwise
+// failure, and above all one of the Hadamard transform, which mixes 16 rows, needs a column
+// block and one element of each of 16 row blocks. A changed input is then stored as a tensor,
+// no longer as its recipe.
 void zero_irrelevant_blocks(CaseRecord& r, ShrinkRuns& runs) {
   for (auto& [name, tensor] : r.c.inputs) {
     if (tensor.dtype != io::DType::F32 && tensor.dtype != io::DType::BF16 && tensor.dtype != io::DType::F16) continue;
