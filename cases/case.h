@@ -4,6 +4,7 @@
 // What an operation is (its parameters, tensors and runners) is the registry's (cases/registry.h).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <span>
@@ -68,6 +69,7 @@ struct Outcome {
   std::optional<FaultKind> fault;
   std::string message;            // the rejection's or fault's message
   double seconds = 0;             // time spent on this case
+  bool cut_off = false;           // not answered before the backend's deadline: no verdict
 };
 
 // What an external backend declares it implements (cases/declaration.h); nullptr: everything.
@@ -85,6 +87,9 @@ class Backend {
   // flight; the default runs them one at a time.
   virtual std::vector<Outcome> run_many(std::span<const Case> cases);
   virtual const Declaration* declaration() const { return nullptr; }
+  // A campaign's time limit: an out-of-process backend stops waiting for answers then, and run_many
+  // returns the cases still unanswered as cut_off (an in-process backend finishes what it runs).
+  virtual void set_deadline(std::optional<std::chrono::steady_clock::time_point>) {}
 };
 
 // b.run(c) with its rejection or fault caught into the outcome, and timed.

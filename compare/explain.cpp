@@ -6,6 +6,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "compare/explain_master_weights.h"
 #include "cases/experts.h"
@@ -395,6 +396,17 @@ constexpr ExplainerRow kExplainers[] = {
 }  // namespace
 
 Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+  // The operations' explanations read the actual outputs as laid out like the expected ones: when
+  // a tensor is missing, extra, or of another dtype or shape, the differing tensors are counted
+  // and the verdict names what differs.
+  std::vector<std::string> schema;
+  for (const TensorDiff& d : diff_outputs(expected, actual))
+    if (!d.problem.empty()) schema.push_back(d.tensor + ": " + d.problem);
+  if (!schema.empty()) {
+    Explanation x = explain_bytes(c, expected, actual);
+    x.verdict = fmt::format("the actual outputs are not laid out as the reference's ({})", fmt::join(schema, "; "));
+    return x;
+  }
   for (const ExplainerRow& row : kExplainers)
     if (row.op == c.op) return row.explain(c, expected, actual);
   return explain_bytes(c, expected, actual);

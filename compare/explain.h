@@ -99,7 +99,9 @@ struct Explanation {
 // reproduces `actual`.
 // The operation's own explanation where compare/explain.cpp's table has one (quantize: every
 // element classified, with SR's random bytes; rht: each output's exact sum and both roundings;
-// cast_master_weights: the distributed-cast bugs), else explain_bytes.
+// cast_master_weights: the distributed-cast bugs), else explain_bytes. Any actual outputs are
+// explained: when they are not laid out as the expected ones (a tensor missing, extra, or of
+// another dtype or shape), explain_bytes with a verdict that names the differences.
 Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual);
 
 Explanation explain_quantize(const Case& c, const TensorMap& expected, const TensorMap& actual);

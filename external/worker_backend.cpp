@@ -17,6 +17,7 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr std::size_t kMaxQueuedBytes = std::size_t(1) << 22;  // encoded requests ahead of the worker
+constexpr int kExitCheckMs = 50;
 
 // What pumping the pipes produced.
 enum class Pumped { kMessage, kTimeout, kClosed };
@@ -52,7 +53,8 @@ Outcome outcome_of(wire::Message m) {
 }
 
 // Moves bytes between the harness and the worker until a whole message has arrived, the deadline
-// passes, or the worker's stdout closes. Writes as much of out[out_pos..] as the worker takes.
+// passes, or the worker closes its stdout or exits. Writes as much of out[out_pos..] as the worker
+// takes.
 class Pump {
  public:
   Pump(WorkerProcess& p, wire::FrameReader& r) : p_(p), r_(r) {}
@@ -67,8 +69,10 @@ class Pump {
       if (closed_) return Pumped::kClosed;
       const auto now = Clock::now();
       if (now >= deadline) return Pumped::kTimeout;
+      // A worker that exited while a process it started holds its stdout open leaves no end of file
+      // to poll for: its exit is checked every kExitCheckMs.
       const int wait_ms = int(std::min<std::int64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1, 1000));
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1, kExitCheckMs));
       pollfd fds[3];
       nfds_t n = 0;
       fds[n++] = {p_.stdout_fd(), POLLIN, 0};
@@ -82,7 +86,9 @@ class Pump {
       }
       if (errs && fds[n - 1].revents) p_.read_stderr();
       if (writing && fds[1].revents) write_some(out, out_pos);
-      if (fds[0].revents) read_some();
+      const bool exited = p_.exited();  // before the read, so that what it wrote before exiting is read
+      if (fds[0].revents || exited) read_some();
+      closed_ |= exited;
     }
   }
 
@@ -128,7 +134,8 @@ WorkerBackend::~WorkerBackend() {
   }
 }
 
-void WorkerBackend::start() {
+bool WorkerBackend::start() {
+  if (deadline_ && Clock::now() >= *deadline_) return false;
   if (!worker_name_.empty()) ++restarts_;
   reader_ = wire::FrameReader();
   next_id_ = 0;
@@ -155,10 +162,17 @@ void WorkerBackend::start() {
   std::size_t pos = 0;
   wire::Message m;
   Pumped p;
+  const Clock::time_point handshake_end =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.handshake_timeout_s));
+  const bool cut = deadline_ && *deadline_ < handshake_end;  // the deadline, not the worker, may end the wait
   try {
-    p = Pump(*process_, reader_).until_message(hello, pos, Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.handshake_timeout_s)), m);
+    p = Pump(*process_, reader_).until_message(hello, pos, cut ? *deadline_ : handshake_end, m);
   } catch (const wire::ProtocolError& e) {
     throw failed(e.what());
+  }
+  if (p == Pumped::kTimeout && cut) {
+    process_.reset();  // kills it
+    return false;
   }
   if (p == Pumped::kTimeout) throw failed(fmt::format("no hello within {} s", options_.handshake_timeout_s));
   if (p == Pumped::kClosed) throw failed("it closed its stdout before answering hello");
@@ -178,6 +192,7 @@ void WorkerBackend::start() {
   }
   worker_name_ = who;
   worker_protocol_ = version.get<int>();
+  return true;
 }
 
 Outcome WorkerBackend::fault(FaultKind kind, const std::string& what) {
@@ -194,8 +209,14 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
   std::vector<Outcome> results(cases.size());
   std::size_t answered = 0;
   const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.timeout_s));
+  // The deadline passed: the cases not answered have no verdict.
+  const auto cut_off = [&] {
+    process_.reset();  // kills the worker, with the cases it holds
+    for (std::size_t i = answered; i < cases.size(); ++i) results[i].cut_off = true;
+    return std::move(results);
+  };
   while (answered < cases.size()) {
-    if (!process_) start();
+    if (!process_ && !start()) return cut_off();
     std::deque<std::uint64_t> ids;  // of the cases in flight, oldest first
     std::vector<std::uint8_t> out;
     std::size_t out_pos = 0, sent = answered;
@@ -210,16 +231,23 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
         ++sent;
       }
       Outcome& result = results[answered];
+      const Clock::time_point case_end = head_since + timeout;
+      const bool cut = deadline_ && *deadline_ < case_end;  // the deadline, not the case's timeout, may end the wait
       wire::Message m;
       try {
-        switch (pump.until_message(out, out_pos, head_since + timeout, m)) {
+        switch (pump.until_message(out, out_pos, cut ? *deadline_ : case_end, m)) {
           case Pumped::kTimeout:
+            if (cut) return cut_off();
             result = fault(FaultKind::kTimeout, fmt::format("no answer to case id {} within {} s", ids.front(), options_.timeout_s));
             break;
-          case Pumped::kClosed:
-            result = fault(FaultKind::kCrash, fmt::format("the worker {} before answering case id {}",
-                                                          process_->exit_status(1.0), ids.front()));
+          case Pumped::kClosed: {
+            // No answer can come, whether or not the worker goes on running.
+            const std::string status = process_->exit_status(0.5);
+            result = fault(FaultKind::kCrash, status == "still running"
+                                                  ? fmt::format("the worker closed its stdout before answering case id {}", ids.front())
+                                                  : fmt::format("the worker {} before answering case id {}", status, ids.front()));
             break;
+          }
           case Pumped::kMessage:
             if (m.body.value("type", "") != "result")
               throw wire::ProtocolError(fmt::format("expected a result, got {}", m.body.dump().substr(0, 200)));
@@ -244,6 +272,7 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
 
 TensorMap WorkerBackend::run(const Case& c) {
   Outcome o = std::move(run_many({&c, 1}).front());
+  if (o.cut_off) throw std::runtime_error(fmt::format("worker '{}': the deadline passed before it answered", options_.command));
   if (o.fault) throw BackendFault(*o.fault, o.message);
   if (o.rejected && o.code) throw Error(c.op, *o.code, o.message);
   if (o.rejected) throw UncodedRejection(o.message);

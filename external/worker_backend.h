@@ -4,8 +4,10 @@
 // starts a fresh worker for the next case.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cases/declaration.h"
@@ -15,7 +17,7 @@
 namespace nvfp4::external {
 
 struct WorkerOptions {
-  std::string command;               // run as /bin/sh -c COMMAND
+  std::string command;               // as /bin/sh -c COMMAND would run it (external/worker_process.h)
   double timeout_s = 10;             // per case, from when it reaches the head of the queue
   double handshake_timeout_s = 60;   // for starting (Python imports can be slow)
   std::size_t window = 64;           // cases in flight
@@ -32,6 +34,9 @@ class WorkerBackend : public Backend {
   TensorMap run(const Case& c) override;
   std::vector<Outcome> run_many(std::span<const Case> cases) override;
   const Declaration* declaration() const override { return &declaration_; }
+  // Past the deadline no worker is started and no answer awaited: the worker is killed and the
+  // cases left come back cut_off.
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override { deadline_ = deadline; }
 
   const std::string& worker_name() const { return worker_name_; }
   int worker_protocol() const { return worker_protocol_; }  // the version the worker's hello gave
@@ -40,7 +45,8 @@ class WorkerBackend : public Backend {
   std::string shut_down();
 
  private:
-  void start();
+  // Starts the worker; false, with no worker, when the deadline passes before its hello.
+  bool start();
   Outcome fault(FaultKind kind, const std::string& what);
 
   WorkerOptions options_;
@@ -51,6 +57,7 @@ class WorkerBackend : public Backend {
   std::string worker_name_;
   int worker_protocol_ = 0;
   std::size_t restarts_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
 }  // namespace nvfp4::external

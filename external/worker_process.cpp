@@ -6,11 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -28,6 +32,67 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// The words of a command that is plain words (no quoting, expansion, redirection, operator or
+// newline), which then runs without a shell; empty for any other command, run by /bin/sh -c. A
+// shell that forks the command keeps its stdout open while it waits, so that a worker closing its
+// stdout would leave no end of file to see.
+std::vector<std::string> plain_words(const std::string& command) {
+  if (command.find_first_of("|&;<>()$`\\\"'*?[]#~=%{}!\n") != std::string::npos) return {};
+  std::vector<std::string> words;
+  std::size_t i = 0;
+  while ((i = command.find_first_not_of(" \t", i)) != std::string::npos) {
+    const std::size_t end = command.find_first_of(" \t", i);
+    words.push_back(command.substr(i, end - i));
+    i = end;
+  }
+  return words;
+}
+
+// The process groups of the live workers. A signal handler reads them, so they are a fixed table
+// of lock-free atomics (0: free slot), not a container.
+constexpr std::size_t kMaxWorkers = 4096;
+std::atomic<pid_t> live_groups[kMaxWorkers];
+
+void kill_live_groups() {
+  for (std::atomic<pid_t>& g : live_groups)
+    if (const pid_t p = g.load(); p > 0) ::kill(-p, SIGKILL);
+}
+
+// Kills the workers, then lets the signal end the harness as it would have without a worker
+// (SA_RESETHAND restored its default action; SA_NODEFER lets it through at once): a shell sees
+// status 128 + the signal's number, and nothing more is written.
+void kill_workers_and_reraise(int sig) {
+  kill_live_groups();
+  ::raise(sig);
+}
+
+// Once per process: the handler for every terminating signal whose action is still the default
+// (an ignored SIGHUP under nohup, or a sanitizer's SIGSEGV handler, stay), and an exit() hook.
+void install_cleanup() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = kill_workers_and_reraise;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+      ::sigaction(sig, &sa, nullptr);
+    }
+    std::atexit(kill_live_groups);
+  });
+}
+
+// Records a live worker's group; throws when the table is full.
+std::atomic<pid_t>& track_group(pid_t pgid) {
+  for (std::atomic<pid_t>& g : live_groups) {
+    pid_t free = 0;
+    if (g.compare_exchange_strong(free, pgid)) return g;
+  }
+  throw std::runtime_error(fmt::format("more than {} workers at once", kMaxWorkers));
+}
+
 }  // namespace
 
 WorkerProcess::WorkerProcess(const std::string& command) {
@@ -39,13 +104,18 @@ WorkerProcess::WorkerProcess(const std::string& command) {
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  install_cleanup();
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // Its own process group, so that a timeout kills the worker's children too.
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
-  const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
-  const int rc = ::posix_spawn(&pid_, "/bin/sh", &actions, &attr, const_cast<char**>(argv), environ);
+  std::vector<std::string> words = plain_words(command);
+  if (words.empty()) words = {"/bin/sh", "-c", command};
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const int rc = ::posix_spawnp(&pid_, argv.front(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(in[0]);
@@ -58,11 +128,20 @@ WorkerProcess::WorkerProcess(const std::string& command) {
     close_fd(in_);
     close_fd(out_);
     close_fd(err_);
-    throw std::runtime_error(fmt::format("cannot start /bin/sh -c '{}': {}", command, std::strerror(rc)));
+    throw std::runtime_error(fmt::format("cannot start '{}': {}", command, std::strerror(rc)));
   }
   set_nonblocking(in_);
   set_nonblocking(out_);
   set_nonblocking(err_);
+  try {
+    group_ = &track_group(pid_);
+  } catch (...) {
+    kill();
+    close_fd(in_);
+    close_fd(out_);
+    close_fd(err_);
+    throw;
+  }
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -119,6 +198,9 @@ void WorkerProcess::finish(double grace_s) {
 void WorkerProcess::kill() {
   if (pid_ < 0) return;
   ::kill(-pid_, SIGKILL);  // the group: also what the worker started, even when it has exited itself
+  // Untracked before the leader is reaped, so that the signal handler never kills a reused pid.
+  if (group_) group_->store(0);
+  group_ = nullptr;
   if (!reaped_)
     while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
     }

@@ -31,6 +31,40 @@ std::uint64_t round_seed(std::uint64_t seed, int shards, std::uint64_t round) {
   return mix.next();
 }
 
+// Reruns of a failing case while it is shrunk, within the campaign's time limit: none past it (a
+// worker's wait is cut off there), so that a worker hanging on every case cannot make shrinking
+// outlast the campaign. It keeps the comparison of the last case that still failed: the shrunk
+// case's, when shrinking keeps each such case.
+class ShrinkRuns {
+ public:
+  ShrinkRuns(Backend& expected, Backend& actual, const CompareMode& mode) : expected_(expected), actual_(actual), mode_(mode) {}
+
+  // Whether c still fails; false for every case once shrinking has stopped.
+  bool fails(const Case& c) {
+    if (!stopped_.empty()) return false;
+    std::vector<Outcome> e = expected_.run_many({&c, 1}), a = actual_.run_many({&c, 1});
+    if (e.front().cut_off || a.front().cut_off) {
+      stopped_ = "shrinking stopped by the time limit";
+      return false;
+    }
+    Comparison cmp = compare_outcomes(expected_.name(), std::move(e.front()), actual_.name(), std::move(a.front()),
+                                      compare_mode_for(mode_, c.op));
+    if (cmp.agree) return false;
+    last_failure_ = std::move(cmp);
+    return true;
+  }
+
+  const std::string& stopped() const { return stopped_; }  // why shrinking stopped early; "" when it did not
+  const std::optional<Comparison>& last_failure() const { return last_failure_; }
+
+ private:
+  Backend& expected_;
+  Backend& actual_;
+  const CompareMode& mode_;
+  std::string stopped_;
+  std::optional<Comparison> last_failure_;
+};
+
 // Greedy data shrinking after RapidCheck's structural shrinking: zeroes the 16-element blocks of
 // every floating-point input (x, a shard's xs, each master weight) one at a time, keeping each
 // change that still fails, so the saved case holds only the blocks that matter. Rowwise blocks
@@ -38,7 +72,7 @@ std::uint64_t round_seed(std::uint64_t seed, int shards, std::uint64_t round) {
 // failure, and above all one of the Hadamard transform, which mixes 16 rows, needs a column
 // block and one element of each of 16 row blocks. A changed input is then stored as a tensor,
 // no longer as its recipe.
-void zero_irrelevant_blocks(CaseRecord& r, Backend& expected, Backend& actual, const CompareMode& mode) {
+void zero_irrelevant_blocks(CaseRecord& r, ShrinkRuns& runs) {
   for (auto& [name, tensor] : r.c.inputs) {
     if (tensor.dtype != io::DType::F32 && tensor.dtype != io::DType::BF16 && tensor.dtype != io::DType::F16) continue;
     std::vector<std::uint8_t>& bytes = tensor.bytes;
@@ -51,17 +85,17 @@ void zero_irrelevant_blocks(CaseRecord& r, Backend& expected, Backend& actual, c
         std::copy_n(bytes.begin() + std::ptrdiff_t((first + i * step) * size), size, saved.begin() + std::ptrdiff_t(i * size));
       if (std::all_of(saved.begin(), saved.end(), [](std::uint8_t b) { return b == 0; })) return;
       for (std::size_t i = 0; i < 16; ++i) std::fill_n(bytes.begin() + std::ptrdiff_t((first + i * step) * size), size, 0);
-      if (!compare_backends(r.c, expected, actual, mode).agree) {
+      if (runs.fails(r.c)) {
         changed = true;
         return;
       }
       for (std::size_t i = 0; i < 16; ++i)
         std::copy_n(saved.begin() + std::ptrdiff_t(i * size), size, bytes.begin() + std::ptrdiff_t((first + i * step) * size));
     };
-    for (std::size_t first = 0; first + 16 <= n; first += 16) try_zeroing(first, 1);
+    for (std::size_t first = 0; first + 16 <= n && runs.stopped().empty(); first += 16) try_zeroing(first, 1);
     const std::size_t K = tensor.shape.size() >= 2 ? std::size_t(tensor.shape.back()) : 0, rows = K ? n / K : 0;
     if (K && rows % 16 == 0)
-      for (std::size_t r0 = 0; r0 < rows; r0 += 16)
+      for (std::size_t r0 = 0; r0 < rows && runs.stopped().empty(); r0 += 16)
         for (std::size_t k = 0; k < K; ++k) try_zeroing(r0 * K + k, K);
     if (changed) r.recipes.erase(name);
   }
@@ -119,6 +153,7 @@ rc::detail::TestParams round_params(const CampaignOptions& o, std::uint64_t roun
 // What one round found, before it is merged into the campaign's result in round order.
 struct RoundResult {
   std::size_t cases = 0;
+  bool cut_off = false;  // the time limit ended it: `cases` counts the cases before that
   std::map<std::string, OperationStats> per_operation;
   std::vector<std::pair<UlpReport, std::string>> ulp;  // each case's ULP reports, in case order
   std::optional<CampaignFailure> failure;              // shrunk, not saved yet; cases_to_detection within the round
@@ -132,30 +167,35 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
   std::vector<Case> cases;  // moved out of the batch (the tensors are not copied); back on a failure
   for (CaseRecord& r : batch) cases.push_back(std::move(r.c));
   std::vector<Outcome> e = expected.run_many(cases), a = actual.run_many(cases);
+  // The round ends at the first case the time limit cut off: the cases before it count.
+  std::size_t ran = 0;
+  while (ran < cases.size() && !e[ran].cut_off && !a[ran].cut_off) ++ran;
+  res.cut_off = ran < cases.size();
   std::optional<std::size_t> first_failure;  // index in the batch
-  for (std::size_t i = 0; i < cases.size(); ++i) {
+  std::optional<Comparison> batch_failure;   // its comparison
+  for (std::size_t i = 0; i < ran; ++i) {
     OperationStats& s = res.per_operation[cases[i].op];
     ++s.cases;
     s.seconds += e[i].seconds + a[i].seconds;
-    const Comparison cmp = compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i]),
-                                            compare_mode_for(o.compare, cases[i].op));
+    Comparison cmp = compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i]),
+                                      compare_mode_for(o.compare, cases[i].op));
     for (const UlpReport& u : cmp.ulp) res.ulp.emplace_back(u, case_label(cases[i]));
-    if (!first_failure && !cmp.agree) first_failure = i;
+    if (!first_failure && !cmp.agree) first_failure = i, batch_failure = std::move(cmp);
   }
-  res.cases = cases.size();
+  res.cases = ran;
   if (!first_failure) return res;
 
   // Shrinking: the round again, one case at a time. RapidCheck draws the same cases, stops at the
   // first that fails and shrinks it, ending on the smallest case that still fails.
+  ShrinkRuns runs(expected, actual, o.compare);
   const rc::Gen<CaseRecord> gen = case_record(space);
   std::optional<CaseRecord> last_failing;
   const auto property = [&] {
     const CaseRecord r = *gen;
     if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
-    const Comparison cmp = compare_backends(r.c, expected, actual, o.compare);
-    if (!cmp.agree) {
+    if (runs.fails(r.c)) {
       last_failing = r;
-      RC_FAIL(cmp.problem);
+      RC_FAIL(runs.last_failure()->problem);
     }
   };
   rc::detail::TestMetadata metadata;
@@ -168,14 +208,19 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
   // A backend that fails only sometimes (in a batch, not alone) leaves the batch's case unshrunk.
   if (!last_failing) batch[*first_failure].c = std::move(cases[*first_failure]);
   f.shrunk = last_failing ? *last_failing : batch[*first_failure];
-  f.shrunk.origin = "fuzz campaign seed=" + std::to_string(o.seed) + " shard=" + std::to_string(o.shard) + "/" +
-                    std::to_string(o.shards) + " round=" + std::to_string(round) + compare_origin(o.compare) +
-                    (last_failing ? "" : " (failed in a batch, not when rerun alone: not shrunk)");
   if (last_failing) {
-    shrink_master_weights(f.shrunk, expected, actual);
-    zero_irrelevant_blocks(f.shrunk, expected, actual, o.compare);
+    shrink_master_weights(f.shrunk, [&](const Case& c) { return runs.fails(c); });
+    zero_irrelevant_blocks(f.shrunk, runs);
   }
-  f.comparison = compare_backends(f.shrunk.c, expected, actual, o.compare);
+  f.shrink_stopped = runs.stopped();
+  f.shrunk.origin = "fuzz campaign seed=" + std::to_string(o.seed) + " shard=" + std::to_string(o.shard) + "/" +
+                    std::to_string(o.shards) + " round=" + std::to_string(round) + compare_origin(o.compare);
+  if (!f.shrink_stopped.empty())
+    f.shrunk.origin += " (" + f.shrink_stopped + (last_failing ? ": the smallest failing case found so far)" : ": not shrunk)");
+  else if (!last_failing)
+    f.shrunk.origin += " (failed in a batch, not when rerun alone: not shrunk)";
+  // The comparison of the saved case: the last rerun that failed, which is the shrunk case's.
+  f.comparison = last_failing ? *runs.last_failure() : std::move(*batch_failure);
   f.shrunk.found = std::string(verdict_name(f.comparison.verdict));
   f.cases_to_detection = *first_failure + 1;
   ++res.per_operation[f.shrunk.c.op].failures;
@@ -188,10 +233,12 @@ class Campaign {
  public:
   Campaign(const CampaignOptions& o, CaseSpace space) : o_(o), space_(std::move(space)), t0_(Clock::now()) {
     result_.ulp.bound = o.compare.max_ulp;
+    if (o.seconds) deadline_ = t0_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*o.seconds));
   }
 
   // Runs rounds on these backends until the campaign is done or another job failed.
   void run_job(Backend& expected, Backend& actual) {
+    const TimeLimit limits[] = {{expected, deadline_}, {actual, deadline_}};
     for (;;) {
       std::uint64_t k = 0;
       {
@@ -242,10 +289,12 @@ class Campaign {
         stop_merging_ = stop_ = true;
         break;
       }
+      const bool cut_off = it->second.cut_off;
       merge(std::move(it->second));
       finished_.erase(it);
       ++merged_;
       if (o_.on_progress) o_.on_progress({result_.cases, result_.failures.size(), since(t0_)});
+      if (cut_off) stop_merging_ = stop_ = true;  // the time limit ended this round: it is the last
     }
     if (enough()) stop_ = true;
   }
@@ -267,9 +316,17 @@ class Campaign {
     result_.cases += r.cases;
   }
 
+  // A backend's deadline for the length of one job.
+  struct TimeLimit {
+    TimeLimit(Backend& b, std::optional<Clock::time_point> deadline) : backend(b) { b.set_deadline(deadline); }
+    ~TimeLimit() { backend.set_deadline(std::nullopt); }
+    Backend& backend;
+  };
+
   const CampaignOptions& o_;
   const CaseSpace space_;
   const Clock::time_point t0_;
+  std::optional<Clock::time_point> deadline_;  // t0 + seconds: nothing of the campaign runs past it
   std::mutex mutex_;
   CampaignResult result_;
   std::map<std::uint64_t, RoundResult> finished_;  // finished rounds not merged yet, by claim index

@@ -23,7 +23,10 @@ struct CampaignProgress {
 
 struct CampaignOptions {
   CaseSpace space;
-  std::optional<double> seconds;     // stop after this long (checked between rounds)
+  // Stop after this long: the whole campaign, shrinking included. A worker's wait is cut off then;
+  // a round cut off counts the cases before the cut, and a shrink cut off keeps the smallest
+  // failing case found so far.
+  std::optional<double> seconds;
   std::optional<std::size_t> cases;  // or after this many generated cases
   std::uint64_t seed = 0;
   int shard = 0, shards = 1;         // this process runs rounds shard, shard + shards, ...
@@ -39,6 +42,7 @@ struct CampaignFailure {
   Comparison comparison;  // of the shrunk case
   std::filesystem::path saved;
   std::size_t cases_to_detection = 0;  // generated cases before the first failing one
+  std::string shrink_stopped;          // why shrinking stopped before its end (also in the origin); "" when it did not
 };
 
 struct OperationStats {

@@ -4,11 +4,13 @@
 // rows and columns, remapping the cut points, and keeps every change that still fails.
 #pragma once
 
+#include <functional>
+
 #include "cases/case_io.h"
 
 namespace nvfp4::fuzz {
 
-// No-op for other operations.
-void shrink_master_weights(CaseRecord& r, Backend& expected, Backend& actual);
+// `fails` reruns a candidate; no-op for other operations.
+void shrink_master_weights(CaseRecord& r, const std::function<bool(const Case&)>& fails);
 
 }  // namespace nvfp4::fuzz

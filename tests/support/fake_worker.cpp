@@ -13,11 +13,14 @@
 //   crash     abort()s on a quantize case with direction == both
 //   exit      exits with status 3 on a quantize case with rounding == stochastic
 //   hang      sleeps forever on a quantize case with direction == both
+//   hang-all  sleeps forever on every case
+//   close     closes its stdout on a quantize case with direction == both, then sleeps forever
+//   close-exit  closes its stdout on a quantize case with direction == both, exits 0.2 s later
 //   garbage   writes text to stdout on a quantize case with direction == both
 //   wrong-id  answers a quantize case with direction == both under the next id
 //   missing   leaves out "amax" when direction == both
 //   extra     adds a tensor "bonus" when direction == both
-//   dtype     returns "amax" as I32 bits when direction == both
+//   dtype     returns "data" as I8 when direction == both
 //   version   says hello with protocol 3
 //   ulp1      also declares gemm (every parameter "*"), and answers it with the last element of d
 //             one ULP above the reference's (below it for +inf; a NaN stays)
@@ -89,6 +92,7 @@ void move_last_by_one_ulp(io::Tensor& t) {
 bool both(const Case& c) { return c.op == "quantize" && c.params.text("direction") == "both"; }
 
 wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, const Declaration& d) {
+  if (mode == "hang-all") std::this_thread::sleep_for(std::chrono::hours(1));
   if (const std::string why = d.outside(c); !why.empty()) return wire::error_result(id, "outside my declaration: " + why, std::nullopt);
   if (mode == "v1" && c.op == "quantize" && c.inputs.at("x").shape.size() != 2)
     return wire::error_result(id, "quantize: x is not 2-D", ErrorCode::E_RANK);
@@ -96,6 +100,11 @@ wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, c
   if (mode == "crash" && both(c)) std::abort();
   if (mode == "exit" && c.op == "quantize" && c.params.text("rounding") == "stochastic") std::exit(3);
   if (mode == "hang" && both(c)) std::this_thread::sleep_for(std::chrono::hours(1));
+  if ((mode == "close" || mode == "close-exit") && both(c)) {
+    std::fclose(stdout);
+    std::this_thread::sleep_for(mode == "close" ? std::chrono::hours(1) : std::chrono::milliseconds(200));
+    std::exit(0);
+  }
   if (mode == "garbage" && both(c)) {
     std::fputs("debug: quantizing both directions\n", stdout);
     std::fflush(stdout);
@@ -112,7 +121,7 @@ wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, c
     if (mode == "mismatch") out.at("scale").bytes.at(0) ^= 1;
     if (mode == "missing") out.erase("amax");
     if (mode == "extra") out["bonus"] = io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{7});
-    if (mode == "dtype") out.at("amax").dtype = io::DType::I32;
+    if (mode == "dtype") out.at("data").dtype = io::DType::I8;
   }
   return wire::ok_result(id, std::move(out));
 }
