@@ -28,7 +28,7 @@ bool known(std::string_view n) {
 }  // namespace
 
 void add_external_options(CLI::App* cmd, ExternalOptions& o) {
-  cmd->add_option("--worker", o.worker, "the worker backend's command, run as /bin/sh -c CMD (docs/worker-protocol.md)");
+  cmd->add_option("--worker", o.worker, "the worker backend's command: plain words run directly, shell syntax under /bin/sh -c (docs/worker-protocol.md)");
   cmd->add_option("--worker-timeout", o.worker_timeout, "seconds a worker may take per case before the case's verdict is timeout")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

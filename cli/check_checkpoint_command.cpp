@@ -98,8 +98,10 @@ void register_check_checkpoint(CLI::App& app, int& exit_code) {
       app.add_subcommand("check-checkpoint", "Check an NVFP4 checkpoint against its BF16 source, tensor by tensor");
   cmd->add_option("--source", a->source, "the BF16 Hugging Face model directory")->required();
   cmd->add_option("--quantized", a->quantized, "the NVFP4 checkpoint directory")->required();
-  cmd->add_option("--format", a->format, "auto, modelopt, compressed-tensors or miles")
-      ->check(CLI::IsMember({"auto", "modelopt", "compressed-tensors", "miles"}))
+  std::vector<std::string> formats = {"auto"};
+  for (const checkpoint::CheckpointFormat& f : checkpoint::checkpoint_formats()) formats.push_back(f.name);
+  cmd->add_option("--format", a->format, "auto, or one of " + checkpoint::supported_formats())
+      ->check(CLI::IsMember(formats))
       ->capture_default_str();
   CLI::Option* profile =
       cmd->add_option("--profile", a->profile, "numerics profile (default: the format's, modelopt or te-pyref)");

@@ -47,14 +47,8 @@ class ProgressLine {
 void convert(const ConvertArgs& a) {
   check_threads(a.threads_given, a.threads);
   const auto format = checkpoint::find_format(a.format);
-  if (!format) {
-    const std::string why =
-        a.format == "compressed-tensors"
-            ? " (compressed-tensors needs a profile the project does not have yet: docs/checkpoints.md section 3.6)"
-            : "";
-    throw UsageError(
-        fmt::format("--format {}: not supported{}; supported: {}", a.format, why, checkpoint::supported_formats()));
-  }
+  if (!format)
+    throw UsageError(fmt::format("--format {}: not supported; supported: {}", a.format, checkpoint::supported_formats()));
   if (std::filesystem::exists(std::filesystem::symlink_status(a.output)))
     throw UsageError(fmt::format("--output {}: already exists; give a directory that does not exist yet", a.output));
   io::prepare_output_directory(a.output, "--output");
@@ -81,7 +75,7 @@ void register_convert_checkpoint(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("convert-checkpoint", "Convert a BF16 Hugging Face model to an NVFP4 checkpoint");
   cmd->add_option("--input", a->input, "the Hugging Face model directory")->required();
   cmd->add_option("--output", a->output, "the directory to write (must not exist)")->required();
-  cmd->add_option("--format", a->format, "checkpoint format: modelopt, compressed-tensors or miles")->required();
+  cmd->add_option("--format", a->format, "checkpoint format: " + checkpoint::supported_formats())->required();
   cmd->add_option("--profile", a->profile,
                   "numerics profile (see `nvfp4-verify profiles`; default: the format's, modelopt or te-pyref)");
   cmd->add_option("--exclude", a->excludes, "keep modules matching this fnmatch pattern unquantized (repeatable)");

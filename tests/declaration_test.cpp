@@ -83,19 +83,23 @@ std::string fake(const std::string& mode) { return std::string("'") + NVFP4_FAKE
 
 // The fake worker's v1 mode is an adapter written before quantize had `experts`: protocol 1, no
 // mention of it, and 3-D inputs rejected with E_RANK. Under the open-world rule the campaign sent
-// it expert weights (about one quantize case in ten) and failed; now it passes.
+// it expert weights (about one quantize case in ten) and failed; now it passes, and says on the
+// console and on its summary page which space it covered.
 TEST(Declaration, AnOldWorkerThatNeverNamedANewParameterPassesItsCampaign) {
   const fs::path dir = scratch_dir();
   const std::uint64_t seed = std::random_device{}();
   const auto fuzz = test_support::run_cli(
-      fmt::format("fuzz --ops quantize --backends reference,worker --worker {} --cases 400 --seed {} --corpus {}", fake("v1"),
-                  seed, (dir / "found").string()),
+      fmt::format("fuzz --ops quantize --backends reference,worker --worker {} --cases 400 --seed {} --corpus {} --report {}",
+                  fake("v1"), seed, (dir / "found").string(), (dir / "report").string()),
       dir);
   EXPECT_EQ(fuzz.exit_code, 0) << "seed " << seed << "\n" << fuzz.out << fuzz.err;
   EXPECT_NE(fuzz.out.find("fuzz: space: quantize: profile in [te]; block = \"1d\"; direction in [\"rowwise\", \"both\"]"),
             std::string::npos)
       << fuzz.out;
   EXPECT_NE(fuzz.out.find("experts = false"), std::string::npos) << fuzz.out;
+  const std::string page = test_support::slurp_text(dir / "report" / "index.html");
+  EXPECT_NE(page.find("space: <b class=\"mono\">quantize: profile in [te]"), std::string::npos) << page.substr(0, 4000);
+  EXPECT_NE(page.find("experts = false"), std::string::npos);
   fs::remove_all(dir);
 }
 
