@@ -44,7 +44,6 @@ class FrameReader {
   void feed(std::span<const std::uint8_t> bytes);
   // The next complete message, or nullopt until more bytes arrive. Throws ProtocolError.
   std::optional<Message> next();
-  bool holds_partial() const { return pos_ < buffer_.size(); }
 
  private:
   std::vector<std::uint8_t> buffer_;
