@@ -108,6 +108,15 @@ float recip_pyref_s(float g) { return div_rn(1.0f, global_scale(GlobalScaleRule:
 
 }  // namespace
 
+// What formats A and B share: the Linear layers left out (docs/checkpoints.md section 2.5), the
+// modules that share one global amax (section 2.6), and the BMM expert parameters (section 2.7).
+const std::vector<std::string> kLinearExclusions = {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate",
+                                                    "*mlp.shared_expert_gate", "*block_sparse_moe.gate"};
+const std::vector<std::vector<std::string>> kAttentionAndMlpSharing = {{"q_proj", "k_proj", "v_proj"},
+                                                                       {"gate_proj", "up_proj"}};
+const std::vector<std::string> kBmmExpertParameters = {"model.layers.*.experts.gate_up_proj",
+                                                       "model.layers.*.experts.down_proj"};
+
 std::span<const CheckpointFormat> checkpoint_formats() {
   static const std::vector<CheckpointFormat> formats = {
       // docs/checkpoints.md sections 2.5 (default exclusions) and 2.6 (q/k/v and gate/up share one
@@ -116,9 +125,8 @@ std::span<const CheckpointFormat> checkpoint_formats() {
           .name = "modelopt",
           .default_profile = "modelopt",
           .quantized = {"model.layers.*_proj.weight"},
-          .excluded = {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate", "*mlp.shared_expert_gate",
-                       "*block_sparse_moe.gate"},
-          .shared_amax = {{"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}},
+          .excluded = kLinearExclusions,
+          .shared_amax = kAttentionAndMlpSharing,
           .data_suffix = ".weight",
           .scale_suffix = ".weight_scale",
           .global_suffix = ".weight_scale_2",
@@ -126,7 +134,7 @@ std::span<const CheckpointFormat> checkpoint_formats() {
           .ignored = modelopt_ignored,
           .hf_quant_config = modelopt_hf_quant_config,
           .with_quantization_config = modelopt_quantization_config,
-          .bmm_experts = {"model.layers.*.experts.gate_up_proj", "model.layers.*.experts.down_proj"},
+          .bmm_experts = kBmmExpertParameters,
           .bmm_model_types = {"llama4", "llama4_text", "gpt_oss"},
           .bmm_layout = true,
       },
@@ -139,9 +147,8 @@ std::span<const CheckpointFormat> checkpoint_formats() {
           .name = "compressed-tensors",
           .default_profile = "compressed-tensors",
           .quantized = {"model.layers.*_proj.weight"},
-          .excluded = {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate", "*mlp.shared_expert_gate",
-                       "*block_sparse_moe.gate"},
-          .shared_amax = {{"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}},
+          .excluded = kLinearExclusions,
+          .shared_amax = kAttentionAndMlpSharing,
           .data_suffix = ".weight_packed",
           .scale_suffix = ".weight_scale",
           .global_suffix = ".weight_global_scale",
@@ -151,7 +158,7 @@ std::span<const CheckpointFormat> checkpoint_formats() {
           .hf_quant_config = nullptr,
           .with_quantization_config = compressed_tensors_quantization_config,
           // Experts are separate 2-D modules in this format: a BMM parameter is refused.
-          .bmm_experts = {"model.layers.*.experts.gate_up_proj", "model.layers.*.experts.down_proj"},
+          .bmm_experts = kBmmExpertParameters,
           .bmm_layout = false,
       },
       // docs/checkpoints.md sections 4.1 (names, input_scale = 1.0), 4.3 (data and scales of
