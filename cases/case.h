@@ -70,6 +70,7 @@ struct Outcome {
   std::string message;            // the rejection's or fault's message
   double seconds = 0;             // time spent on this case
   bool cut_off = false;           // not answered before the backend's deadline: no verdict
+  bool skipped = false;           // not sent: an earlier case of the batch timed out (docs/harness.md)
 };
 
 // What an external backend declares it implements (cases/declaration.h); nullptr: everything.
@@ -89,6 +90,7 @@ class Backend {
   virtual const Declaration* declaration() const { return nullptr; }
   // A campaign's time limit: an out-of-process backend stops waiting for answers then, and run_many
   // returns the cases still unanswered as cut_off (an in-process backend finishes what it runs).
+  // A backend whose case times out may return the rest of the batch as skipped.
   virtual void set_deadline(std::optional<std::chrono::steady_clock::time_point>) {}
 };
 

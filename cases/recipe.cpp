@@ -163,7 +163,8 @@ FloatMatrix generate_values(const Recipe& r) {
   FloatMatrix x = xt::zeros<float>({std::size_t(r.M), std::size_t(r.K)});
   SplitMix64 rng(r.seed ^ 0x6E76667034ull);
   // The elements that survive active_blocks: the fills generate only these (the rest stay 0).
-  const std::size_t n = r.active_blocks >= 0 ? std::min(x.size(), std::size_t(r.active_blocks) * 16) : x.size();
+  // Clamped before the multiplication, which a hostile count would wrap.
+  const std::size_t n = r.active_blocks >= 0 ? std::min(x.size() / 16, std::size_t(r.active_blocks)) * 16 : x.size();
   switch (r.dist) {
     case Distribution::kRandn: fill_randn(x, rng, n); break;
     case Distribution::kUniform: fill_uniform(x, rng, n); break;
@@ -173,7 +174,7 @@ FloatMatrix generate_values(const Recipe& r) {
     case Distribution::kSrThresholds: if (x.size()) fill_sr_thresholds(x, rng, n); break;
   }
   if (r.active_blocks >= 0)
-    for (std::size_t i = std::size_t(r.active_blocks) * 16; i < x.size(); ++i) x.data()[i] = 0.0f;
+    for (std::size_t i = n; i < x.size(); ++i) x.data()[i] = 0.0f;
   return x;
 }
 

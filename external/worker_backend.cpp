@@ -265,6 +265,12 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
       result.seconds = std::chrono::duration<double>(now - head_since).count();
       head_since = now;
       ++answered;
+      // A worker that hung once likely hangs again, and each case would wait out the timeout: the
+      // rest of the batch is not sent, so a campaign's --cases bounds its run.
+      if (result.fault == FaultKind::kTimeout) {
+        for (std::size_t i = answered; i < cases.size(); ++i) results[i].skipped = true;
+        return results;
+      }
     }
   }
   return results;

@@ -49,6 +49,11 @@ class ShrinkRuns {
     }
     Comparison cmp = compare_outcomes(expected_.name(), std::move(e.front()), actual_.name(), std::move(a.front()),
                                       compare_mode_for(mode_, c.op));
+    // Each rerun of a hang waits out the backend's timeout: a few bound the campaign's run.
+    if (cmp.verdict == Verdict::kTimeout && ++timeouts_ == kMaxTimeouts) {
+      stopped_ = fmt::format("shrinking stopped after {} reruns that timed out", kMaxTimeouts);
+      return false;
+    }
     if (cmp.agree) return false;
     last_failure_ = std::move(cmp);
     return true;
@@ -61,6 +66,8 @@ class ShrinkRuns {
   Backend& expected_;
   Backend& actual_;
   const CompareMode& mode_;
+  static constexpr int kMaxTimeouts = 4;
+  int timeouts_ = 0;
   std::string stopped_;
   std::optional<Comparison> last_failure_;
 };
@@ -167,10 +174,11 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
   std::vector<Case> cases;  // moved out of the batch (the tensors are not copied); back on a failure
   for (CaseRecord& r : batch) cases.push_back(std::move(r.c));
   std::vector<Outcome> e = expected.run_many(cases), a = actual.run_many(cases);
-  // The round ends at the first case the time limit cut off: the cases before it count.
+  // The round ends at the first case the time limit cut off or a backend skipped: the cases before
+  // it count.
   std::size_t ran = 0;
-  while (ran < cases.size() && !e[ran].cut_off && !a[ran].cut_off) ++ran;
-  res.cut_off = ran < cases.size();
+  while (ran < cases.size() && !e[ran].cut_off && !a[ran].cut_off && !e[ran].skipped && !a[ran].skipped) ++ran;
+  res.cut_off = ran < cases.size() && (e[ran].cut_off || a[ran].cut_off);
   std::optional<std::size_t> first_failure;  // index in the batch
   std::optional<Comparison> batch_failure;   // its comparison
   for (std::size_t i = 0; i < ran; ++i) {
@@ -290,11 +298,14 @@ class Campaign {
         break;
       }
       const bool cut_off = it->second.cut_off;
+      // Every further case of a backend that hung would wait out its timeout: one saved case is
+      // enough to reproduce a hang, so it ends the campaign.
+      const bool hung = it->second.failure && it->second.failure->comparison.verdict == Verdict::kTimeout;
       merge(std::move(it->second));
       finished_.erase(it);
       ++merged_;
       if (o_.on_progress) o_.on_progress({result_.cases, result_.failures.size(), since(t0_)});
-      if (cut_off) stop_merging_ = stop_ = true;  // the time limit ended this round: it is the last
+      if (cut_off || hung) stop_merging_ = stop_ = true;  // the time limit or a hang ended this round: it is the last
     }
     if (enough()) stop_ = true;
   }

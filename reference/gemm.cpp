@@ -17,6 +17,9 @@ namespace {
 constexpr std::string_view kOp = "gemm";
 // Rows of a GEMM get threads of their own from this many block products on.
 constexpr std::int64_t kBlockProductsPerThread = 1 << 16;
+// The largest D the reference computes (4 GiB of binary32): A and B come from files whose size
+// bounds M and N, but not their product.
+constexpr std::int64_t kMaxOutputElements = std::int64_t{1} << 30;
 
 // An operand in the integers of §3.20.3: 2·f4(code) per element, f8(scale)·2^9 per block.
 struct IntegerOperand {
@@ -153,6 +156,9 @@ void validate_gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions
   const std::int64_t K = 2 * std::int64_t(a.data.shape(1)), Kb = 2 * std::int64_t(b.data.shape(1));
   if (K != Kb) fail(kOp, ErrorCode::E_GEMM_K, "A has K={} and B has K={}", K, Kb);
   if (K == 0 || K % 16) fail(kOp, ErrorCode::E_GEMM_K, "K={} is not a positive multiple of 16", K);
+  // Each factor first, so that the product cannot overflow.
+  if (M > kMaxOutputElements || N > kMaxOutputElements || M * N > kMaxOutputElements)
+    fail(kOp, ErrorCode::E_DATA_SHAPE, "D would be [{}, {}]: above the limit of 2^30 elements", M, N);
   if (o.row_scaled && (o.alpha || o.beta))
     fail(kOp, ErrorCode::E_UNSUPPORTED, "row_scaled takes neither alpha nor beta: α comes from amaxes of 1 and the result is post-scaled");
   if (o.accumulate && !o.row_scaled) fail(kOp, ErrorCode::E_UNSUPPORTED, "accumulate is the row-scaled path's; use beta otherwise");

@@ -49,11 +49,17 @@ std::int64_t grouped_bytes(GroupAxis axis, const std::vector<std::int64_t>& size
 }
 
 void check_groups(std::string_view op, const std::vector<std::int64_t>& sizes, std::int64_t total) {
-  for (std::size_t g = 0; g < sizes.size(); ++g)
+  std::int64_t sum = 0;
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
     if (sizes[g] < 0 || sizes[g] % 16)
       fail(op, ErrorCode::E_GROUPS, "group {} has extent {}: group extents are non-negative multiples of 16", g, sizes[g]);
-  if (sizes.empty() || sum_of(sizes) != total)
-    fail(op, ErrorCode::E_GROUPS, "the {} group extents sum to {}, the grouped axis has {}", sizes.size(), sum_of(sizes), total);
+    // Checked as it grows, so that hostile extents cannot overflow the sum.
+    if (sizes[g] > total - sum)
+      fail(op, ErrorCode::E_GROUPS, "the group extents up to group {} sum to more than the grouped axis's {}", g, total);
+    sum += sizes[g];
+  }
+  if (sizes.empty() || sum != total)
+    fail(op, ErrorCode::E_GROUPS, "the {} group extents sum to {}, the grouped axis has {}", sizes.size(), sum, total);
 }
 
 ByteMatrix group_scales(const ByteMatrix& compact, GroupAxis axis, const std::vector<std::int64_t>& sizes, std::size_t g) {

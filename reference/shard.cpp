@@ -16,7 +16,10 @@ void validate_shard_values(std::string_view op, const Shard& s, std::size_t valu
 
 void validate_shard(std::string_view op, std::int64_t M, std::int64_t K, const Shard& s) {
   validate_weight_dims(op, M, K);
-  if (s.start < 0 || s.length < 0 || s.end() > M * K)
+  // M and K are case parameters, not tensor extents: bounded so that M * K cannot overflow.
+  constexpr std::int64_t kMaxDim = std::int64_t{1} << 31;
+  if (M > kMaxDim || K > kMaxDim) fail(op, ErrorCode::E_SHARD, "a {}x{} weight: M and K are limited to 2^31", M, K);
+  if (s.start < 0 || s.length < 0 || s.start > M * K || s.length > M * K - s.start)  // end() could overflow
     fail(op, ErrorCode::E_SHARD, "shard [{}, {}) is not inside the {} elements of a {}x{} weight", s.start,
          s.start + s.length, M * K, M, K);
 }

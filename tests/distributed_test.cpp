@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "fuzz/case_generator.h"
@@ -298,6 +299,23 @@ RC_GTEST_PROP(DistributedOpsProperty, GeneratedCasesRunAndSatisfyTheirRelations,
       *fuzz::case_record({{"amax_partial", "fused_scale_2d", "partial_cast_2d"}, {}, 128});
   const TensorMap ref = ReferenceBackend().run(r.c);
   RC_ASSERT(diff_outputs(ref, MetamorphicBackend().run(r.c)).empty());
+}
+
+TEST(ShardLimits, HugeWeightsAndShardsThatWouldOverflowAreRefused) {
+  const FloatVector sixteen = xt::zeros<float>({std::size_t{16}});
+  const auto code_of = [&](std::int64_t M, std::int64_t K, Shard s) {
+    try {
+      amax_partial(sixteen, M, K, s, AmaxRule::IGNORE);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    ADD_FAILURE() << M << "x" << K << " shard at " << s.start << " was accepted";
+    return ErrorCode::E_UNSUPPORTED;
+  };
+  // M * K = 2^64 wraps to 0 in 64 bits.
+  EXPECT_EQ(code_of(std::int64_t{1} << 32, std::int64_t{1} << 32, Shard{0, 16}), ErrorCode::E_SHARD);
+  // start + length wraps negative, which would pass an end() <= M * K check.
+  EXPECT_EQ(code_of(32, 32, Shard{std::numeric_limits<std::int64_t>::max() - 1, 16}), ErrorCode::E_SHARD);
 }
 
 }  // namespace

@@ -278,5 +278,20 @@ TEST(GemmCases, TheSeedCorpusHoldsTheSection6_21Example) {
   FAIL() << "no §6.21 seed case";
 }
 
+TEST(GemmLimits, AnOutputAboveTwoToThe30ElementsIsRefusedBeforeItIsAllocated) {
+  // 2^16 rows each of A and B take 512 KiB; D would take 2^32 binary32 values (16 GiB).
+  GemmOperand a;
+  a.data = xt::zeros<std::uint8_t>({std::size_t{1} << 16, std::size_t{8}});
+  a.scale = xt::zeros<std::uint8_t>({std::size_t{1} << 16, std::size_t{4}});
+  a.amax = FloatVector({2688.0f});
+  try {
+    gemm(a, a, {});
+    FAIL() << "a 65536 x 65536 D was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::E_DATA_SHAPE);
+    EXPECT_NE(std::string(e.what()).find("2^30"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace nvfp4

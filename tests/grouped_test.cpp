@@ -137,5 +137,16 @@ TEST(GroupedGemm, AnEmptyTokenRangeContractsNothingAndGivesPlusZero) {
   for (std::size_t i = 32 * 16 * 4; i < d.bytes.size(); ++i) EXPECT_EQ(d.bytes[i], 0) << "group 1 is all +0.0";
 }
 
+TEST(GroupedLimits, GroupExtentsWhoseSumWrapsAroundAreRefused) {
+  // Four extents of 2^62 wrap a 64-bit sum to 0, so the five would "sum" to the axis's 16.
+  const std::int64_t huge = std::int64_t{1} << 62;
+  try {
+    check_groups("grouped_swizzle", {huge, huge, huge, huge, 16}, 16);
+    FAIL() << "extents that sum to 2^64 + 16 were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::E_GROUPS);
+  }
+}
+
 }  // namespace
 }  // namespace nvfp4

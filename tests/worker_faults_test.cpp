@@ -183,7 +183,7 @@ TEST(WorkerFaults, SignalToTheHarnessKillsEveryWorkerProcessGroupAndEndsItWithTh
 
 TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) {
   const fs::path dir = scratch_dir("time");
-  const double time_s = 3, worker_timeout_s = 0.5;
+  const double time_s = 2, worker_timeout_s = 0.5;
   const auto t0 = Clock::now();
   const auto run = test_support::run_cli(
       fmt::format("fuzz --backends reference,worker --worker '{} hang-all' --worker-timeout {} --time {} --jobs 1 --seed {} "
@@ -191,8 +191,8 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) 
                   NVFP4_FAKE_WORKER, worker_timeout_s, time_s, fresh_seed(), (dir / "found").string(), (dir / "report").string()),
       dir);
   const double took = seconds_since(t0);
-  // The time limit plus the harness's start and its report; the first round alone waits out 25
-  // worker timeouts (12.5 s), and shrinking more.
+  // The time limit plus the harness's start and its report; shrinking alone may rerun the hang four
+  // times (2 s).
   EXPECT_LT(took, time_s + 5) << run.out << run.err;
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   ASSERT_TRUE(fs::exists(dir / "found")) << run.out << run.err;
@@ -204,6 +204,30 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) 
   EXPECT_NE(r.origin.find("shrinking stopped by the time limit"), std::string::npos) << r.origin;
   EXPECT_TRUE(fs::is_regular_file(dir / "report" / "index.html"));
   EXPECT_TRUE(fs::is_regular_file(dir / "report" / (saved.front().stem().string() + ".html")));
+  fs::remove_all(dir);
+}
+
+TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeACampaignOfFewCasesRunLong) {
+  const fs::path dir = scratch_dir("cases");
+  const double worker_timeout_s = 0.5;
+  const auto t0 = Clock::now();
+  const auto run = test_support::run_cli(
+      fmt::format("fuzz --backends reference,worker --worker '{} hang-all' --worker-timeout {} --cases 50 --jobs 1 --seed {} "
+                  "--corpus {} --report {}",
+                  NVFP4_FAKE_WORKER, worker_timeout_s, fresh_seed(), (dir / "found").string(), (dir / "report").string()),
+      dir);
+  const double took = seconds_since(t0);
+  // One timeout in the round (the rest of its batch is not sent) and at most four in shrinking,
+  // plus the harness's start and its report; waiting out every case would take 25 timeouts.
+  EXPECT_LT(took, 6 * worker_timeout_s + 5) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  ASSERT_TRUE(fs::exists(dir / "found")) << run.out << run.err;
+  std::vector<fs::path> saved;
+  for (const auto& e : fs::directory_iterator(dir / "found")) saved.push_back(e.path());
+  ASSERT_EQ(saved.size(), 1u) << run.out;
+  const CaseRecord r = load_case(saved.front());
+  EXPECT_EQ(r.found, "timeout");
+  EXPECT_NE(r.origin.find("shrinking stopped after 4 reruns that timed out"), std::string::npos) << r.origin;
   fs::remove_all(dir);
 }
 
