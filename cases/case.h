@@ -40,7 +40,7 @@ const Profile& case_profile(const Case& c);
 std::string case_profile_name(const Case& c);
 
 // A backend outside this process failed on a case without answering it: it crashed, hung, or broke
-// its protocol (docs/worker-protocol.md). The case's verdict names the kind.
+// its protocol (docs/spec/worker-protocol.md). The case's verdict names the kind.
 enum class FaultKind { kCrash, kTimeout, kProtocol };
 std::string_view fault_kind_name(FaultKind k);  // "crash", "timeout", "protocol"
 
@@ -70,7 +70,7 @@ struct Outcome {
   std::string message;            // the rejection's or fault's message
   double seconds = 0;             // time spent on this case
   bool cut_off = false;           // not answered before the backend's deadline: no verdict
-  bool skipped = false;           // not sent: an earlier case of the batch timed out (docs/harness.md)
+  bool skipped = false;           // not sent: an earlier case of the batch timed out (docs/design/harness.md)
 };
 
 // What an external backend declares it implements (cases/declaration.h); nullptr: everything.

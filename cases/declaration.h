@@ -1,4 +1,4 @@
-// What an external backend declares it implements (docs/worker-protocol.md, "implements"): its
+// What an external backend declares it implements (docs/spec/worker-protocol.md, "implements"): its
 // operations and, for each, the values it accepts of each parameter and of the input dtype.
 // Closed world: a parameter the declaration does not name accepts only its default, so that a
 // parameter the registry gains later never reaches a backend written before it; "*" accepts every

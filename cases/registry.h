@@ -43,7 +43,7 @@ void validate_case_tensors(const Case& c);
 ParamValue param_from_json(const OperationSpec& op, const ParamSpec& p, const nlohmann::json& j);
 nlohmann::json param_to_json(const ParamValue& v);
 
-// The whole registry as JSON: the contract external backends implement (docs/registry.md).
+// The whole registry as JSON: the contract external backends implement (docs/spec/registry.md).
 nlohmann::json registry_json(std::string_view tool_version);
 
 // "quantize te 48x80 BF16 block=2d direction=both": the operation, its profile, the first input's

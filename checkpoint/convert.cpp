@@ -167,7 +167,7 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
       if (!is_bmm_model(o.format, src.config()))
         throw io::FormatError(fmt::format(
             "{}: {} is a 3-D expert tensor of a model of type '{}'; format {} writes ModelOpt's transposed "
-            "[E, in, out] layout only for the experts of model types {} (Llama-4, GPT-OSS; docs/checkpoints.md "
+            "[E, in, out] layout only for the experts of model types {} (Llama-4, GPT-OSS; docs/guides/checkpoints.md "
             "section 2.7); ModelOpt splits other fused experts into 2-D modules, which convert-checkpoint does not do",
             o.input.string(), t, model_type_of(src.config()), o.format.name, fmt::join(o.format.bmm_model_types, ", ")));
       group_of[t] = "bmm:" + t;  // its own amax, over all experts
@@ -185,7 +185,7 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
           "{}: {} is a 3-D expert tensor; format {} {}, so convert-checkpoint does not write it",
           o.input.string(), t, o.format.name,
           o.format.bmm_layout ? "stores 3-D experts only as the BMM parameters of Llama-4 / GPT-OSS (names without "
-                                "\".weight\", docs/checkpoints.md section 2.7); a 3-D \".weight\" has no documented layout"
+                                "\".weight\", docs/guides/checkpoints.md section 2.7); a 3-D \".weight\" has no documented layout"
                               : "stores experts as separate 2-D modules"));
     for (std::string& m : o.format.ignored(t, info))
       if (excluded.insert(m).second) exclude_modules.push_back(std::move(m));
@@ -194,7 +194,7 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
   for (const auto& [t, g] : group_of)  // read in pass 1 too
     p.tensors_total += src.info(t).shape.size() == 2 || bmm.count(t);
   // A 3-D expert tensor has one amax per expert; miles rejects sharing an amax with a peer for it
-  // ("global_amax override is only supported for 2D weights", docs/checkpoints.md section 4.5).
+  // ("global_amax override is only supported for 2D weights", docs/guides/checkpoints.md section 4.5).
   {
     std::map<std::string, std::vector<std::string>> members;
     for (const auto& [t, g] : group_of) members[g].push_back(t);

@@ -18,7 +18,7 @@ nlohmann::json producer() { return {{"name", "nvfp4-verify"}, {"version", NVFP4_
 
 // ---- format A: ModelOpt HF export -----------------------------------------------------------
 
-// The 2-D linears left unquantized, one by one (docs/checkpoints.md section 2.4).
+// The 2-D linears left unquantized, one by one (docs/guides/checkpoints.md section 2.4).
 std::vector<std::string> modelopt_ignored(const std::string& t, const io::TensorInfo& info) {
   if (info.shape.size() == 2 && t.ends_with(".weight") && t.find("embed_tokens") == std::string::npos)
     return {module_of(t)};
@@ -31,7 +31,7 @@ nlohmann::json modelopt_hf_quant_config(const std::vector<std::string>& ignore) 
            {{"quant_algo", "NVFP4"}, {"kv_cache_quant_algo", nullptr}, {"group_size", 16}, {"exclude_modules", ignore}}}};
 }
 
-// convert_hf_quant_config_format's shape (docs/checkpoints.md section 2.4), without
+// convert_hf_quant_config_format's shape (docs/guides/checkpoints.md section 2.4), without
 // kv_cache_scheme: the converter quantizes no KV cache.
 nlohmann::json modelopt_quantization_config(nlohmann::json config, const std::vector<std::string>& ignore) {
   if (!config.is_object()) config = nlohmann::json::object();
@@ -48,7 +48,7 @@ nlohmann::json modelopt_quantization_config(nlohmann::json config, const std::ve
 // ---- format B: compressed-tensors ------------------------------------------------------------
 
 // config.json's quantization_config for nvfp4-pack-quantized weights with the NVFP4A16 scheme (no
-// activation quantization: the converter calibrates none), docs/checkpoints.md section 3.4.
+// activation quantization: the converter calibrates none), docs/guides/checkpoints.md section 3.4.
 nlohmann::json compressed_tensors_quantization_config(nlohmann::json config, const std::vector<std::string>& ignore) {
   if (!config.is_object()) config = nlohmann::json::object();
   const nlohmann::json weights = {{"num_bits", 4},        {"type", "float"},  {"strategy", "tensor_group"},
@@ -70,7 +70,7 @@ nlohmann::json compressed_tensors_quantization_config(nlohmann::json config, con
 // ---- format C: miles' converter (current version) ------------------------------------------
 
 // Every unquantized `*.weight` as its module name, and `<attn>.qkv_proj` for an ignored q/k/v_proj
-// (docs/checkpoints.md section 4.4).
+// (docs/guides/checkpoints.md section 4.4).
 std::vector<std::string> miles_ignored(const std::string& t, const io::TensorInfo&) {
   if (!t.ends_with(".weight")) return {};
   const std::string m = module_of(t);
@@ -79,7 +79,7 @@ std::vector<std::string> miles_ignored(const std::string& t, const io::TensorInf
   return {m};
 }
 
-// docs/checkpoints.md section 4.5; the producer is this tool (miles copies the source's file or
+// docs/guides/checkpoints.md section 4.5; the producer is this tool (miles copies the source's file or
 // writes {"name": "modelopt"}).
 nlohmann::json miles_hf_quant_config(const std::vector<std::string>& ignore) {
   return {{"producer", producer()},
@@ -101,14 +101,14 @@ nlohmann::json miles_quantization_config(nlohmann::json config, const std::vecto
 // does not take the global scale from the quantizer (TE's NVFP4QuantizerRef exports none): it
 // computes S = torch.div(448 * 6, g), S = min(S, FLT_MAX), S = 1 if S == 0 -- TE's reference
 // encode scale, the project's GS = TE_PYREF -- and stores torch.div(1.0, S) = RN(1/S)
-// (docs/checkpoints.md section 4.2). That is the reciprocal of the encode scale, not g/2688, so
+// (docs/guides/checkpoints.md section 4.2). That is the reciprocal of the encode scale, not g/2688, so
 // it differs from ModelOpt's RN(g * r2688) in the last bit for some g; S is taken from the
 // reference's formula rather than re-derived so that the two cannot drift apart.
 float recip_pyref_s(float g) { return div_rn(1.0f, global_scale(GlobalScaleRule::TE_PYREF, g).S); }
 
 }  // namespace
 
-// What formats A and B share: the Linear layers left out (docs/checkpoints.md section 2.5), the
+// What formats A and B share: the Linear layers left out (docs/guides/checkpoints.md section 2.5), the
 // modules that share one global amax (section 2.6), and the BMM expert parameters (section 2.7).
 const std::vector<std::string> kLinearExclusions = {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate",
                                                     "*mlp.shared_expert_gate", "*block_sparse_moe.gate"};
@@ -119,7 +119,7 @@ const std::vector<std::string> kBmmExpertParameters = {"model.layers.*.experts.g
 
 std::span<const CheckpointFormat> checkpoint_formats() {
   static const std::vector<CheckpointFormat> formats = {
-      // docs/checkpoints.md sections 2.5 (default exclusions) and 2.6 (q/k/v and gate/up share one
+      // docs/guides/checkpoints.md sections 2.5 (default exclusions) and 2.6 (q/k/v and gate/up share one
       // amax; per expert by name).
       {
           .name = "modelopt",
@@ -138,7 +138,7 @@ std::span<const CheckpointFormat> checkpoint_formats() {
           .bmm_model_types = {"llama4", "llama4_text", "gpt_oss"},
           .bmm_layout = true,
       },
-      // docs/checkpoints.md section 3: weight_packed, weight_scale (linear), weight_global_scale =
+      // docs/guides/checkpoints.md section 3: weight_packed, weight_scale (linear), weight_global_scale =
       // G [1]; q/k/v and gate/up share the largest amax (llm-compressor's
       // update_fused_layer_weight_global_scales takes the smallest G); the Linear layers left out
       // follow format A's conventions (lm_head, embeddings, norms, routers), as llm-compressor's MoE
@@ -161,7 +161,7 @@ std::span<const CheckpointFormat> checkpoint_formats() {
           .bmm_experts = kBmmExpertParameters,
           .bmm_layout = false,
       },
-      // docs/checkpoints.md sections 4.1 (names, input_scale = 1.0), 4.3 (data and scales of
+      // docs/guides/checkpoints.md sections 4.1 (names, input_scale = 1.0), 4.3 (data and scales of
       // te-pyref), 4.4 (MoE expert linears only) and 4.5 (gate/up, w1/w3 share max(gate, up)).
       {
           .name = "miles",

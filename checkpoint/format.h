@@ -1,4 +1,4 @@
-// The NVFP4 checkpoint formats as data (docs/checkpoints.md), one descriptor per format: which
+// The NVFP4 checkpoint formats as data (docs/guides/checkpoints.md), one descriptor per format: which
 // weights it quantizes, which of them share one global amax, the names it stores them under, how it
 // obtains its global scale and what its configuration files say: A (`modelopt`, ModelOpt's HF
 // export), B (`compressed-tensors`, llm-compressor's nvfp4-pack-quantized weights as vLLM loads
@@ -52,7 +52,7 @@ struct CheckpointFormat {
   nlohmann::json (*hf_quant_config)(const std::vector<std::string>& ignore);
   nlohmann::json (*with_quantization_config)(nlohmann::json config, const std::vector<std::string>& ignore);
   // BMM-style 3-D expert parameters (Llama-4 `Llama4TextExperts`, GPT-OSS `GptOssExperts`,
-  // docs/checkpoints.md section 2.7): fnmatch patterns over the names of [E, in, out] parameters,
+  // docs/guides/checkpoints.md section 2.7): fnmatch patterns over the names of [E, in, out] parameters,
   // stored without ".weight" (empty: the format has no rule for them, and they are copied as any
   // unselected tensor) ...
   std::vector<std::string> bmm_experts = {};

@@ -65,7 +65,7 @@ class Checker {
 
  private:
   // A BMM-style 3-D expert parameter <p> ([E, in, out], stored as <p>, <p>_weight_scale,
-  // <p>_weight_scale_2; docs/checkpoints.md section 2.7), rather than a module <m> of <m>.weight.
+  // <p>_weight_scale_2; docs/guides/checkpoints.md section 2.7), rather than a module <m> of <m>.weight.
   bool bmm(const std::string& m) const { return bmm_.count(m) != 0; }
   std::string source_name(const std::string& m) const { return bmm(m) ? m : m + ".weight"; }
   std::string data_name(const std::string& m) const { return bmm(m) ? m : m + f_.data_suffix; }
@@ -114,11 +114,11 @@ class Checker {
       const std::int64_t E = w.shape.at(0), in = w.shape.at(1), out = w.shape.at(2);
       using Shape = std::vector<std::int64_t>;
       if (!one_byte(s.data.dtype) || (s.data.shape != Shape{E, in / 2, out} && s.data.shape != Shape{E, out, in / 2}))
-        throw io::FormatError(fmt::format("{}: {} is not a byte tensor [{}, {}, {}] (docs/checkpoints.md section 2.7)",
+        throw io::FormatError(fmt::format("{}: {} is not a byte tensor [{}, {}, {}] (docs/guides/checkpoints.md section 2.7)",
                                           where, data_name(m), E, in / 2, out));
       if (!one_byte(s.scale.dtype) ||
           (s.scale.shape != Shape{E, in / 16, out} && s.scale.shape != Shape{E, out, in / 16}))
-        throw io::FormatError(fmt::format("{}: {} is not a byte tensor [{}, {}, {}] (docs/checkpoints.md section 2.7)",
+        throw io::FormatError(fmt::format("{}: {} is not a byte tensor [{}, {}, {}] (docs/guides/checkpoints.md section 2.7)",
                                           where, scale_name(m), E, in / 16, out));
       if (s.global.dtype != io::DType::F32 || (s.global.numel() != 1 && s.global.numel() != E))
         throw io::FormatError(fmt::format("{}: {} is not one F32 value", where, global_name(m)));
@@ -382,7 +382,7 @@ std::string detect_format(const HfCheckpoint& quantized) {
   if (c.is_object() && c.contains("quantization_config") && c["quantization_config"].is_object() &&
       c["quantization_config"].value("quant_method", nlohmann::json()).is_string())
     method = c["quantization_config"]["quant_method"].get<std::string>();
-  if (method == "modelopt_fp4") return "miles";  // miles' first version (docs/checkpoints.md section 4.5)
+  if (method == "modelopt_fp4") return "miles";  // miles' first version (docs/guides/checkpoints.md section 4.5)
   if (method == "compressed-tensors") return "compressed-tensors";
   if (method == "modelopt" || std::filesystem::exists(quantized.dir() / "hf_quant_config.json"))
     return modelopt_or_miles(quantized);

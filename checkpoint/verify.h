@@ -1,6 +1,6 @@
 // Checking an NVFP4 checkpoint against its BF16 source tensor by tensor: every quantized module of
 // the checkpoint (found by its block scale tensor: <m>.weight_scale, or under format A also
-// <p>_weight_scale of a BMM expert parameter <p>, docs/checkpoints.md section 2.7) is recomputed
+// <p>_weight_scale of a BMM expert parameter <p>, docs/guides/checkpoints.md section 2.7) is recomputed
 // from the source with the format's shared-amax grouping and the reference, and its data, block
 // scales and global scale compared byte for byte. A mismatch is classified where one known fault
 // reproduces it exactly.

@@ -35,7 +35,7 @@ QuantizedWeight quantize_experts(Backend& b, const std::string& name, const io::
 // A 3-D tensor [A, B, C] of any dtype as [A, C, B]: each leading slice transposed.
 io::Tensor transpose_last2(const io::Tensor& t);
 
-// quantize of BMM-style 3-D expert weights w [E, in, out] (Llama-4, GPT-OSS; docs/checkpoints.md
+// quantize of BMM-style 3-D expert weights w [E, in, out] (Llama-4, GPT-OSS; docs/guides/checkpoints.md
 // section 2.7) as ModelOpt exports them: transposed to [E, out, in], each expert's [out, in] slice
 // quantized rowwise (1x16 blocks along `in`) with the one global amax given (the whole tensor's),
 // and the outputs transposed back: data U8 [E, in/2, out] (each byte two consecutive `in` elements

@@ -28,11 +28,11 @@ bool known(std::string_view n) {
 }  // namespace
 
 void add_external_options(CLI::App* cmd, ExternalOptions& o) {
-  cmd->add_option("--worker", o.worker, "the worker backend's command: plain words run directly, shell syntax under /bin/sh -c (docs/worker-protocol.md)");
+  cmd->add_option("--worker", o.worker, "the worker backend's command: plain words run directly, shell syntax under /bin/sh -c (docs/spec/worker-protocol.md)");
   cmd->add_option("--worker-timeout", o.worker_timeout, "seconds a worker may take per case before the case's verdict is timeout")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--plugin", o.plugin, "the plugin backend's shared library (docs/plugin-abi.md)");
+  cmd->add_option("--plugin", o.plugin, "the plugin backend's shared library (docs/spec/plugin-abi.md)");
 }
 
 std::string device_unavailable() {
@@ -105,7 +105,7 @@ CampaignBackends campaign_backends(const std::string& a, const std::string& b, c
   const bool device = a == "device" || b == "device";
   const int devices = parse_devices(o.devices);  // checked also when no device backend runs
   c.jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-  // The plugin ABI calls a plugin from one thread at a time (docs/plugin-abi.md).
+  // The plugin ABI calls a plugin from one thread at a time (docs/spec/plugin-abi.md).
   if (a == "plugin" || b == "plugin") {
     if (o.jobs > 1) fmt::print("note: --jobs {} ignored: a plugin runs one case at a time\n", o.jobs);
     c.jobs = 1;

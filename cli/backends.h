@@ -14,8 +14,8 @@
 
 namespace nvfp4::cli {
 
-// How to reach the external backends: a worker command (docs/worker-protocol.md) or a plugin
-// library (docs/plugin-abi.md).
+// How to reach the external backends: a worker command (docs/spec/worker-protocol.md) or a plugin
+// library (docs/spec/plugin-abi.md).
 struct ExternalOptions {
   std::string worker;           // --worker 'CMD ARGS...'
   double worker_timeout = 10;   // --worker-timeout, seconds per case

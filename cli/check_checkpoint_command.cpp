@@ -1,6 +1,6 @@
 // `nvfp4-verify check-checkpoint --source HF_DIR --quantized Q_DIR [--format auto|modelopt|compressed-tensors|miles]
 // [--profile P | --identify] [--junit FILE] [--report DIR] [--threads N]`: every quantized tensor of Q recomputed
-// from the source and compared byte for byte (checkpoint/verify.h, docs/checkpoints.md#commands);
+// from the source and compared byte for byte (checkpoint/verify.h, docs/guides/checkpoints.md#commands);
 // --report writes the HTML report of cli/checkpoint_report.h. Exit 0
 // when every tensor matches (--identify: under some profile), 1 when one differs, 2 for bad input.
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 // `nvfp4-verify check --input X --outputs THEIRS [--op quantize] [--profile P | --identify]
 // [--map ours=theirs,...] [--param name=value ...] [--report DIR]`: checks outputs that another
-// producer already wrote against the reference (compare/check.h, docs/check.md). Exit 0 when they
+// producer already wrote against the reference (compare/check.h, docs/guides/check.md). Exit 0 when they
 // match (with --identify: when some profile matches bit for bit), 1 when they differ, 2 for bad
 // input.
 #include <cstdio>

@@ -1,4 +1,4 @@
-// check-checkpoint's --report DIR (docs/checkpoints.md#commands): index.html listing every checked
+// check-checkpoint's --report DIR (docs/guides/checkpoints.md#commands): index.html listing every checked
 // tensor with its verdict, and for each mismatching tensor a failure page (reports/report.h) with
 // its mismatching blocks classified and explained (compare/explain.h) on the tensor's quantize
 // case (checkpoint/tensor_case.h).

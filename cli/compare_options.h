@@ -1,4 +1,4 @@
-// --compare bitwise|ulp and --max-ulp N, shared by fuzz, gate and replay (docs/gemm-ulp.md).
+// --compare bitwise|ulp and --max-ulp N, shared by fuzz, gate and replay (docs/guides/gemm-ulp.md).
 #pragma once
 
 #include <cstdint>

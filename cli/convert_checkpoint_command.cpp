@@ -1,6 +1,6 @@
 // `nvfp4-verify convert-checkpoint --input HF_DIR --output OUT_DIR --format modelopt|compressed-tensors|miles [--profile P]
 // [--exclude PATTERN ...] [--backend reference|device] [--threads N]`: a BF16 Hugging Face model to
-// an NVFP4 checkpoint (checkpoint/convert.h, docs/checkpoints.md#commands). Exit 0, or 2 for bad
+// an NVFP4 checkpoint (checkpoint/convert.h, docs/guides/checkpoints.md#commands). Exit 0, or 2 for bad
 // input with nothing written at OUT_DIR.
 #include <fmt/format.h>
 #include <unistd.h>

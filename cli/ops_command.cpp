@@ -1,5 +1,5 @@
 // `nvfp4-verify ops`: the operation registry, one line per operation; `--json`, the whole registry
-// (the contract external backends implement, docs/registry.md); `--markdown`, docs/operations.md.
+// (the contract external backends implement, docs/spec/registry.md); `--markdown`, docs/spec/operations.md.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -48,7 +48,7 @@ void register_ops(CLI::App& app) {
   auto json = std::make_shared<bool>(false), markdown = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("ops", "List the operations of the registry (" + operation_names(", ") + ")");
   cmd->add_flag("--json", *json, "print the whole registry as JSON: the contract external backends implement");
-  cmd->add_flag("--markdown", *markdown, "print the operation table as Markdown (docs/operations.md)");
+  cmd->add_flag("--markdown", *markdown, "print the operation table as Markdown (docs/spec/operations.md)");
   cmd->callback([json, markdown] {
     if (*json) return fmt::print("{}\n", registry_json(NVFP4_VERSION).dump(2));
     if (*markdown) return print_markdown();

@@ -1,4 +1,4 @@
-// `nvfp4-verify profiles`: the profile table, one line each, or as the Markdown of docs/profiles.md.
+// `nvfp4-verify profiles`: the profile table, one line each, or as the Markdown of docs/spec/profiles.md.
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -42,7 +42,7 @@ std::vector<std::string> profile_choices() {
 void register_profiles(CLI::App& app) {
   auto markdown = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("profiles", "List the numerics profiles");
-  cmd->add_flag("--markdown", *markdown, "print the knob table as Markdown (docs/profiles.md)");
+  cmd->add_flag("--markdown", *markdown, "print the knob table as Markdown (docs/spec/profiles.md)");
   cmd->callback([markdown] {
     if (*markdown) return print_markdown();
     for (const NamedProfile& p : all_profiles()) fmt::print("{:<14} {}\n", p.name, p.reproduces);

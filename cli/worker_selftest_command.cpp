@@ -1,4 +1,4 @@
-// `nvfp4-verify worker-selftest --worker CMD`: the conformance test of docs/worker-protocol.md,
+// `nvfp4-verify worker-selftest --worker CMD`: the conformance test of docs/spec/worker-protocol.md,
 // for people writing a worker. One line per check; exit 0 only when every check passes.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -129,7 +129,7 @@ int selftest(const SelftestArgs& a) {
 
 void register_worker_selftest(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<SelftestArgs>();
-  CLI::App* cmd = app.add_subcommand("worker-selftest", "Check that a worker speaks docs/worker-protocol.md and agrees with the reference");
+  CLI::App* cmd = app.add_subcommand("worker-selftest", "Check that a worker speaks docs/spec/worker-protocol.md and agrees with the reference");
   cmd->add_option("--worker", a->worker, "the worker's command: plain words run directly, shell syntax under /bin/sh -c")->required();
   cmd->add_option("--worker-timeout", a->timeout, "seconds per case")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--batch", a->batch, "cases in flight in the batch check")->capture_default_str()->check(CLI::Range(1, 64));

@@ -3,7 +3,7 @@
 // the producer's tensors, read under the reference's names, dtypes and layouts
 // (compare/producer_tensors.h), are compared with its outputs bit for bit (compare/diff.h: a NaN
 // equals any NaN of the same format, nothing else is relaxed). Which profile reproduces them
-// best is found by checking under each. The rules are in docs/check.md.
+// best is found by checking under each. The rules are in docs/guides/check.md.
 #pragma once
 
 #include <cstddef>
@@ -31,7 +31,7 @@ struct CheckRequest {
   TensorMap theirs;  // THEIRS: what it produced
 };
 
-// Compared blocks (docs/check.md). For quantize, a block is one stored 1x16 block of a compared
+// Compared blocks (docs/guides/check.md). For quantize, a block is one stored 1x16 block of a compared
 // copy: row r, block j of data (or data_t) is its 8 bytes data[r, 8j..8j+7] with scale byte
 // scale[r, j] of the compact layout, and it matches when those of them that THEIRS holds equal
 // the reference's. For every other operation (and a quantize check of amax alone) a block is one

@@ -1,5 +1,5 @@
 // What `check` tells its user, in words: which tensors match, and for a mismatch where the first
-// mismatching block is and what kind of mismatch it is, with counts (docs/check.md).
+// mismatching block is and what kind of mismatch it is, with counts (docs/guides/check.md).
 #pragma once
 
 #include <string>

@@ -13,7 +13,7 @@
 
 namespace nvfp4 {
 
-// What comparing two backends on one case found (docs/worker-protocol.md, "Verdicts"). The last
+// What comparing two backends on one case found (docs/spec/worker-protocol.md, "Verdicts"). The last
 // three are faults of the second backend (the first is the reference, which has none).
 enum class Verdict {
   kAgree,     // same tensors and bits, or both rejected the case

@@ -1,5 +1,5 @@
 // How two backends' outputs are compared: bit for bit (the contract), or, for GEMM outputs only,
-// by each element's distance in ULPs to EXACT (`--compare ulp`, docs/gemm-ulp.md), because no
+// by each element's distance in ULPs to EXACT (`--compare ulp`, docs/guides/gemm-ulp.md), because no
 // vendor GEMM rounds like EXACT (NUMERICS.md §3.20.2).
 #pragma once
 

@@ -1,5 +1,5 @@
 // Another producer's tensors read under the reference's names, dtypes and layouts, for `check`
-// (docs/check.md). Real producers store NVFP4 tensors under their own names (weight_packed,
+// (docs/guides/check.md). Real producers store NVFP4 tensors under their own names (weight_packed,
 // weight_scale), as other 1-byte dtypes (I8 packed data, F8_E4M3 scales) and scales without the
 // 128x4 padding; this is the one place that bridges those differences, and it bridges only
 // differences that keep every stored byte's meaning.

@@ -1,7 +1,7 @@
 // The one rounding of an EXACT GEMM result on the device (NUMERICS.md §3.20.3):
 // RN(α·T·2^-20 + β·C) for the integer block sum T, with the special values of §3.20.3. Written
 // apart from the reference's Boost version (reference/exact_round.cpp) on purpose: the
-// differential test compares two independent roundings. The argument is in docs/gemm-kernel.md.
+// differential test compares two independent roundings. The argument is in docs/design/gemm-kernel.md.
 #pragma once
 
 #include <cstdint>
@@ -164,7 +164,7 @@ __device__ __forceinline__ Dyadic<2> alpha_times(float alpha, long long t) {
 }
 
 // x + y exactly when their unit exponents differ by at most kWindow, else the tiny term replaced
-// by a sticky stand-in (docs/gemm-kernel.md): the rounding of the sum is the same.
+// by a sticky stand-in (docs/design/gemm-kernel.md): the rounding of the sum is the same.
 __device__ __forceinline__ Dyadic<4> exact_sum(Dyadic<4> x, Dyadic<4> y) {
   constexpr int kWindow = 160, kStandIn = 30;
   if (msb(x.mag) < 0) return y;

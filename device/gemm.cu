@@ -1,7 +1,7 @@
 // The EXACT NVFP4 GEMM (NUMERICS.md §3.20.3) and the row-scaled post-scale (§3.20.4). Integer
 // tensor cores give each block's P_j, two integer multiply-adds per output and block scale it
 // exactly into a 64-bit integer sum, and exact_round.cuh rounds once. Why each step is exact, the
-// tiling and the register budget: docs/gemm-kernel.md.
+// tiling and the register budget: docs/design/gemm-kernel.md.
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -182,7 +182,7 @@ __device__ __forceinline__ void mma_group(const std::uint32_t (&af)[4], int half
 // 32-bit multiply (P_j · n_a, |.| < 2^29) and one 32 x 32 + 64-bit multiply-add per output and block.
 // Software-pipelined over 16 groups (4 blocks x 4 A fragments): the fragments, scales and MMAs of
 // group q + 1 are issued before the multiply-adds of group q, so the MMA latency overlaps them.
-// Only the order of independent instructions changes, not the arithmetic (docs/gemm-kernel.md, "ILP").
+// Only the order of independent instructions changes, not the arithmetic (docs/design/gemm-kernel.md, "ILP").
 __device__ __forceinline__ void compute_stage(const Stage& st, int wm, int wn, int lane, long long (&acc)[kOutputs]) {
   const int g = lane >> 2, t = lane & 3, q8 = lane >> 3;
   constexpr int kGroups = kBlocksPerStage * kFragsM;

@@ -1,4 +1,4 @@
-// How the EXACT GEMM spreads its output tiles over the GPU (docs/gemm-kernel.md, "Tail split").
+// How the EXACT GEMM spreads its output tiles over the GPU (docs/design/gemm-kernel.md, "Tail split").
 // Plain C++, so that the rule is tested without a GPU.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The worker protocol's frames (docs/worker-protocol.md): a u64 little-endian byte count, then a
+// The worker protocol's frames (docs/spec/worker-protocol.md): a u64 little-endian byte count, then a
 // safetensors image whose tensors are the message's tensors and whose metadata key "nvfp4-verify"
 // holds the message JSON. Used by the harness (WorkerBackend) and by workers written in C++.
 #pragma once

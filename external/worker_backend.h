@@ -1,4 +1,4 @@
-// A backend that is another program: a worker speaking docs/worker-protocol.md over its stdin and
+// A backend that is another program: a worker speaking docs/spec/worker-protocol.md over its stdin and
 // stdout. It keeps up to `window` cases in flight, and turns the worker's faults into outcomes
 // (crash, timeout, protocol error: BackendFault) instead of failing the run; after a fault it
 // starts a fresh worker for the next case.

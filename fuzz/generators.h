@@ -1,7 +1,7 @@
 // RapidCheck generators shared by the property tests and the fuzzing harness (NUMERICS.md §2.3,
-// §2.4, §4; docs/toolchain.md "RapidCheck").
+// §2.4, §4; docs/design/toolchain.md "RapidCheck").
 //
-// Rules followed here (docs/toolchain.md):
+// Rules followed here (docs/design/toolchain.md):
 //  * structure (shapes, distribution kind, profile, which edge case) comes from shrinkable
 //    generators; bulk data comes from a gen::noShrink seed feeding std::mt19937, so a failing
 //    case shrinks by shrinking its shape while its data stays reproducible from (shape, kind, seed);

@@ -31,7 +31,7 @@ BigInt big_of(__int128 v);
 Dyadic exact_sum(const Dyadic& x, const Dyadic& y);
 
 // RN(n · 2^exponent) to binary32. An exact zero is +0.0 (§3.20.3). cpp_int's own conversion to
-// float is not correctly rounded (docs/toolchain.md), hence this.
+// float is not correctly rounded (docs/design/toolchain.md), hence this.
 float round_to_binary32(const Dyadic& v);
 
 // The same rounding of n · 2^exponent for an n that fits 128 bits (the GEMM's usual α·T), without

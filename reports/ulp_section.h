@@ -1,4 +1,4 @@
-// The ULP sections of the report pages (docs/gemm-ulp.md): for each GEMM output, a heatmap of its
+// The ULP sections of the report pages (docs/guides/gemm-ulp.md): for each GEMM output, a heatmap of its
 // elements' distances to EXACT (at most 128 x 128 cells, each coloured by log2 of the largest
 // distance in it), the histogram and the worst elements; for a run, the totals over every case.
 #pragma once

@@ -1,4 +1,4 @@
-// check-checkpoint --report DIR (docs/checkpoints.md#commands) on a tiny Hugging Face model generated
+// check-checkpoint --report DIR (docs/guides/checkpoints.md#commands) on a tiny Hugging Face model generated
 // here and converted with convert-checkpoint: a clean checkpoint's index lists every tensor as a
 // match, a faulty one's names the faulty tensor and links its page, which carries the explanation.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// convert-checkpoint and check-checkpoint (docs/checkpoints.md#commands) on tiny Hugging Face
+// convert-checkpoint and check-checkpoint (docs/guides/checkpoints.md#commands) on tiny Hugging Face
 // models generated here (BF16, real names, two shards and an index): a conversion checks clean,
 // and each known fault injected into a converted checkpoint is named with its tensor.
 #include <gtest/gtest.h>
@@ -101,7 +101,7 @@ std::vector<std::pair<std::string, std::vector<std::int64_t>>> fused_moe_specs()
   return s;
 }
 
-// A Llama-4-style MoE model (Llama4TextExperts, docs/checkpoints.md section 2.7): per layer the BMM
+// A Llama-4-style MoE model (Llama4TextExperts, docs/guides/checkpoints.md section 2.7): per layer the BMM
 // expert parameters `feed_forward.experts.gate_up_proj` [E, in = H, out = 2I] and `down_proj`
 // [E, in = I, out = H] (3-D, no ".weight"), a shared expert of 2-D linears and a router. E = 4,
 // I = 48 (so that in != out); `gate_up_in` grows the first layer's gate_up_proj (for tensors that
@@ -222,7 +222,7 @@ TEST_F(CheckpointTest, DenseConversionChecksCleanAndWritesFormatA) {
   EXPECT_NE(r.out.find("14 of 14 tensors match, every one bit for bit"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("MISMATCH"), std::string::npos);
 
-  // weight_scale_2 of q_proj is RN(g * RN(1/2688)) with g the max over q, k and v (docs/checkpoints.md
+  // weight_scale_2 of q_proj is RN(g * RN(1/2688)) with g the max over q, k and v (docs/guides/checkpoints.md
   // sections 2.2, 2.6).
   const std::string a = "model.layers.0.self_attn.";
   const float g = std::max({amax_of(source(a + "q_proj.weight")), amax_of(source(a + "k_proj.weight")),
@@ -361,7 +361,7 @@ TEST_F(CheckpointTest, OneTensorUnderAnotherProfileIsNamed) {
   EXPECT_NE(check(" --identify").out.find("identify: no profile matches every tensor"), std::string::npos);
 }
 
-// Format B (docs/checkpoints.md section 3): weight_packed, weight_scale, weight_global_scale = G as
+// Format B (docs/guides/checkpoints.md section 3): weight_packed, weight_scale, weight_global_scale = G as
 // [1], no hf_quant_config.json, the compressed-tensors profile; q/k/v share the largest amax.
 TEST_F(CheckpointTest, CompressedTensorsDenseConversionChecksCleanAndWritesFormatB) {
   const fs::path q = converted(false, "", "compressed-tensors");
@@ -415,7 +415,7 @@ TEST_F(CheckpointTest, CompressedTensorsMoeConversionIdentifiesItsProfileAndName
   EXPECT_NE(r.out.find("weight_global_scale differs"), std::string::npos) << r.out;
 }
 
-// Format C (docs/checkpoints.md section 4): MoE expert linears only, data and scales of te-pyref,
+// Format C (docs/guides/checkpoints.md section 4): MoE expert linears only, data and scales of te-pyref,
 // weight_scale_2 = RN(1/S), input_scale = 1.0, gate/up sharing max(gate, up).
 TEST_F(CheckpointTest, MilesMoeConversionChecksCleanAndIdentifiesTePyref) {
   const fs::path q = converted(true, "", "miles");
@@ -568,7 +568,7 @@ TEST_F(CheckpointTest, AbandonedConversionLeavesNoOutput) {
     EXPECT_EQ(e.path().filename().string().rfind("q", 0), std::string::npos) << e.path();
 }
 
-// 3-D expert weights [E, N, K] in format C (docs/checkpoints.md sections 4.1, 4.5): quantized
+// 3-D expert weights [E, N, K] in format C (docs/guides/checkpoints.md sections 4.1, 4.5): quantized
 // expert by expert, each expert with its own amax (gate and up halves of a fused gate_up_proj
 // sharing it), weight_scale_2 and input_scale [E].
 TEST_F(CheckpointTest, MilesFused3dExpertsConvertAndCheckClean) {
@@ -635,7 +635,7 @@ TEST_F(CheckpointTest, Miles3dExpertScalesSwappedWithTheNeighboursAreNamed) {
   EXPECT_NE(index.find("no block-level page for 3-D expert tensors"), std::string::npos);
 }
 
-// Format A's layout for 3-D experts is an open question (docs/checkpoints.md section 2.7): refused,
+// Format A's layout for 3-D experts is an open question (docs/guides/checkpoints.md section 2.7): refused,
 // naming the tensor, rather than copied unquantized.
 TEST_F(CheckpointTest, Modelopt3dExpertTensorIsRefused) {
   const auto c = convert_fused("modelopt");
@@ -645,7 +645,7 @@ TEST_F(CheckpointTest, Modelopt3dExpertTensorIsRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "q"));
 }
 
-// ---- BMM-style 3-D experts in format A (docs/checkpoints.md section 2.7) ------------------------
+// ---- BMM-style 3-D experts in format A (docs/guides/checkpoints.md section 2.7) ------------------------
 
 // The [E, in, out] BF16 parameter's expert e, transposed by hand to [out, in].
 io::Tensor expert_transposed(const io::Tensor& w, std::int64_t e) {

@@ -268,7 +268,7 @@ TEST_F(CliTest, ProfilesListsEveryProfileAndTheDocsAreInSync) {
   const RunResult md = run("profiles --markdown");
   ASSERT_EQ(md.exit_code, 0);
   EXPECT_EQ(md.out, slurp(fs::path(NVFP4_SOURCE_DIR) / "docs" / "profiles.md"))
-      << "docs/profiles.md is stale: regenerate it with `nvfp4-verify profiles --markdown > docs/profiles.md`";
+      << "docs/spec/profiles.md is stale: regenerate it with `nvfp4-verify profiles --markdown > docs/spec/profiles.md`";
 }
 
 TEST_F(CliTest, HelpExitsZeroForEveryCommand) {

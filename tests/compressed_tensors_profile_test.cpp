@@ -1,4 +1,4 @@
-// The compressed-tensors profile (docs/NUMERICS.md §4.2, docs/checkpoints.md section 3): each new
+// The compressed-tensors profile (docs/NUMERICS.md §4.2, docs/guides/checkpoints.md section 3): each new
 // knob value on hand-derived values, then one quantization end to end.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The closed-world declaration (docs/worker-protocol.md, protocol 2): a parameter a backend does
+// The closed-world declaration (docs/spec/worker-protocol.md, protocol 2): a parameter a backend does
 // not name accepts only its default, "*" accepts every value, and a worker written before a
 // parameter existed (protocol 1) never receives a case that uses it.
 #include <unistd.h>

@@ -1,5 +1,6 @@
 // The repository is self-contained: every section of the specification that the code, the docs
-// and the corpus notes cite exists in docs/NUMERICS.md, and no file points outside the repository.
+// and the corpus notes cite exists in docs/NUMERICS.md, every document a file names or a markdown
+// file links exists, and no file points outside the repository.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -49,6 +50,22 @@ TEST(Docs, EveryCitedSectionExistsInTheSpecification) {
       else cited.insert((*m)[1]);
   }
   EXPECT_GT(cited.size(), 50u) << "the scan found too few citations to be working";
+}
+
+TEST(Docs, EveryNamedDocumentAndEveryMarkdownLinkExists) {
+  const fs::path root(NVFP4_SOURCE_DIR);
+  const std::regex named("docs/[A-Za-z0-9_/.-]*[A-Za-z0-9_-]\\.(md|log)");  // "docs/NUMERICS.md"
+  const std::regex link("\\]\\(([^)#: ]+\\.(md|log))(#[^)]*)?\\)");     // "](../harness.md#x)"
+  std::size_t checked = 0;
+  for (const fs::path& f : repository_files()) {
+    const std::string text = slurp_text(f);
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), named); m != std::sregex_iterator(); ++m, ++checked)
+      EXPECT_TRUE(fs::exists(root / m->str())) << f << " names " << m->str() << ", which does not exist";
+    if (f.extension() != ".md") continue;
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), link); m != std::sregex_iterator(); ++m, ++checked)
+      EXPECT_TRUE(fs::exists(f.parent_path() / (*m)[1].str())) << f << " links " << (*m)[1] << ", which does not exist";
+  }
+  EXPECT_GT(checked, 100u) << "the scan found too few references to be working";
 }
 
 TEST(Docs, NoFileRefersOutsideTheRepository) {

@@ -1,5 +1,5 @@
 // Exhaustive format tests: the emulator's element conversions against the CUDA 13 host conversions
-// (docs/toolchain.md "CUDA 13 conversions as an oracle") over every binary32 bit pattern and
+// (docs/design/toolchain.md "CUDA 13 conversions as an oracle") over every binary32 bit pattern and
 // every bf16/fp16 input. The 2^32 sweep checks all four conversions per input and runs on
 // hardware_concurrency() threads, one contiguous chunk each.
 #include <cuda_bf16.h>

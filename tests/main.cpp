@@ -1,5 +1,5 @@
 // Test entry point: RapidCheck's listener makes RC_ASSERT failures inside RC_GTEST_PROP shrink
-// and report as one GoogleTest failure each (docs/toolchain.md).
+// and report as one GoogleTest failure each (docs/design/toolchain.md).
 #include <gmock/gmock.h>
 #include <rapidcheck/gtest.h>
 #include <rapidcheck/gmock.h>

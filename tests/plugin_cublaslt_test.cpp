@@ -1,7 +1,7 @@
 // The cuBLASLt plugin (device/plugin/, libnvfp4_cublaslt_plugin.so) through the plugin loader. It
 // declares the per-tensor gemm that cuBLASLt computes in one call. Where it cannot run (no CUDA
 // device; a GPU without NVFP4 block-scaled GEMM, such as Hopper) the tests skip with the plugin's
-// own reason; on a Blackwell GPU every element of d must lie within the bound of docs/gemm-ulp.md:
+// own reason; on a Blackwell GPU every element of d must lie within the bound of docs/guides/gemm-ulp.md:
 //   |d - EXACT| <= K·2^-24·|α|·Σ_k |a_k·b_k| + 2 ulps of the output format at EXACT
 // (an FP32 accumulation in any order of exact block products, then α and the output rounding).
 #include <gtest/gtest.h>

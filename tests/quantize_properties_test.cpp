@@ -1,5 +1,5 @@
 // Property tests of quantization (NUMERICS.md §2.3-§2.4, §3.9-§3.14, §3.21, §4.3), RapidCheck
-// with RC_ASSERT only (tests/main.cpp installs the gmock listener, docs/toolchain.md). Shapes up to
+// with RC_ASSERT only (tests/main.cpp installs the gmock listener, docs/design/toolchain.md). Shapes up to
 // 256x256, default 100 cases per property. Generators: fuzz/generators.h.
 #include <gtest/gtest.h>
 

@@ -56,7 +56,7 @@ TEST(Registry, EveryOperationHasEveryPart) {
     EXPECT_FALSE(op.relation.empty()) << "the metamorphic relation is not described";
     EXPECT_NE(fuzz::find_generator(op.name), nullptr) << "no case generator in fuzz/op_generators.cpp";
     EXPECT_TRUE(seeded.count(std::string(op.name))) << "no seed-corpus case (cases/seed_corpus.cpp)";
-    EXPECT_NE(docs.find("| `" + std::string(op.name) + "` |"), std::string::npos) << "no row in docs/operations.md";
+    EXPECT_NE(docs.find("| `" + std::string(op.name) + "` |"), std::string::npos) << "no row in docs/spec/operations.md";
     for (const TensorSpec& t : op.inputs)  // what a case file's tensors are checked against when read
       EXPECT_FALSE(t.ranks.empty() || t.dtypes.empty()) << "input " << t.name << " declares no rank or no dtype";
   }
@@ -184,7 +184,7 @@ TEST_F(OpsCommand, MarkdownIsTheCommittedDocsOperationsTable) {
   const auto r = run_cli("ops --markdown", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, slurp_text(fs::path(NVFP4_SOURCE_DIR) / "docs" / "operations.md"))
-      << "docs/operations.md is stale: regenerate it with `nvfp4-verify ops --markdown > docs/operations.md`";
+      << "docs/spec/operations.md is stale: regenerate it with `nvfp4-verify ops --markdown > docs/spec/operations.md`";
 }
 
 TEST_F(OpsCommand, VersionPrintsTheProjectVersion) {

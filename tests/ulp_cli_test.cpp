@@ -1,4 +1,4 @@
-// `--compare ulp` on the command line (docs/gemm-ulp.md), as a user runs it: replay of a gemm case
+// `--compare ulp` on the command line (docs/guides/gemm-ulp.md), as a user runs it: replay of a gemm case
 // against a worker that moves one element of d by exactly one ULP reports that element in the
 // histogram, passes with --max-ulp 1 and fails with --max-ulp 0; a campaign saves what fails the
 // bound and the saved case replays; the reports show the ULP heatmap; the tolerance is refused for

@@ -1,4 +1,4 @@
-// The worker backend (docs/worker-protocol.md) against the fake worker of tests/support: a
+// The worker backend (docs/spec/worker-protocol.md) against the fake worker of tests/support: a
 // conforming worker agrees with the reference on cases inside its declaration only; every fault
 // class gets its verdict, is shrunk, saved with its verdict and replays to it; the worker is
 // restarted and the batch goes on.

@@ -5,7 +5,7 @@
 namespace nvfp4 {
 
 ParamSpec profile_param() {
-  ParamSpec p{"profile", ParamType::kEnum, {}, std::string("te"), "numerics profile (docs/profiles.md)"};
+  ParamSpec p{"profile", ParamType::kEnum, {}, std::string("te"), "numerics profile (docs/spec/profiles.md)"};
   for (const NamedProfile& n : all_profiles()) p.allowed.emplace_back(n.name);
   return p;
 }

@@ -1,6 +1,6 @@
 // libnvfp4_cublaslt_plugin.so: the vendor NVFP4 GEMM (cuBLASLt, what TransformerEngine runs) behind
 // the plugin ABI (include/nvfp4_verify/plugin.h), for `--compare ulp` against EXACT
-// (docs/gemm-ulp.md). It declares the per-tensor product cuBLASLt computes in one call: no C, no
+// (docs/guides/gemm-ulp.md). It declares the per-tensor product cuBLASLt computes in one call: no C, no
 // bias, no row scaling, F32 or BF16 output. Without a GPU, or on one without NVFP4 block-scaled
 // GEMM (Hopper), its first case answers NVFP4_PLUGIN_UNAVAILABLE with the reason.
 #include <string>

@@ -1,7 +1,7 @@
 /* An example nvfp4-verify plugin in plain C99: the global amax of an F32 matrix under the `te`
  * profile (docs/NUMERICS.md §3.1, NaN rule IGNORE). Copy it, replace run_amax_global with your
  * kernel's host wrapper, and list what it runs in the declaration. Build and run it against the
- * reference (docs/plugin-abi.md):
+ * reference (docs/spec/plugin-abi.md):
  *
  *   cc -std=c99 -O2 -shared -fPIC -I PREFIX/include amax_plugin.c -o libamax_plugin.so -lm
  *   nvfp4-verify fuzz --backends reference,plugin --plugin ./libamax_plugin.so --time 10s

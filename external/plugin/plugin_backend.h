@@ -1,4 +1,4 @@
-// A shared library implementing the plugin ABI (include/nvfp4_verify/plugin.h, docs/plugin-abi.md)
+// A shared library implementing the plugin ABI (include/nvfp4_verify/plugin.h, docs/spec/plugin-abi.md)
 // as a backend: `--backends reference,plugin --plugin ./libmine.so`.
 #pragma once
 

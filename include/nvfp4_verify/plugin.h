@@ -1,7 +1,7 @@
 /* The nvfp4-verify plugin ABI, version 1: a shared library that runs NVFP4 operations for the
  * harness (`--backends reference,plugin --plugin ./libmine.so`), loaded with dlopen. It is the
- * in-process twin of the worker protocol (docs/worker-protocol.md): the same declaration, the same
- * parameter encoding, the same rejections. The whole contract is in docs/plugin-abi.md.
+ * in-process twin of the worker protocol (docs/spec/worker-protocol.md): the same declaration, the same
+ * parameter encoding, the same rejections. The whole contract is in docs/spec/plugin-abi.md.
  *
  * Pure C99; tensors are DLPack `DLTensor`s over host buffers (dlpack 0.6, Debian's libdlpack-dev),
  * each with its safetensors dtype name beside it, which is authoritative (dlpack 0.6 has no
@@ -34,7 +34,7 @@ typedef struct nvfp4_tensor {
   const char* dtype; /* the safetensors dtype: "F32", "F16", "BF16", "U8", "I64", "F8_E4M3", ... */
   /* Read-only view: device kDLCPU, little-endian, row-major and contiguous (strides NULL),
    * byte_offset 0, data 256-byte aligned and never NULL (also for empty tensors). dtype.code and
-   * .bits follow `dtype` (docs/plugin-abi.md): F8_E4M3 and BOOL appear as kDLUInt, 8 bits. */
+   * .bits follow `dtype` (docs/spec/plugin-abi.md): F8_E4M3 and BOOL appear as kDLUInt, 8 bits. */
   DLTensor tensor;
 } nvfp4_tensor;
 
@@ -77,7 +77,7 @@ typedef int (*nvfp4_plugin_run_fn)(const char* op, const char* params_json, cons
 NVFP4_PLUGIN_EXPORT int nvfp4_plugin_abi_version(void);
 
 /* What the plugin implements: a JSON object {"worker": NAME, "implements": [...]} with the fields
- * of a worker's hello (docs/worker-protocol.md). A parameter it does not name accepts only its
+ * of a worker's hello (docs/spec/worker-protocol.md). A parameter it does not name accepts only its
  * default; "*" accepts any value. The string stays valid while the library is loaded. */
 NVFP4_PLUGIN_EXPORT const char* nvfp4_plugin_declaration(void);
 

@@ -1,11 +1,11 @@
-"""A worker (docs/worker-protocol.md) around NVIDIA Model Optimizer's NVFP4 quantizer, through its
+"""A worker (docs/spec/worker-protocol.md) around NVIDIA Model Optimizer's NVFP4 quantizer, through its
 public API: modelopt.torch.quantization.qtensor.nvfp4_tensor.NVFP4QTensor.quantize (the export
 path with dynamic block scales) and modelopt.torch.quantization.utils.reduce_amax.
 
     nvfp4-verify fuzz --ops quantize --backends reference,worker \\
         --worker 'python3 python/examples/modelopt_worker.py [--device cuda|cpu]'
 
-Profile `modelopt` (docs/profiles.md) is defined as modelopt runs on CUDA; on the CPU PyTorch
+Profile `modelopt` (docs/spec/profiles.md) is defined as modelopt runs on CUDA; on the CPU PyTorch
 divides where CUDA multiplies by a reciprocal (NUMERICS.md §5.14), so a CPU run is expected to
 disagree on some global scales, scale bytes and codes.
 

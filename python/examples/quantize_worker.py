@@ -1,4 +1,4 @@
-"""The worker example of docs/python.md, its kernel call replaced by the reference itself, so that it
+"""The worker example of docs/guides/python.md, its kernel call replaced by the reference itself, so that it
 conforms: `nvfp4-verify worker-selftest --worker 'python3 python/examples/quantize_worker.py'`.
 A real worker calls its GPU kernel where this calls nvfp4_verify.quantize."""
 import numpy as np

@@ -1,6 +1,6 @@
-"""A worker (docs/worker-protocol.md) that runs `gemm` the way Hopper users run an NVFP4 GEMM today,
+"""A worker (docs/spec/worker-protocol.md) that runs `gemm` the way Hopper users run an NVFP4 GEMM today,
 since sm_90 has no NVFP4 block-scaled GEMM: dequantize both operands, torch.matmul, scale by
-alpha. Its distance to EXACT is what `--compare ulp` measures (docs/gemm-ulp.md):
+alpha. Its distance to EXACT is what `--compare ulp` measures (docs/guides/gemm-ulp.md):
 
     nvfp4-verify fuzz --backends reference,worker --ops gemm --compare ulp --time 60s \\
         --worker 'python3 python/examples/torch_matmul_worker.py [--precision fp32|bf16] [--device cuda|cpu]'

@@ -1,10 +1,10 @@
-"""A worker (docs/worker-protocol.md) around torchao's NVFP4 quantizer, through its public API:
+"""A worker (docs/spec/worker-protocol.md) around torchao's NVFP4 quantizer, through its public API:
 torchao.prototype.mx_formats.nvfp4_tensor.NVFP4Tensor.to_nvfp4 and per_tensor_amax_to_scale.
 
     nvfp4-verify fuzz --ops quantize --backends reference,worker \\
         --worker 'python3 python/examples/torchao_worker.py [--device cuda|cpu]'
 
-Profiles (docs/profiles.md): `torchao` is the two-level quantizer (to_nvfp4 with a per_tensor_scale),
+Profiles (docs/spec/profiles.md): `torchao` is the two-level quantizer (to_nvfp4 with a per_tensor_scale),
 `torchao-1lvl` the single-level one (no per_tensor_scale). Both are defined as torchao runs on CUDA;
 on the CPU PyTorch divides where CUDA multiplies by a reciprocal (NUMERICS.md §5.14), so a CPU run
 is expected to disagree on some scale bytes, codes and global scales.

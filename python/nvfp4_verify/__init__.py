@@ -1,10 +1,10 @@
-"""nvfp4_verify: nvfp4-verify's bit-exact NVFP4 reference from Python (docs/python.md).
+"""nvfp4_verify: nvfp4-verify's bit-exact NVFP4 reference from Python (docs/guides/python.md).
 
 - one function per registry operation (quantize, dequantize, amax_global, rht, ...), built from the
   registry at import: inputs positional, parameters by keyword, a dict of numpy arrays back;
 - ops() and profiles(): the registry and the numerics profiles;
 - assert_matches (nvfp4_verify.testing): a kernel's outputs against the reference, bit for bit;
-- nvfp4_verify.worker: the worker side of docs/worker-protocol.md (pure Python);
+- nvfp4_verify.worker: the worker side of docs/spec/worker-protocol.md (pure Python);
 - nvfp4_verify.torch_utils: to_torch / from_torch.
 """
 from . import _ops

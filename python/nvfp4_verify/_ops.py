@@ -26,7 +26,7 @@ def _registry():
 
 
 def ops():
-    """The operation registry (docs/registry.md): registry_format, tool_version, error_codes, operations."""
+    """The operation registry (docs/spec/registry.md): registry_format, tool_version, error_codes, operations."""
     return json.loads(core().registry_json())
 
 

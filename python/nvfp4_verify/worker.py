@@ -1,4 +1,4 @@
-"""The worker side of docs/worker-protocol.md, version 2, in pure Python: it needs numpy and
+"""The worker side of docs/spec/worker-protocol.md, version 2, in pure Python: it needs numpy and
 ml_dtypes but not the native extension, so a worker runs with only PYTHONPATH=python.
 
     from nvfp4_verify import worker

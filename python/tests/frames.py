@@ -1,4 +1,4 @@
-"""A minimal codec of the worker protocol's frames, written from docs/worker-protocol.md for the
+"""A minimal codec of the worker protocol's frames, written from docs/spec/worker-protocol.md for the
 tests alone, so that the worker is checked against the document and not against its own code.
 Tensors are (safetensors dtype, shape, bytes)."""
 import json

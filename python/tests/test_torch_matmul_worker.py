@@ -1,5 +1,5 @@
 """The PyTorch GEMM worker (python/examples/torch_matmul_worker.py) under `fuzz --compare ulp`
-(docs/gemm-ulp.md): generated gemm cases inside its declaration must all get an answer of the
+(docs/guides/gemm-ulp.md): generated gemm cases inside its declaration must all get an answer of the
 reference's schema (no rejection, protocol, schema or crash verdict), and the run reports its ULP
 histogram. It needs torch, which the project's test environment does not install: the test skips,
 saying why, unless the interpreter (this one, or NVFP4_PEER_PYTHON) can import it."""

@@ -1,4 +1,4 @@
-"""The worker side of docs/worker-protocol.md, driven by hand from the test with the test's own
+"""The worker side of docs/spec/worker-protocol.md, driven by hand from the test with the test's own
 frame codec (frames.py): the documented example, and a pure-Python worker run without the native
 extension (PYTHONPATH=python) that prints, raises and rejects."""
 import os

@@ -1,4 +1,4 @@
-// A worker for the harness's tests (docs/worker-protocol.md): `nvfp4_fake_worker MODE`. In every
+// A worker for the harness's tests (docs/spec/worker-protocol.md): `nvfp4_fake_worker MODE`. In every
 // mode it speaks protocol 2, declares the documented example's restrictions of quantize (with
 // stochastic rounding, any seed and offset) plus amax_global, rejects (uncoded) any case outside
 // them, and answers with the reference; each fault mode breaks that in one way, on cases that
