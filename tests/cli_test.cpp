@@ -267,7 +267,7 @@ TEST_F(CliTest, ProfilesListsEveryProfileAndTheDocsAreInSync) {
   for (const NamedProfile& p : all_profiles()) EXPECT_NE(r.out.find(std::string(p.name) + " "), std::string::npos) << p.name;
   const RunResult md = run("profiles --markdown");
   ASSERT_EQ(md.exit_code, 0);
-  EXPECT_EQ(md.out, slurp(fs::path(NVFP4_SOURCE_DIR) / "docs" / "profiles.md"))
+  EXPECT_EQ(md.out, slurp(fs::path(NVFP4_SOURCE_DIR) / "docs" / "spec" / "profiles.md"))
       << "docs/spec/profiles.md is stale: regenerate it with `nvfp4-verify profiles --markdown > docs/spec/profiles.md`";
 }
 

@@ -42,7 +42,7 @@ std::string error_of(F f) {
 TEST(Registry, EveryOperationHasEveryPart) {
   std::set<std::string> seeded;
   for (const CaseRecord& r : seed_corpus()) seeded.insert(r.c.op);
-  const std::string docs = slurp_text(fs::path(NVFP4_SOURCE_DIR) / "docs" / "operations.md");
+  const std::string docs = slurp_text(fs::path(NVFP4_SOURCE_DIR) / "docs" / "spec" / "operations.md");
   ASSERT_FALSE(operations().empty());
   for (const OperationSpec& op : operations()) {
     SCOPED_TRACE(std::string(op.name));
@@ -183,7 +183,7 @@ TEST_F(OpsCommand, JsonIsTheWholeRegistry) {
 TEST_F(OpsCommand, MarkdownIsTheCommittedDocsOperationsTable) {
   const auto r = run_cli("ops --markdown", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, slurp_text(fs::path(NVFP4_SOURCE_DIR) / "docs" / "operations.md"))
+  EXPECT_EQ(r.out, slurp_text(fs::path(NVFP4_SOURCE_DIR) / "docs" / "spec" / "operations.md"))
       << "docs/spec/operations.md is stale: regenerate it with `nvfp4-verify ops --markdown > docs/spec/operations.md`";
 }
 
