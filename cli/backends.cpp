@@ -148,16 +148,4 @@ std::string backend_label(const Backend& b) {
   return std::string(b.name());
 }
 
-Comparison compare_case(const Case& c, Backend& a, Backend& b, const CompareMode& mode) {
-  try {
-    return compare_backends(c, a, b, mode);
-  } catch (const BackendUnavailable&) {
-    throw;
-  } catch (const std::exception& e) {
-    Comparison r;
-    r.problem = fmt::format("a backend crashed: {}", e.what());
-    return r;
-  }
-}
-
 }  // namespace nvfp4::cli

@@ -62,14 +62,9 @@ std::pair<std::string, std::string> default_backends();
 std::pair<std::string, std::string> parse_backends(const std::string& text);
 
 // "" when both backends implement c; else why one of them does not (an external backend's
-// declaration leaves it out), for replay and the gate's corpus step to skip it.
+// declaration leaves it out), for replay and the gate's corpus step to skip it
+// (compare/corpus_replay.h).
 std::string outside_backends(const Case& c, const Backend& a, const Backend& b);
-
-// Both backends on one case, for replay and the gate's corpus step. compare_backends lets
-// exceptions other than the contract's errors (nvfp4::Error, io::FormatError) through: such a
-// crash is a failure of the case, not of the run; a backend that cannot run at all (a plugin
-// without its GPU) stops the run (BackendUnavailable).
-Comparison compare_case(const Case& c, Backend& a, Backend& b, const CompareMode& mode);
 
 // "worker (my-quantizer 0.3)", "plugin (libmine.so)", or the backend's name.
 std::string backend_label(const Backend& b);

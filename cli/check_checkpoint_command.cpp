@@ -1,7 +1,7 @@
 // `nvfp4-verify check-checkpoint --source HF_DIR --quantized Q_DIR [--format auto|modelopt|compressed-tensors|miles]
 // [--profile P | --identify] [--junit FILE] [--report DIR] [--threads N]`: every quantized tensor of Q recomputed
 // from the source and compared byte for byte (checkpoint/verify.h, docs/guides/checkpoints.md#commands);
-// --report writes the HTML report of cli/checkpoint_report.h. Exit 0
+// --report and --junit write the reports of reports/checkpoint_report.h. Exit 0
 // when every tensor matches (--identify: under some profile), 1 when one differs, 2 for bad input.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,14 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/junit.h"
-#include "cli/checkpoint_report.h"
 #include "checkpoint/verify.h"
 #include "cli/commands.h"
-#include "io/atomic_file.h"
 #include "io/output_path.h"
 #include "reference/profiles.h"
 #include "reference/row_threads.h"
+#include "reports/checkpoint_report.h"
+#include "reports/junit.h"
 
 namespace nvfp4::cli {
 namespace {
@@ -34,6 +33,17 @@ struct CheckCheckpointArgs {
 std::string repeat_command(const CheckCheckpointArgs& a, const std::string& format, const std::string& profile) {
   return fmt::format("nvfp4-verify check-checkpoint --source {} --quantized {} --format {} {}", a.source, a.quantized,
                      format, a.identify ? std::string("--identify") : "--profile " + profile);
+}
+
+void write_junit_file(const std::string& file, const checkpoint::CheckpointCheck& c) {
+  write_junit(file, "nvfp4-verify check-checkpoint", {checkpoint_junit_suite(c)});
+}
+
+void write_report(const std::string& dir, const checkpoint::HfCheckpoint& source, const checkpoint::HfCheckpoint& quantized,
+                  const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c,
+                  const CheckpointReportInfo& info) {
+  const std::filesystem::path index = write_checkpoint_report(dir, source, quantized, f, c, info);
+  std::printf("check-checkpoint: report written to %s\n", index.string().c_str());
 }
 
 int run(const CheckCheckpointArgs& a) {
@@ -62,13 +72,13 @@ int run(const CheckCheckpointArgs& a) {
       if (best.tensors.empty() || c.mismatches() < best.mismatches()) best = c;
       if (!a.report.empty()) all.push_back(std::move(c));
     }
-    if (!a.junit.empty()) io::write_file_atomic(a.junit, checkpoint::junit_xml(best));
+    if (!a.junit.empty()) write_junit_file(a.junit, best);
     if (!a.report.empty()) {
       if (best.mismatches()) {  // the best profile's mismatches classified, for their pages
         best = checkpoint::check_checkpoint(source, quantized, *format, best.profile, true);
       }
-      write_checkpoint_report(a.report, source, quantized, *format, best,
-                              {a.source, a.quantized, format_name, repeat_command(a, format_name, best.profile), all});
+      write_report(a.report, source, quantized, *format, best,
+                   {a.source, a.quantized, format_name, repeat_command(a, format_name, best.profile), all});
     }
     if (matching.empty()) {
       std::printf("identify: no profile matches every tensor (best: %s)\n", best.profile.c_str());
@@ -83,10 +93,10 @@ int run(const CheckCheckpointArgs& a) {
   for (const checkpoint::TensorVerdict& v : c.tensors) std::printf("%s\n", v.line().c_str());
   std::printf("check-checkpoint: %s under %s: %zu of %zu tensors match%s\n", a.quantized.c_str(), profile.c_str(),
               c.tensors.size() - c.mismatches(), c.tensors.size(), c.mismatches() ? "" : ", every one bit for bit");
-  if (!a.junit.empty()) io::write_file_atomic(a.junit, checkpoint::junit_xml(c));
+  if (!a.junit.empty()) write_junit_file(a.junit, c);
   if (!a.report.empty())
-    write_checkpoint_report(a.report, source, quantized, *format, c,
-                            {a.source, a.quantized, format_name, repeat_command(a, format_name, profile)});
+    write_report(a.report, source, quantized, *format, c,
+                 {a.source, a.quantized, format_name, repeat_command(a, format_name, profile)});
   return c.mismatches() ? 1 : 0;
 }
 

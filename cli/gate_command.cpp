@@ -11,9 +11,10 @@
 #include "cli/commands.h"
 #include "cli/compare_options.h"
 #include "cases/corpus.h"
-#include "io/atomic_file.h"
+#include "compare/corpus_replay.h"
 #include "io/output_path.h"
 #include "reports/failure_page.h"
+#include "reports/junit.h"
 
 namespace nvfp4::cli {
 namespace {
@@ -25,44 +26,6 @@ struct GateArgs {
   JobOptions jobs;
   CompareArgs compare;
 };
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
-
-struct JunitCase {
-  std::string suite, name, failure;
-  double seconds = 0;
-};
-
-void write_junit(const std::string& path, const std::vector<JunitCase>& cases) {
-  std::map<std::string, std::vector<const JunitCase*>> suites;
-  for (const JunitCase& c : cases) suites[c.suite].push_back(&c);
-  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"nvfp4-verify gate\">\n";
-  for (const auto& [suite, list] : suites) {
-    std::size_t failures = 0;
-    for (const JunitCase* c : list) failures += !c->failure.empty();
-    xml += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n", xml_escape(suite), list.size(), failures);
-    for (const JunitCase* c : list) {
-      xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(suite), xml_escape(c->name), c->seconds);
-      if (c->failure.empty()) xml += "/>\n";
-      else xml += fmt::format(">\n      <failure message=\"{}\"/>\n    </testcase>\n", xml_escape(c->failure));
-    }
-    xml += "  </testsuite>\n";
-  }
-  xml += "</testsuites>\n";
-  io::write_file_atomic(path, xml);
-}
 
 void run(const GateArgs& a, int& exit_code) {
   io::prepare_output_directory(a.report, "--report");
@@ -83,53 +46,38 @@ void run(const GateArgs& a, int& exit_code) {
   CampaignBackends cb = campaign_backends(na, nb, a.external, a.jobs);
   const std::shared_ptr<Backend> ba = cb.first.expected, bb = cb.first.actual;
   Summary summary{"nvfp4-verify gate", backends, 0, {}};
-  std::vector<JunitCase> junit;
+  JunitSuite corpus_suite{"corpus", "corpus", {}}, campaign_suite{"campaign", "campaign", {}};
   std::size_t failed = 0;
 
   // 1. The repository corpus.
   std::vector<std::filesystem::path> files;
   if (std::filesystem::exists(a.corpus)) files = collect_case_files({a.corpus});
-  std::size_t corpus_failed = 0, skipped = 0, not_gemm = 0;
-  UlpTotals ulp;
-  ulp.bound = mode.max_ulp;
-  for (const auto& file : files) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    CaseRecord r;
-    try {
-      r = load_case(file);
-    } catch (const io::FormatError& e) {
+  const auto outside = [&](const Case& c) { return outside_backends(c, *ba, *bb); };
+  const ReplayTally corpus = replay_files(files, *ba, *bb, mode, outside, [&](const ReplayedFile& f) {
+    const std::string name = f.file.filename().string();
+    if (f.kind == ReplayedFile::Kind::kUnreadable) {
       // An unreadable case file fails the gate like a mismatch, named in the output, the report
       // and the JUnit file; the rest of the corpus still runs.
-      ++corpus_failed;
-      const std::string problem = fmt::format("unreadable case file: {}", e.what());
-      fmt::print("  FAIL {}: {}\n", file.string(), problem);
-      summary.entries.push_back({file.filename().string(), "", "", false, problem, ""});
-      junit.push_back({"corpus", file.string(), problem, seconds()});
-      continue;
+      const std::string problem = fmt::format("unreadable case file: {}", f.problem);
+      fmt::print("  FAIL {}: {}\n", f.file.string(), problem);
+      summary.entries.push_back({name, "", "", false, problem, ""});
+      corpus_suite.cases.push_back({f.file.string(), f.seconds, problem});
+      return;
     }
-    if (mode.ulp && !is_gemm_operation(r.c.op)) {
-      ++not_gemm;
-      continue;
-    }
-    if (!outside_backends(r.c, *ba, *bb).empty()) {  // an external backend does not implement it
-      ++skipped;
-      continue;
-    }
-    const Comparison cmp = compare_case(r.c, *ba, *bb, mode);
-    for (const UlpReport& u : cmp.ulp) ulp.add(u, file.filename().string());
-    SummaryEntry e{file.filename().string(), r.c.op, case_profile_name(r.c), cmp.agree, cmp.problem, ""};
+    if (f.kind != ReplayedFile::Kind::kCompared) return;  // not GEMM (ulp mode), or outside a backend: counted
+    const Comparison& cmp = f.comparison;
+    SummaryEntry e{name, f.record.c.op, case_profile_name(f.record.c), cmp.agree, cmp.problem, ""};
     if (!cmp.agree) {
-      ++corpus_failed;
-      e.report_link = write_failure_page(a.report, file.stem().string(), r, cmp, backends, file);
-      fmt::print("  FAIL {}: {}\n", file.string(), cmp.problem);
+      e.report_link = write_failure_page(a.report, f.file.stem().string(), f.record, cmp, backends, f.file);
+      fmt::print("  FAIL {}: {}\n", f.file.string(), cmp.problem);
     }
     summary.entries.push_back(e);
-    junit.push_back({"corpus", file.string(), cmp.problem, seconds()});
-  }
-  if (skipped) fmt::print("corpus: {} cases skipped: outside an external backend's declaration\n", skipped);
-  if (not_gemm) fmt::print("corpus: {} cases skipped: not GEMM operations (--compare ulp)\n", not_gemm);
-  const std::size_t replayed = files.size() - skipped - not_gemm;
+    corpus_suite.cases.push_back({f.file.string(), f.seconds, cmp.problem});
+  });
+  const std::size_t corpus_failed = corpus.unreadable + corpus.differed;
+  if (corpus.outside) fmt::print("corpus: {} cases skipped: outside an external backend's declaration\n", corpus.outside);
+  if (corpus.not_gemm) fmt::print("corpus: {} cases skipped: not GEMM operations (--compare ulp)\n", corpus.not_gemm);
+  const std::size_t replayed = files.size() - corpus.outside - corpus.not_gemm;
   fmt::print("corpus: {} cases replayed, {} failed\n", replayed, corpus_failed);
   failed += corpus_failed;
 
@@ -146,6 +94,7 @@ void run(const GateArgs& a, int& exit_code) {
   const fuzz::CampaignResult r = fuzz::run_campaign(o, cb.factory, cb.jobs);
   print_campaign_summary(r, backends);
   if (mode.ulp) {
+    UlpTotals ulp = corpus.ulp;
     ulp.merge(r.ulp);
     fmt::print("{}", describe_ulp_totals(ulp));
     summary.ulp = ulp;
@@ -155,7 +104,7 @@ void run(const GateArgs& a, int& exit_code) {
     std::string failure;
     for (const auto& f : r.failures)
       if (f.shrunk.c.op == op) failure += f.comparison.problem + " (saved " + f.saved.string() + "); ";
-    junit.push_back({"campaign", op + " (" + std::to_string(s.cases) + " cases)", failure, s.seconds});
+    campaign_suite.cases.push_back({op + " (" + std::to_string(s.cases) + " cases)", s.seconds, failure});
   }
   failed += r.failures.size();
 
@@ -163,7 +112,13 @@ void run(const GateArgs& a, int& exit_code) {
   // The entries are the corpus cases and the campaign's failures; the title carries its volume.
   summary.title = fmt::format("nvfp4-verify gate: {} corpus cases replayed, {} generated cases fuzzed", replayed, r.cases);
   write_page(a.report, "index.html", render_summary(summary));
-  if (!a.junit.empty()) write_junit(a.junit, junit);
+  if (!a.junit.empty()) {
+    // A suite without testcases (an empty corpus) is left out.
+    std::vector<JunitSuite> suites;
+    for (JunitSuite* s : {&campaign_suite, &corpus_suite})
+      if (!s->cases.empty()) suites.push_back(std::move(*s));
+    write_junit(a.junit, "nvfp4-verify gate", suites);
+  }
   fmt::print("report: {}\n", (std::filesystem::path(a.report) / "index.html").string());
   fmt::print("gate: {} corpus cases and {} generated cases; {}\n", replayed, r.cases,
              failed ? fmt::format("{} MISMATCHED", failed) : "no mismatch");

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/compare_options.h"
 #include "compare/compare.h"
+#include "compare/corpus_replay.h"
 #include "cases/corpus.h"
 #include "io/output_path.h"
 #include "cases/registry.h"
@@ -88,46 +89,36 @@ int replay(const ReplayArgs& args) {
   summary.title = fmt::format("replay of {}", fmt::join(args.paths, " "));
   summary.backends = backends_text;
   std::set<std::string> page_names;
-  int passed = 0, failed = 0, skipped = 0, not_gemm = 0;
-  UlpTotals ulp;
-  ulp.bound = mode.max_ulp;
-  for (const fs::path& file : files) {
-    CaseRecord rec;
-    try {
-      rec = load_case(file);
-    } catch (const io::FormatError& e) {
-      fmt::print(stderr, "nvfp4-verify: replay: {}\n", e.what());
+  const auto outside = [&](const Case& c) { return outside_backends(c, *a, *b); };
+  const ReplayTally tally = replay_files(files, *a, *b, mode, outside, [&](const ReplayedFile& f) {
+    const fs::path& file = f.file;
+    if (f.kind == ReplayedFile::Kind::kUnreadable) {
+      fmt::print(stderr, "nvfp4-verify: replay: {}\n", f.problem);
       fmt::print("ERROR {}  unreadable case file (see stderr)\n", file.string());
       std::fflush(stdout);
-      ++errors;
-      summary.entries.push_back({file.string(), "", "", false, fmt::format("unreadable: {}", e.what()), ""});
-      continue;
+      summary.entries.push_back({file.string(), "", "", false, fmt::format("unreadable: {}", f.problem), ""});
+      return;
     }
-    const std::string label = case_label(rec.c);
-    if (mode.ulp && !is_gemm_operation(rec.c.op)) {
-      ++not_gemm;
+    const std::string label = case_label(f.record.c);
+    if (f.kind == ReplayedFile::Kind::kNotGemm) {
       fmt::print("SKIP  {}  {}  (not a GEMM operation: --compare ulp compares GEMM outputs only)\n", file.string(), label);
-      continue;
+      return;
     }
-    if (const std::string why = outside_backends(rec.c, *a, *b); !why.empty()) {
-      ++skipped;
-      fmt::print("SKIP  {}  {}  ({})\n", file.string(), label, why);
-      continue;
+    if (f.kind == ReplayedFile::Kind::kOutside) {
+      fmt::print("SKIP  {}  {}  ({})\n", file.string(), label, f.problem);
+      return;
     }
-    const Comparison cmp = compare_case(rec.c, *a, *b, mode);
+    const CaseRecord& rec = f.record;
+    const Comparison& cmp = f.comparison;
     std::string detail = cmp.problem;
     if (cmp.agree && cmp.expected.empty() && cmp.actual.empty()) detail = "both reject: " + rejection(rec.c, *a);
-    for (const UlpReport& u : cmp.ulp) {
-      ulp.add(u, file.filename().string());
-      if (cmp.agree) detail += (detail.empty() ? "" : "; ") + u.brief();
-    }
+    if (cmp.agree)
+      for (const UlpReport& u : cmp.ulp) detail += (detail.empty() ? "" : "; ") + u.brief();
     SummaryEntry entry{file.string(), rec.c.op, case_profile_name(rec.c), cmp.agree,
                        label + (detail.empty() ? "" : "  " + detail), ""};
     if (cmp.agree) {
-      ++passed;
       fmt::print("PASS  {}  {}{}\n", file.string(), label, detail.empty() ? "" : "  (" + detail + ")");
     } else {
-      ++failed;
       // A case a campaign saved says how it failed then; replay says whether it fails the same way.
       const std::string verdict = std::string(verdict_name(cmp.verdict));
       const std::string saved = rec.found.empty() ? "" : rec.found == verdict ? ", as saved" : ", saved as " + rec.found;
@@ -146,11 +137,13 @@ int replay(const ReplayArgs& args) {
     }
     std::fflush(stdout);
     summary.entries.push_back(std::move(entry));
-  }
+  });
+  errors += int(tally.unreadable);
+  const std::size_t passed = tally.agreed, failed = tally.differed, skipped = tally.outside, not_gemm = tally.not_gemm;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (mode.ulp) {
-    fmt::print("{}", describe_ulp_totals(ulp));
-    summary.ulp = ulp;
+    fmt::print("{}", describe_ulp_totals(tally.ulp));
+    summary.ulp = tally.ulp;
   }
 
   if (!args.report.empty()) {

@@ -1,7 +1,7 @@
 // Self-contained HTML pages: everything (style, heatmaps, one line of script for the copy
 // button) is inline, nothing is loaded from anywhere, so a page can be attached to a CI run or
 // mailed and still open offline. Every piece of text that comes from a case or a backend goes
-// through esc().
+// through escape_markup().
 #include "reports/report.h"
 
 #include <algorithm>
@@ -16,7 +16,7 @@
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"
 #include "reference/exception.h"
-#include "reports/html.h"
+#include "reports/escape.h"
 #include "reports/ulp_section.h"
 
 namespace nvfp4 {
@@ -31,7 +31,6 @@ constexpr std::size_t kMaxOpenPassed = 50;
 
 using Out = std::back_insert_iterator<std::string>;
 
-using report_html::esc;
 
 std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
 std::string dec(float f) { return fmt::format("{:.9g}", double(f)); }
@@ -42,7 +41,7 @@ std::string dec(std::uint32_t u) { return dec(std::bit_cast<float>(u)); }
 // A value cell of the 16-column table: the shortest decimal that reads back as the same binary32
 // (narrower than %.9g and still exact), and its bits underneath.
 std::string float_cell(float f) {
-  return fmt::format("<span class=\"d\">{}</span><span class=\"h\">{}</span>", esc(fmt::format("{}", f)), hex32(f));
+  return fmt::format("<span class=\"d\">{}</span><span class=\"h\">{}</span>", escape_markup(fmt::format("{}", f)), hex32(f));
 }
 
 // |y| on a rounding tie of the E2M1 grid (where encoders most often disagree).
@@ -141,7 +140,7 @@ void page_head(Out o, std::string_view title) {
                  "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                  "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n",
-                 esc(title), kStyle);
+                 escape_markup(title), kStyle);
 }
 
 void page_tail(Out o) { fmt::format_to(o, "</body>\n</html>\n"); }
@@ -180,7 +179,7 @@ void heatmap(Out o, const Explanation::BlockMap& m) {
                  "<svg class=\"heatmap\" data-tensor=\"{}\" data-rows=\"{}\" data-blocks=\"{}\" "
                  "data-cell-rows=\"{}\" data-cell-blocks=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
                  "role=\"img\" aria-label=\"mismatching blocks of {}\">\n",
-                 esc(m.tensor), rows, blocks, fr, fb, w, h, w, h, esc(m.tensor));
+                 escape_markup(m.tensor), rows, blocks, fr, fb, w, h, w, h, escape_markup(m.tensor));
   // Axis labels and ticks (in original row / block indices).
   fmt::format_to(o, "<text class=\"axis\" x=\"{}\" y=\"11\">blocks &#8594;</text>\n", left);
   fmt::format_to(o, "<text class=\"axis\" x=\"2\" y=\"{}\">rows</text><text class=\"axis\" x=\"2\" y=\"{}\">&#8595;</text>\n",
@@ -217,7 +216,7 @@ void heatmap(Out o, const Explanation::BlockMap& m) {
     fmt::format_to(o, "\n");
   }
   fmt::format_to(o, "</svg>\n<figcaption><b class=\"mono\">{}</b>: {} rows &#215; {} blocks, {} mismatching block{}",
-                 esc(m.tensor), rows, blocks, bad_blocks, bad_blocks == 1 ? "" : "s");
+                 escape_markup(m.tensor), rows, blocks, bad_blocks, bad_blocks == 1 ? "" : "s");
   if (fr > 1 || fb > 1)
     fmt::format_to(o,
                    ". <b>Downsampled</b> to {} &#215; {} cells: each cell is {} row{} &#215; {} block{}, red if any of "
@@ -247,7 +246,7 @@ void section_kinds(Out o, const Explanation& e, std::size_t total) {
   for (const auto& [kind, n] : e.kind_counts) {
     const double share = total == 0 ? 0.0 : 100.0 * double(n) / double(total);
     fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}%</td></tr>\n",
-                   esc(mismatch_kind_name(kind)), n, share);
+                   escape_markup(mismatch_kind_name(kind)), n, share);
   }
   fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
 }
@@ -263,8 +262,8 @@ void section_diffs(Out o, const std::vector<TensorDiff>& diffs) {
   for (const TensorDiff& d : diffs) {
     fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"mono\">{}</td>"
                       "<td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                   esc(d.tensor), d.mismatches, d.problem.empty() && d.mismatches > 0 ? std::to_string(d.first_index) : "",
-                   esc(d.first_expected), esc(d.first_actual), esc(d.problem));
+                   escape_markup(d.tensor), d.mismatches, d.problem.empty() && d.mismatches > 0 ? std::to_string(d.first_index) : "",
+                   escape_markup(d.first_expected), escape_markup(d.first_actual), escape_markup(d.problem));
   }
   fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
 }
@@ -313,15 +312,15 @@ void section_mismatches(Out o, const Explanation& e, std::size_t total) {
                    "<tr><td class=\"n\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n bad\">{}</td>{}<td class=\"mono\">{}</td></tr>\n",
-                   i, esc(m.tensor), m.row, m.col, block, esc(input), input_bits, esc(expected), esc(actual), sr_cells,
-                   esc(mismatch_kind_name(m.kind)));
+                   i, escape_markup(m.tensor), m.row, m.col, block, escape_markup(input), input_bits, escape_markup(expected), escape_markup(actual), sr_cells,
+                   escape_markup(mismatch_kind_name(m.kind)));
   }
   fmt::format_to(o, "</tbody>\n</table></div>\n</section>\n");
 }
 
 void trace(Out o, const BlockTrace& t, std::size_t index) {
   fmt::format_to(o, "<div class=\"trace\" id=\"trace-{}\">\n<h3>{} row {}, block {} <span class=\"muted\">(elements {}&#8211;{})</span></h3>\n",
-                 index, esc(t.direction), t.row, t.block, t.block * 16, t.block * 16 + 15);
+                 index, escape_markup(t.direction), t.row, t.block, t.block * 16, t.block * 16 + 15);
   // The intermediates in one row: decimal (%.9g) over binary32 bits.
   const std::pair<const char*, float> values[] = {{"global amax", t.global_amax}, {"S", t.S}, {"Sd", t.Sd},
                                                    {"block amax", t.block_amax}, {"pre-cast scale", t.precast}};
@@ -329,11 +328,11 @@ void trace(Out o, const BlockTrace& t, std::size_t index) {
   for (const auto& [name, v] : values) fmt::format_to(o, "<th class=\"n\">{}</th>", name);
   fmt::format_to(o, "<th class=\"n\">scale byte (E4M3)</th><th class=\"n\">encode factor</th></tr></thead>\n<tbody><tr>");
   auto cell = [&](float v) {
-    fmt::format_to(o, "<td class=\"n\"><span class=\"d\">{}</span><span class=\"h\">{}</span></td>", esc(dec(v)), hex32(v));
+    fmt::format_to(o, "<td class=\"n\"><span class=\"d\">{}</span><span class=\"h\">{}</span></td>", escape_markup(dec(v)), hex32(v));
   };
   for (const auto& [name, v] : values) cell(v);
   fmt::format_to(o, "<td class=\"n\"><span class=\"d\">{}</span><span class=\"h\">0x{:02X}</span></td>",
-                 esc(dec(e4m3_decode(t.scale_byte))), t.scale_byte);
+                 escape_markup(dec(e4m3_decode(t.scale_byte))), t.scale_byte);
   cell(t.encode_factor);
   fmt::format_to(o, "</tr></tbody>\n</table>\n");
 
@@ -368,7 +367,7 @@ void trace(Out o, const BlockTrace& t, std::size_t index) {
     for (std::size_t j = 0; j < n; ++j) {
       if (j < v.size())
         fmt::format_to(o, "<td class=\"code{}\"><span class=\"d\">0x{:X}</span><span class=\"h\">{}</span></td>",
-                       differs(j) ? " bad" : "", v[j] & 0xF, esc(dec(e2m1_decode(v[j] & 0xF))));
+                       differs(j) ? " bad" : "", v[j] & 0xF, escape_markup(dec(e2m1_decode(v[j] & 0xF))));
       else
         fmt::format_to(o, "<td></td>");
     }
@@ -420,8 +419,8 @@ void section_rht(Out o, const Explanation& e) {
                    "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">0x{:04X}</td>"
                    "<td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n bad\">{}</td>"
                    "<td class=\"n\">{}</td><td class=\"mono\">{}</td></tr>\n",
-                   esc(t.tensor), t.row, t.col, t.mask, esc(t.exact_sum), float_cell(t.binary32), float_cell(t.expected),
-                   float_cell(t.actual), float_cell(t.single_rounding), esc(inputs));
+                   escape_markup(t.tensor), t.row, t.col, t.mask, escape_markup(t.exact_sum), float_cell(t.binary32), float_cell(t.expected),
+                   float_cell(t.actual), float_cell(t.single_rounding), escape_markup(inputs));
   }
   fmt::format_to(o, "</tbody>\n</table></div>\n</section>\n");
 }
@@ -433,7 +432,7 @@ void section_inputs(Out o, const Case& c) {
   for (const auto& [name, t] : c.inputs) {
     std::string shape;
     for (std::size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
-    fmt::format_to(o, "{} <b class=\"mono\">{}</b> {} [{}]", first ? "" : ",", esc(name), esc(io::dtype_name(t.dtype)), shape);
+    fmt::format_to(o, "{} <b class=\"mono\">{}</b> {} [{}]", first ? "" : ",", escape_markup(name), escape_markup(io::dtype_name(t.dtype)), shape);
     first = false;
   }
   fmt::format_to(o, "</p>\n");
@@ -455,19 +454,19 @@ std::string render_failure(const FailureReport& r) {
   Out o(html);
   page_head(o, r.title.empty() ? "nvfp4-verify failure" : r.title);
 
-  fmt::format_to(o, "<header>\n<h1><span class=\"badge fail\">FAIL</span>{}</h1>\n", esc(r.title));
+  fmt::format_to(o, "<header>\n<h1><span class=\"badge fail\">FAIL</span>{}</h1>\n", escape_markup(r.title));
   fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; operation <b>{}</b> &#183; profile <b>{}</b></p>\n",
-                 esc(r.backends), esc(r.c.op), esc(case_profile_name(r.c)));
+                 escape_markup(r.backends), escape_markup(r.c.op), escape_markup(case_profile_name(r.c)));
   section_inputs(o, r.c);
   fmt::format_to(o, "<p class=\"count\"><span id=\"mismatch-count\">{}</span> mismatching element{} / byte{}</p>\n", total,
                  total == 1 ? "" : "s", total == 1 ? "" : "s");
   fmt::format_to(o, "<p class=\"verdict\" id=\"verdict\">{}</p>\n",
-                 e.verdict.empty() ? std::string("no profile or known variant reproduces the actual output") : esc(e.verdict));
+                 e.verdict.empty() ? std::string("no profile or known variant reproduces the actual output") : escape_markup(e.verdict));
   fmt::format_to(o,
                  "<div class=\"replay\"><span class=\"muted\">replay</span><code id=\"replay\">{}</code>"
                  "<button type=\"button\" onclick=\"navigator.clipboard.writeText(document.getElementById('replay').textContent)\">copy</button></div>\n"
                  "</header>\n",
-                 esc(r.replay_command));
+                 escape_markup(r.replay_command));
 
   fmt::format_to(o, "{}", render_ulp_reports(r.ulp));
   section_maps(o, e);
@@ -479,7 +478,7 @@ std::string render_failure(const FailureReport& r) {
   section_traces(o, e);
   section_rht(o, e);
 
-  fmt::format_to(o, "<section id=\"case-section\">\n<h2>Case</h2>\n<pre id=\"case\">{}</pre>\n</section>\n", esc(r.case_description));
+  fmt::format_to(o, "<section id=\"case-section\">\n<h2>Case</h2>\n<pre id=\"case\">{}</pre>\n</section>\n", escape_markup(r.case_description));
   page_tail(o);
   return html;
 }
@@ -502,13 +501,13 @@ std::string render_summary(const Summary& s) {
   Out o(html);
   page_head(o, s.title.empty() ? "nvfp4-verify summary" : s.title);
   fmt::format_to(o, "<header>\n<h1><span class=\"badge {}\">{}</span>{}</h1>\n", failed ? "fail" : "pass",
-                 failed ? "FAIL" : "PASS", esc(s.title));
+                 failed ? "FAIL" : "PASS", escape_markup(s.title));
   fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; <span id=\"seconds\" class=\"mono\">{:.1f}</span> s</p>\n",
-                 esc(s.backends), s.seconds);
+                 escape_markup(s.backends), s.seconds);
   if (!s.facts.empty()) {
     fmt::format_to(o, "<p class=\"meta\" id=\"facts\">");
     for (std::size_t i = 0; i < s.facts.size(); ++i)
-      fmt::format_to(o, "{}{}: <b class=\"mono\">{}</b>", i ? " &#183; " : "", esc(s.facts[i].first), esc(s.facts[i].second));
+      fmt::format_to(o, "{}{}: <b class=\"mono\">{}</b>", i ? " &#183; " : "", escape_markup(s.facts[i].first), escape_markup(s.facts[i].second));
     fmt::format_to(o, "</p>\n");
   }
   fmt::format_to(o,
@@ -523,13 +522,13 @@ std::string render_summary(const Summary& s) {
   fmt::format_to(o, "<table id=\"failures\">\n<thead><tr><th>case (link to its report)</th><th>operation</th><th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
   for (const SummaryEntry& e : s.entries) {
     if (e.passed) continue;
-    std::string name = esc(e.name);
+    std::string name = escape_markup(e.name);
     if (safe_link(e.report_link))
-      name = fmt::format("<a href=\"{}\">{}</a>", esc(e.report_link), name);
+      name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
     else if (!e.report_link.empty())
-      name += fmt::format(" <span class=\"muted\">({})</span>", esc(e.report_link));
+      name += fmt::format(" <span class=\"muted\">({})</span>", escape_markup(e.report_link));
     fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                   name, esc(e.operation), esc(e.profile), esc(e.detail));
+                   name, escape_markup(e.operation), escape_markup(e.profile), escape_markup(e.detail));
   }
   fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
 
@@ -537,7 +536,7 @@ std::string render_summary(const Summary& s) {
                     "<th class=\"n\">cases</th><th class=\"n\">failed</th></tr></thead>\n<tbody>\n");
   for (const auto& [key, c] : groups) {
     fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-                   c.failed ? " class=\"bad\"" : "", esc(key.first), esc(key.second), c.cases, c.failed);
+                   c.failed ? " class=\"bad\"" : "", escape_markup(key.first), escape_markup(key.second), c.cases, c.failed);
   }
   fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
 
@@ -545,10 +544,10 @@ std::string render_summary(const Summary& s) {
     fmt::format_to(o, "<section>\n<h2>Every entry</h2>\n<table id=\"entries\">\n<thead><tr><th>name</th><th>verdict</th>"
                       "<th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
     for (const SummaryEntry& e : s.entries) {
-      std::string name = esc(e.name);
-      if (safe_link(e.report_link)) name = fmt::format("<a href=\"{}\">{}</a>", esc(e.report_link), name);
+      std::string name = escape_markup(e.name);
+      if (safe_link(e.report_link)) name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
       fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td>{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                     e.passed ? "" : " class=\"bad\"", name, e.passed ? "match" : "MISMATCH", esc(e.profile), esc(e.detail));
+                     e.passed ? "" : " class=\"bad\"", name, e.passed ? "match" : "MISMATCH", escape_markup(e.profile), escape_markup(e.detail));
     }
     fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
     page_tail(o);
@@ -563,8 +562,8 @@ std::string render_summary(const Summary& s) {
     fmt::format_to(o, "<ul class=\"passed\"{}>\n", collapse ? "" : " id=\"passed\"");
     for (const SummaryEntry& e : s.entries) {
       if (!e.passed) continue;
-      fmt::format_to(o, "<li title=\"{} {}{}{}\">{}</li>\n", esc(e.operation), esc(e.profile), e.detail.empty() ? "" : ": ",
-                     esc(e.detail), esc(e.name));
+      fmt::format_to(o, "<li title=\"{} {}{}{}\">{}</li>\n", escape_markup(e.operation), escape_markup(e.profile), e.detail.empty() ? "" : ": ",
+                     escape_markup(e.detail), escape_markup(e.name));
     }
     fmt::format_to(o, "</ul>\n");
     if (collapse) fmt::format_to(o, "</details>\n");

@@ -7,12 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "reports/html.h"
+#include "reports/escape.h"
 
 namespace nvfp4 {
 namespace {
 
-using report_html::esc;
 using Out = std::back_insert_iterator<std::string>;
 
 // Cell colours by log2 of the distance: equal, 1, 2, 3-4, ..., 33-64, more, and a NaN mismatch.
@@ -58,7 +57,7 @@ void ulp_map(Out o, const UlpReport& r) {
                  "<svg class=\"ulpmap\" data-tensor=\"{}\" data-rows=\"{}\" data-cols=\"{}\" data-cell-rows=\"{}\" "
                  "data-cell-cols=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" "
                  "aria-label=\"ULP distances of {}\">\n",
-                 esc(r.tensor), r.rows, r.cols, g.cell_rows, g.cell_cols, w, h, w, h, esc(r.tensor));
+                 escape_markup(r.tensor), r.rows, r.cols, g.cell_rows, g.cell_cols, w, h, w, h, escape_markup(r.tensor));
   fmt::format_to(o, "<text class=\"axis\" x=\"{}\" y=\"11\">columns (n) &#8594;</text>\n", left);
   fmt::format_to(o, "<text class=\"axis\" x=\"2\" y=\"{}\">rows</text><text class=\"axis\" x=\"2\" y=\"{}\">(m) &#8595;</text>\n",
                  top + 10, top + 24);
@@ -92,7 +91,7 @@ void ulp_map(Out o, const UlpReport& r) {
     }
     fmt::format_to(o, "\n");
   }
-  fmt::format_to(o, "</svg>\n<figcaption><b class=\"mono\">{}</b> {}: {} &#215; {} elements", esc(r.tensor),
+  fmt::format_to(o, "</svg>\n<figcaption><b class=\"mono\">{}</b> {}: {} &#215; {} elements", escape_markup(r.tensor),
                  io::dtype_name(r.dtype), r.rows, r.cols);
   if (!single)
     fmt::format_to(o, ". <b>Downsampled</b> to {} &#215; {} cells of {} &#215; {} elements, each coloured by its largest distance",
@@ -111,7 +110,7 @@ void histogram(Out o, const UlpHistogram& h, std::string_view attributes) {
     fmt::format_to(o,
                    "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3f}%</td><td><span class=\"bar\" "
                    "style=\"width:{}px;background:{}\"></span></td></tr>\n",
-                   esc(UlpHistogram::label(b)), h.count[b], share, std::max(1, int(2 * share)), bucket_colour(b));
+                   escape_markup(UlpHistogram::label(b)), h.count[b], share, std::max(1, int(2 * share)), bucket_colour(b));
   }
   fmt::format_to(o, "</tbody>\n</table>\n");
 }
@@ -129,7 +128,7 @@ void worst_table(Out o, const std::vector<UlpElement>& worst, std::string_view a
     const UlpElement& e = worst[i];
     fmt::format_to(o, "<tr><td class=\"n\">{}</td>{}<td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                       "<td class=\"n bad\">{}</td>{}{}</tr>\n",
-                   i, with_case ? fmt::format("<td class=\"mono\">{}</td>", esc(e.where)) : "", esc(e.tensor), e.row, e.col,
+                   i, with_case ? fmt::format("<td class=\"mono\">{}</td>", escape_markup(e.where)) : "", escape_markup(e.tensor), e.row, e.col,
                    ulps_text(e.ulps), value_cell(e.dtype, e.expected), value_cell(e.dtype, e.actual));
   }
   fmt::format_to(o, "</tbody>\n</table></div>\n");
@@ -154,14 +153,14 @@ std::string render_ulp_reports(const std::vector<UlpReport>& reports) {
                     "are one value, infinity follows the largest finite value, NaN against NaN is 0).</p>\n");
   legend(o);
   for (const UlpReport& r : reports) {
-    fmt::format_to(o, "<h3 class=\"mono\">{}</h3>\n<p class=\"verdict{}\">{}; {}</p>\n", esc(r.tensor), r.passed() ? " ok" : "",
-                   esc(r.brief()), esc(bound_text(r.bound, r.beyond, "element")));
+    fmt::format_to(o, "<h3 class=\"mono\">{}</h3>\n<p class=\"verdict{}\">{}; {}</p>\n", escape_markup(r.tensor), r.passed() ? " ok" : "",
+                   escape_markup(r.brief()), escape_markup(bound_text(r.bound, r.beyond, "element")));
     fmt::format_to(o, "<div class=\"row\">\n<section>\n");
     ulp_map(o, r);
     fmt::format_to(o, "</section>\n<section>\n");
-    histogram(o, r.histogram, fmt::format("class=\"ulp-histogram\" data-tensor=\"{}\"", esc(r.tensor)));
-    fmt::format_to(o, "</section>\n</div>\n<h3>Worst elements of {}</h3>\n", esc(r.tensor));
-    worst_table(o, r.worst, fmt::format("class=\"ulp-worst\" data-tensor=\"{}\"", esc(r.tensor)), false);
+    histogram(o, r.histogram, fmt::format("class=\"ulp-histogram\" data-tensor=\"{}\"", escape_markup(r.tensor)));
+    fmt::format_to(o, "</section>\n</div>\n<h3>Worst elements of {}</h3>\n", escape_markup(r.tensor));
+    worst_table(o, r.worst, fmt::format("class=\"ulp-worst\" data-tensor=\"{}\"", escape_markup(r.tensor)), false);
   }
   fmt::format_to(o, "</section>\n");
   return html;
@@ -173,7 +172,7 @@ std::string render_ulp_totals(const UlpTotals& t) {
   fmt::format_to(o, "<section id=\"ulp-totals\">\n<h2>ULP distance to EXACT, every case</h2>\n");
   fmt::format_to(o, "<p class=\"verdict{}\">{} of {}: max {}, mean {:.4g} ulp; {}</p>\n", t.failed ? "" : " ok",
                  plural(t.histogram.total(), "element"), plural(t.tensors, "output tensor"), plural(t.max, "ulp"), t.mean(),
-                 esc(bound_text(t.bound, t.failed, "output tensor")));
+                 escape_markup(bound_text(t.bound, t.failed, "output tensor")));
   histogram(o, t.histogram, "id=\"ulp-histogram\"");
   fmt::format_to(o, "<h3>Worst elements</h3>\n");
   worst_table(o, t.worst, "id=\"ulp-worst\"", true);

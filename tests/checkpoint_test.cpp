@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "io/safetensors.h"
 #include "tests/support/bf16_weights.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/xml_dom.h"
 
 namespace nvfp4 {
 namespace {
@@ -307,6 +309,54 @@ TEST_F(CheckpointTest, GateAndUpWithSeparateAmaxesAreNamed) {
   EXPECT_NE(junit.find("tests=\"14\" failures=\"1\""), std::string::npos) << junit;
   EXPECT_NE(junit.find("<testcase classname=\"check-checkpoint\" name=\"" + smaller + "\"><failure"), std::string::npos)
       << junit;
+}
+
+TEST_F(CheckpointTest, TheJunitFileReadsBackWithEveryModulesVerdictAsPrinted) {
+  // One more module, named with every character markup escapes and one that XML forbids.
+  const std::string odd = "model.layers.0.mlp.odd&<\"'>\x01_proj";
+  auto specs = model_specs(false);
+  specs.push_back({odd + ".weight", {64, kHidden}});
+  write_model(dir_ / "src", specs);
+  ASSERT_EQ(run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format modelopt", dir_).exit_code,
+            0);
+  io::Tensor w = stored(odd + ".weight");
+  w.bytes[0] ^= 0x11;
+  replace({{odd + ".weight", w}});
+  const auto r = check(" --junit " + (dir_ / "junit.xml").string());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+
+  std::string error;
+  const auto root = test_support::parse_xml(test_support::slurp_text(dir_ / "junit.xml"), error);
+  ASSERT_TRUE(root) << error << "\n" << test_support::slurp_text(dir_ / "junit.xml");
+  EXPECT_EQ(root->attr("name"), "nvfp4-verify check-checkpoint");
+  const auto suites = root->all("testsuite");
+  ASSERT_EQ(suites.size(), 1u);
+  EXPECT_EQ(suites[0]->attr("name"), "check-checkpoint (modelopt)");
+  EXPECT_EQ(suites[0]->attr("failures"), "1");
+  // A testcase per verdict line printed, in order, named by its module; a mismatch fails with
+  // its line.
+  std::vector<std::string> lines;
+  std::istringstream out(r.out);
+  for (std::string line; std::getline(out, line) && !line.starts_with("check-checkpoint: ");) {
+    const std::size_t x = line.find('\x01');
+    lines.push_back(x == std::string::npos ? line : line.replace(x, 1, "\xEF\xBF\xBD"));  // U+FFFD
+  }
+  const auto cases = suites[0]->all("testcase");
+  ASSERT_EQ(cases.size(), lines.size()) << r.out;
+  EXPECT_EQ(suites[0]->attr("tests"), std::to_string(lines.size()));
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string& line = lines[i];
+    EXPECT_EQ(cases[i]->attr("classname"), "check-checkpoint");
+    EXPECT_EQ(cases[i]->attr("name"), line.substr(0, line.rfind(line.ends_with(": match") ? ": match" : ": MISMATCH")));
+    const auto failure = cases[i]->all("failure");
+    if (line.ends_with(": match")) {
+      EXPECT_TRUE(failure.empty()) << line;
+    } else {
+      ASSERT_EQ(failure.size(), 1u) << line;
+      EXPECT_EQ(failure[0]->attr("message"), line);
+    }
+  }
+  EXPECT_NE(r.out.find(odd + ": MISMATCH"), std::string::npos) << r.out;
 }
 
 TEST_F(CheckpointTest, ExpertScalesInTheNeighboursSlotAreNamed) {

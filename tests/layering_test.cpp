@@ -30,7 +30,8 @@ const std::map<std::string, std::set<std::string>>& layers() {
       {"checkpoint", {"checkpoint", "cases", "io", "reference"}},
       {"external", {"external", "cases", "io", "reference", "include"}},
       {"fuzz", {"fuzz", "compare", "cases", "io", "reference"}},
-      {"reports", {"reports", "compare", "cases", "io", "reference"}},
+      // check-checkpoint's report pages and JUnit suite.
+      {"reports", {"reports", "compare", "checkpoint", "cases", "io", "reference"}},
       // The benchmark times the kernels, the external backends and fuzz campaigns.
       {"bench", {"bench", "fuzz", "device", "external", "compare", "cases", "io", "reference"}},
       {"python", {"python", "reports", "compare", "cases", "io", "reference"}},

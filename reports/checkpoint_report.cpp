@@ -1,4 +1,4 @@
-#include "cli/checkpoint_report.h"
+#include "reports/checkpoint_report.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,7 +14,7 @@
 #include "io/atomic_directory.h"
 #include "reports/report.h"
 
-namespace nvfp4::cli {
+namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
@@ -114,15 +114,21 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
 
 }  // namespace
 
-void write_checkpoint_report(const fs::path& dir, const checkpoint::HfCheckpoint& source,
-                             const checkpoint::HfCheckpoint& quantized, const checkpoint::CheckpointFormat& f,
-                             const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info) {
+fs::path write_checkpoint_report(const fs::path& dir, const checkpoint::HfCheckpoint& source,
+                                 const checkpoint::HfCheckpoint& quantized, const checkpoint::CheckpointFormat& f,
+                                 const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info) {
   io::AtomicDirectory out(dir);
   write_pages(out.path(), source, quantized, f, c, info);
   out.commit(io::AtomicDirectory::Existing::kReplace);
   fs::path target = dir;
   if (!target.has_filename()) target = target.parent_path();  // "DIR/" is DIR itself
-  fmt::print("check-checkpoint: report written to {}\n", (target / "index.html").string());
+  return target / "index.html";
 }
 
-}  // namespace nvfp4::cli
+JunitSuite checkpoint_junit_suite(const checkpoint::CheckpointCheck& c) {
+  JunitSuite suite{fmt::format("check-checkpoint ({})", c.profile), "check-checkpoint", {}};
+  for (const checkpoint::TensorVerdict& v : c.tensors) suite.cases.push_back({v.module, std::nullopt, v.match() ? "" : v.line()});
+  return suite;
+}
+
+}  // namespace nvfp4

@@ -1,0 +1,50 @@
+// Replaying case files on two backends, one file at a time: the loop of `nvfp4-verify replay` and
+// of the gate's corpus step. Each file's outcome goes to the caller as it happens, so that each
+// command prints, reports and counts it in its own words; an unreadable file is an outcome too,
+// and the files after it still replay.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cases/case_io.h"
+#include "compare/compare.h"
+
+namespace nvfp4 {
+
+struct ReplayedFile {
+  enum class Kind {
+    kUnreadable,  // the file is not a readable case file (io::FormatError): `problem` says why
+    kNotGemm,     // ulp mode, and not a GEMM operation: not run
+    kOutside,     // outside what a backend declares it implements: `problem` says why; not run
+    kCompared,    // run on both backends: `comparison`
+  };
+  std::filesystem::path file;
+  Kind kind = Kind::kUnreadable;
+  std::string problem;
+  CaseRecord record;      // every kind but kUnreadable
+  Comparison comparison;  // kCompared
+  double seconds = 0;     // from opening the file to its outcome
+};
+
+// How many files ended each way, and in ulp mode the distances of every compared case (each
+// element named by its case's file name).
+struct ReplayTally {
+  std::size_t unreadable = 0, not_gemm = 0, outside = 0, agreed = 0, differed = 0;
+  UlpTotals ulp;
+};
+
+// Why a backend does not implement c (an external backend's declaration leaves it out), or "".
+using OutsideBackends = std::function<std::string(const Case& c)>;
+
+// Replays `files` in order on `expected` and `actual` under `mode`, calling on_file with each
+// outcome. A backend that throws anything but its contract's errors fails that case ("a backend
+// crashed: ..."); one that cannot run at all (BackendUnavailable) stops the replay.
+ReplayTally replay_files(const std::vector<std::filesystem::path>& files, Backend& expected, Backend& actual,
+                         const CompareMode& mode, const OutsideBackends& outside,
+                         const std::function<void(const ReplayedFile&)>& on_file);
+
+}  // namespace nvfp4

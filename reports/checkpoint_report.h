@@ -1,0 +1,36 @@
+// What check-checkpoint reports (docs/guides/checkpoints.md#commands). --report DIR: index.html listing
+// every checked tensor with its verdict, and for each mismatching tensor a failure page
+// (reports/report.h) with its mismatching blocks classified and explained (compare/explain.h) on
+// the tensor's quantize case (checkpoint/tensor_case.h). --junit FILE: one testcase per module.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "checkpoint/format.h"
+#include "checkpoint/hf_checkpoint.h"
+#include "checkpoint/verify.h"
+#include "reports/junit.h"
+
+namespace nvfp4 {
+
+struct CheckpointReportInfo {
+  std::string source, quantized, format;
+  std::string repeat_command;  // the check-checkpoint command line, for each page's replay line
+  // --identify: every profile's check (c is the best of them); empty otherwise.
+  std::vector<checkpoint::CheckpointCheck> identify = {};
+};
+
+// Writes the report of `c` into a temporary directory beside `dir` and renames it to `dir`,
+// replacing a previous report there (io/atomic_directory.h); returns the path of its index.html.
+// Throws OutputError when it cannot be written.
+std::filesystem::path write_checkpoint_report(const std::filesystem::path& dir, const checkpoint::HfCheckpoint& source,
+                                              const checkpoint::HfCheckpoint& quantized,
+                                              const checkpoint::CheckpointFormat& f,
+                                              const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info);
+
+// The JUnit suite of `c`: a testcase per module, failing with the module's verdict line.
+JunitSuite checkpoint_junit_suite(const checkpoint::CheckpointCheck& c);
+
+}  // namespace nvfp4
