@@ -3,7 +3,6 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +22,7 @@
 #include "io/safetensors.h"
 #include "tests/support/bf16_weights.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4::test_support {
 
@@ -140,16 +140,8 @@ inline void write_model(const std::filesystem::path& dir, const std::vector<std:
   write_json(dir / "tokenizer.json", {{"version", "1.0"}});
 }
 
-class CheckpointTest : public ::testing::Test {
+class CheckpointTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("nvfp4_checkpoint_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // A model of the kind asked for, converted to `format` (A unless told); returns the converted
   // directory.
   std::filesystem::path converted(bool moe, const std::string& extra = "", const std::string& format = "modelopt") {
@@ -201,7 +193,6 @@ class CheckpointTest : public ::testing::Test {
     return checkpoint::quantize_weight(ref, module, source(module + ".weight"), profile, amax, swizzled);
   }
 
-  std::filesystem::path dir_;
   CliRun convert_out_;
 };
 
