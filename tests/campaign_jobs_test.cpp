@@ -12,6 +12,7 @@
 #include "cases/reference_backend.h"
 #include "fuzz/campaign.h"
 #include "io/safetensors.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -98,7 +99,8 @@ TEST(CampaignJobs, ThreeJobsRunTheSameCasesAsOne) {
 
 TEST(CampaignJobs, FourJobsFindShrinkAndSaveTheSameFailuresAsOne) {
   const std::uint64_t seed = std::random_device{}();
-  const auto dir = std::filesystem::temp_directory_path() / ("nvfp4_jobs_" + std::to_string(seed));
+  const test_support::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   fuzz::CampaignOptions o = options(seed);
   o.space.ops = {"amax_rows", "amax_cols", "swizzle"};
   o.cases = 2000;
@@ -119,7 +121,6 @@ TEST(CampaignJobs, FourJobsFindShrinkAndSaveTheSameFailuresAsOne) {
     EXPECT_EQ(b.saved.filename(), a.saved.filename()) << i;
     EXPECT_TRUE(std::filesystem::exists(b.saved)) << b.saved;
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

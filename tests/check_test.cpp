@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -29,18 +29,13 @@ namespace fs = std::filesystem;
 
 constexpr std::int64_t kRows = 48, kCols = 80;  // neither a multiple of the 128x4 scale padding
 
-class CheckTest : public ::testing::Test {
+class CheckTest : public test_support::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_check_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     seed_ = std::random_device{}();
     x_ = random_input(seed_);
     write("x.safetensors", {{"x", x_}});
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Fresh values whose 1x16 blocks span 2^-30..1 in magnitude: small blocks fall below the E4M3
   // normal range of their scales, where the profiles' formulas differ.
@@ -89,7 +84,6 @@ class CheckTest : public ::testing::Test {
     EXPECT_FALSE(fs::exists(path("report"))) << "a report was written for bad input: " << more;
   }
 
-  fs::path dir_;
   unsigned seed_ = 0;
   io::Tensor x_;
 };

@@ -2,7 +2,6 @@
 // here and converted with convert-checkpoint: a clean checkpoint's index lists every tensor as a
 // match, a faulty one's names the faulty tensor and links its page, which carries the explanation.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cmath>
@@ -17,6 +16,7 @@
 #include "io/safetensors.h"
 #include "tests/support/bf16_weights.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -49,12 +49,9 @@ const char* const kModules[] = {"model.layers.0.mlp.down_proj",     "model.layer
                                 "model.layers.0.self_attn.o_proj",  "model.layers.0.self_attn.q_proj",
                                 "model.layers.0.self_attn.v_proj"};
 
-class CheckpointReportTest : public ::testing::Test {
+class CheckpointReportTest : public test_support::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_checkpoint_report_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
     fs::create_directories(dir_ / "src");
     io::File f;
     nlohmann::json weight_map = nlohmann::json::object();
@@ -74,7 +71,6 @@ class CheckpointReportTest : public ::testing::Test {
                            dir_);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   test_support::CliRun check(const std::string& extra = "") {
     return run_cli("check-checkpoint --source " + (dir_ / "src").string() + " --quantized " + (dir_ / "q").string() +
@@ -93,8 +89,6 @@ class CheckpointReportTest : public ::testing::Test {
       io::write_file_atomic(p, f);
     }
   }
-
-  fs::path dir_;
 };
 
 TEST_F(CheckpointReportTest, CleanCheckpointListsEveryTensorAsMatch) {

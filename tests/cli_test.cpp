@@ -20,6 +20,7 @@
 #include "reference/profiles.h"
 #include "reference/quantize.h"
 #include "tests/support/quantize_options.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -29,16 +30,8 @@ namespace fs = std::filesystem;
 using RunResult = test_support::CliRun;
 std::string slurp(const fs::path& p) { return test_support::slurp_text(p); }
 
-class CliTest : public ::testing::Test {
+class CliTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_cli_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   RunResult run(const std::string& args) { return test_support::run_cli(args, dir_); }
 
   // Files in the test directory other than the ones named (catches partial/temporary outputs).
@@ -72,8 +65,6 @@ class CliTest : public ::testing::Test {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected one line: " << r.err;
     EXPECT_EQ(files(), before) << "a failing command left a file behind: " << args;
   }
-
-  fs::path dir_;
 };
 
 ByteMatrix bytes_of(const io::File& f, const std::string& name) { return io::to_byte_matrix(f.tensors.at(name), "test", name); }

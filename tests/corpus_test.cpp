@@ -3,8 +3,6 @@
 // content hash, never overwritten or deleted, and every unreadable file is a FormatError naming it.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -26,6 +24,7 @@
 #include "cases/registry.h"
 #include "reference/layout.h"
 #include "reference/profiles.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -192,16 +191,8 @@ class RandomCases {
 };
 
 
-class CorpusTest : public ::testing::Test {
+class CorpusTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_corpus_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // A file with a valid case whose description JSON is then changed by `edit`.
   fs::path edited_case(const std::string& name, const std::function<void(json&)>& edit, std::string_view op = "quantize") {
     RandomCases g(7);
@@ -225,8 +216,6 @@ class CorpusTest : public ::testing::Test {
       EXPECT_EQ(msg.find('\n'), std::string::npos) << "message is not one line: " << msg;
     }
   }
-
-  fs::path dir_;
 };
 
 TEST_F(CorpusTest, EveryOperationRoundTripsThroughAFile) {

@@ -1,8 +1,6 @@
 // The closed-world declaration (docs/spec/worker-protocol.md, protocol 2): a parameter a backend does
 // not name accepts only its default, "*" accepts every value, and a worker written before a
 // parameter existed (protocol 1) never receives a case that uses it.
-#include <unistd.h>
-
 #include <filesystem>
 #include <random>
 
@@ -13,6 +11,7 @@
 #include "cases/declaration.h"
 #include "cases/registry.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -73,12 +72,6 @@ TEST(Declaration, AValueOtherThanAListOrStarIsRefusedNamingIt) {
   }
 }
 
-fs::path scratch_dir() {
-  const fs::path d = fs::temp_directory_path() / fmt::format("nvfp4_declaration_test_{}_{}", ::getpid(), std::random_device{}());
-  fs::create_directories(d);
-  return d;
-}
-
 std::string fake(const std::string& mode) { return std::string("'") + NVFP4_FAKE_WORKER + " " + mode + "'"; }
 
 // The fake worker's v1 mode is an adapter written before quantize had `experts`: protocol 1, no
@@ -86,7 +79,8 @@ std::string fake(const std::string& mode) { return std::string("'") + NVFP4_FAKE
 // it expert weights (about one quantize case in ten) and failed; now it passes, and says on the
 // console and on its summary page which space it covered.
 TEST(Declaration, AnOldWorkerThatNeverNamedANewParameterPassesItsCampaign) {
-  const fs::path dir = scratch_dir();
+  const test_support::TempDir tmp;
+  const fs::path dir = tmp.path();
   const std::uint64_t seed = std::random_device{}();
   const auto fuzz = test_support::run_cli(
       fmt::format("fuzz --ops quantize --backends reference,worker --worker {} --cases 400 --seed {} --corpus {} --report {}",
@@ -100,11 +94,11 @@ TEST(Declaration, AnOldWorkerThatNeverNamedANewParameterPassesItsCampaign) {
   const std::string page = test_support::slurp_text(dir / "report" / "index.html");
   EXPECT_NE(page.find("space: <b class=\"mono\">quantize: profile in [te]"), std::string::npos) << page.substr(0, 4000);
   EXPECT_NE(page.find("experts = false"), std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST(Declaration, SelftestShowsTheProtocolAndWhatADeclarationLeavesAtItsDefaults) {
-  const fs::path dir = scratch_dir();
+  const test_support::TempDir tmp;
+  const fs::path dir = tmp.path();
   const auto v1 = test_support::run_cli("worker-selftest --worker " + fake("v1"), dir);
   EXPECT_EQ(v1.exit_code, 0) << v1.out << v1.err;
   EXPECT_NE(v1.out.find("PASS  handshake: protocol 1 (this harness speaks 2; a parameter the declaration does not name is held "
@@ -122,7 +116,6 @@ TEST(Declaration, SelftestShowsTheProtocolAndWhatADeclarationLeavesAtItsDefaults
                         "default)"),
             std::string::npos)
       << v2.out;
-  fs::remove_all(dir);
 }
 
 }  // namespace

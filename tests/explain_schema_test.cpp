@@ -15,6 +15,7 @@
 #include "compare/explain.h"
 #include "fuzz/campaign.h"
 #include "reports/failure_page.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -63,7 +64,8 @@ std::vector<Altered> alterations(const TensorMap& expected) {
 
 TEST(ExplainSchema, AnyActualOutputsOfEveryOperationAreExplainedAndReported) {
   const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}();
-  const fs::path dir = fs::temp_directory_path() / fmt::format("nvfp4_explain_schema_{}", seed);
+  const test_support::TempDir tmp;
+  const fs::path dir = tmp.path() / "report";
   for (const OperationSpec& op : operations()) {
     fuzz::CaseSpace space;
     space.ops = {std::string(op.name)};

@@ -2,8 +2,6 @@
 // what it computes; bad operands get one error line, exit 2 and no output file.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <random>
 
@@ -13,6 +11,7 @@
 #include "io/tensor_convert.h"
 #include "reference/scale_layout.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -20,14 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using test_support::run_cli;
 
-class GemmCli : public ::testing::Test {
+class GemmCli : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_gemm_cli_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // A fresh random [rows, K] F32 tensor, quantized by the CLI into `name`.
   std::string quantized(const std::string& name, std::int64_t rows, std::int64_t K, const std::string& extra = "") {
     std::mt19937 rng(std::random_device{}());
@@ -42,8 +35,6 @@ class GemmCli : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return out;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(GemmCli, WritesTheRegistrysExactProductOfTwoQuantizedFiles) {

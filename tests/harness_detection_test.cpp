@@ -17,6 +17,7 @@
 #include "reference/formulas.h"
 #include "reports/failure_page.h"
 #include "tests/support/campaign_seed.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/upstream_bugs.h"
 
 namespace nvfp4 {
@@ -128,8 +129,7 @@ class HarnessDetection : public ::testing::TestWithParam<Expectation> {};
 TEST_P(HarnessDetection, FindsShrinksSavesAndClassifiesTheBug) {
   const Expectation e = GetParam();
   const std::uint64_t seed = test_support::campaign_seed();
-  const auto dir = std::filesystem::temp_directory_path() / ("nvfp4_detect_" + std::to_string(::getpid()) + "_" + e.name);
-  std::filesystem::remove_all(dir);
+  const test_support::TempDir tmp(e.name);
   fuzz::CampaignOptions o;
   o.space.ops = {"quantize"};
   o.space.profiles = {"te"};
@@ -137,7 +137,7 @@ TEST_P(HarnessDetection, FindsShrinksSavesAndClassifiesTheBug) {
   o.cases = 3 * e.max_cases;
   o.max_failures = 1;
   o.seed = seed;
-  o.corpus = dir;
+  o.corpus = tmp.path() / "corpus";
   ReferenceBackend reference;
   MutantBackend mutant(e.mutation);
   const fuzz::CampaignResult r = fuzz::run_campaign(o, reference, mutant);
@@ -162,7 +162,6 @@ TEST_P(HarnessDetection, FindsShrinksSavesAndClassifiesTheBug) {
   if (e.mutation == Mutation::kScaleOrder) {  // the verdict names a formula that reproduces the actual bytes
     EXPECT_NE(x.verdict.find("actual matches"), std::string::npos) << x.verdict;
   }
-  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Mutants, HarnessDetection,
@@ -207,8 +206,8 @@ class UpstreamBugDetection : public ::testing::TestWithParam<UpstreamExpectation
 TEST_P(UpstreamBugDetection, FindsShrinksSavesReportsAndNamesTheBug) {
   const UpstreamExpectation e = GetParam();
   const std::uint64_t seed = test_support::campaign_seed();
-  const auto dir = std::filesystem::temp_directory_path() / ("nvfp4_upstream_" + std::to_string(::getpid()) + "_" + e.name);
-  std::filesystem::remove_all(dir);
+  const test_support::TempDir tmp(e.name);
+  const std::filesystem::path dir = tmp.path();
   fuzz::CampaignOptions o;
   o.space.ops = {"cast_master_weights"};
   o.space.profiles = {"te"};
@@ -254,7 +253,6 @@ TEST_P(UpstreamBugDetection, FindsShrinksSavesReportsAndNamesTheBug) {
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find(e.variant), std::string::npos);
   EXPECT_NE(html.find(std::string(mismatch_kind_name(*found)).substr(0, 20)), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(

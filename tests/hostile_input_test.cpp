@@ -7,7 +7,6 @@
 
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -25,6 +24,7 @@
 #include "cases/registry.h"
 #include "io/safetensors.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -49,16 +49,8 @@ std::string empty_f32(const std::string& shape) {
   return R"({"x":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,0]}})";
 }
 
-class HostileInputTest : public ::testing::Test {
+class HostileInputTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_hostile_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   fs::path path(const std::string& name) const { return dir_ / name; }
 
   fs::path write(const std::string& name, const Bytes& bytes) {
@@ -94,8 +86,6 @@ class HostileInputTest : public ::testing::Test {
     EXPECT_NE(r.err.find(phrase), std::string::npos) << args << "\nstderr lacks '" << phrase << "': " << r.err;
     EXPECT_EQ(files(), before) << "a failing command left a file behind: " << args;
   }
-
-  fs::path dir_;
 };
 
 // ---- 1. zero-element tensors with a huge other dimension -------------------------------------

@@ -8,8 +8,6 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -22,6 +20,7 @@
 
 #include "cases/case_io.h"
 #include "io/safetensors.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -238,7 +237,8 @@ RC_GTEST_PROP(InputFuzz, MutatedFilesLoadOrThrowFormatError, ()) {
     return rc::gen::container<std::vector<Mutation>>(std::size_t(n), rc::gen::arbitrary<Mutation>());
   });
   const auto batch = *rc::gen::container<std::vector<std::vector<Mutation>>>(24, mutations);
-  const fs::path scratch = fs::temp_directory_path() / ("nvfp4_input_fuzz_" + std::to_string(::getpid()) + ".safetensors");
+  const test_support::TempDir tmp;
+  const fs::path scratch = tmp.path() / "mutated.safetensors";
   for (const std::vector<Mutation>& ms : batch) {
     const Bytes input = mutate(seeds()[seed], ms);
     cap_hit = false;
@@ -253,7 +253,6 @@ RC_GTEST_PROP(InputFuzz, MutatedFilesLoadOrThrowFormatError, ()) {
     RC_ASSERT(!cap_hit);
     RC_ASSERT(other == "");
   }
-  fs::remove(scratch);
 }
 
 TEST(InputFuzz, SeedsAreValidFilesAndMutationsChangeThem) {

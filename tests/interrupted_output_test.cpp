@@ -24,6 +24,7 @@
 #include "cases/corpus.h"
 #include "io/safetensors.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 extern char** environ;
 
@@ -73,16 +74,8 @@ std::map<std::string, std::string> contents(const fs::path& dir) {
   return files;
 }
 
-class InterruptedOutputTest : public ::testing::Test {
+class InterruptedOutputTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_interrupted_output_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Starts `args`, kills it with SIGKILL after `delay` (or once it has exited, reaps it).
   void kill_after(const std::vector<std::string>& args, std::chrono::microseconds delay) {
     const pid_t pid = spawn(args);
@@ -91,7 +84,6 @@ class InterruptedOutputTest : public ::testing::Test {
     reap(pid);
   }
 
-  fs::path dir_;
   std::mt19937 rng_{std::random_device{}()};
 };
 

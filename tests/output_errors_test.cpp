@@ -4,8 +4,6 @@
 // stderr naming the option and the path, nothing on stdout, and no file or temporary left.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -17,18 +15,16 @@
 
 #include "io/safetensors.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
 
-class OutputErrorsTest : public ::testing::Test {
+class OutputErrorsTest : public test_support::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_output_errors_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
     fs::create_directories(dir_ / "empty-corpus");
     std::ofstream(dir_ / "file") << "a regular file";
     std::mt19937 rng(std::random_device{}());
@@ -39,7 +35,6 @@ class OutputErrorsTest : public ::testing::Test {
     io::write_file_atomic(dir_ / "in.safetensors", f);
     ASSERT_EQ(run("quantize --input " + path("in.safetensors") + " --output " + path("q.safetensors")).exit_code, 0);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   test_support::CliRun run(const std::string& args) { return test_support::run_cli(args, dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
@@ -64,8 +59,6 @@ class OutputErrorsTest : public ::testing::Test {
     EXPECT_EQ(r.out, "") << args << ": refused after some work began";
     EXPECT_EQ(tree(), before) << args << ": left a file or a temporary behind";
   }
-
-  fs::path dir_;
 };
 
 TEST_F(OutputErrorsTest, TensorCommandsRefuseAnUnwritableOutput) {

@@ -24,6 +24,7 @@
 #include "fuzz/case_generator.h"
 #include "fuzz/generators.h"
 #include "io/tensor_convert.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4::external {
 namespace {
@@ -120,7 +121,8 @@ TEST(PluginLoader, MissingFileIsUnavailableNamingIt) {
 }
 
 TEST(PluginLoader, AFileThatIsNoSharedLibraryIsUnavailableWithDlopensReason) {
-  const std::filesystem::path path = std::filesystem::path(testing::TempDir()) / "not-a-library.so";
+  const test_support::TempDir tmp;
+  const std::filesystem::path path = tmp.path() / "not-a-library.so";
   std::ofstream(path) << "not an ELF file\n";
   const std::string what = thrown<BackendUnavailable>([&] { load_plugin(path); });
   EXPECT_THAT(what, HasSubstr("plugin " + path.string() + ": cannot be loaded: "));

@@ -4,8 +4,6 @@
 // whole registry. (The device layer's rows are checked in device_test.cpp.)
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -19,6 +17,7 @@
 #include "fuzz/op_generators.h"
 #include "reference/error.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -126,15 +125,7 @@ TEST(Registry, CaseLabelsShowTheParametersThatDifferFromTheirDefaults) {
   EXPECT_EQ(case_label(t), "transpose_packed 2x8 U8");
 }
 
-class OpsCommand : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_ops_test_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using OpsCommand = test_support::TempDirTest;
 
 TEST_F(OpsCommand, ListsOneLinePerOperation) {
   const auto r = run_cli("ops", dir_);

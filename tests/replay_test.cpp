@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -50,16 +50,8 @@ std::size_t case_files_in(const fs::path& dir) {
   return n;
 }
 
-class ReplayTest : public ::testing::Test {
+class ReplayTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_replay_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   RunResult run(const std::string& args) { return test_support::run_cli(args, dir_); }
 
   // A few seed cases saved into dir_/name.
@@ -68,8 +60,6 @@ class ReplayTest : public ::testing::Test {
     for (std::size_t i = 0; i < n; ++i) save_case(dir_ / name, seed[i * seed.size() / n]);
     return dir_ / name;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(ReplayTest, CommittedSeedCorpusPassesOnReferenceAndMetamorphic) {

@@ -8,6 +8,7 @@
 
 #include "tests/support/cli_runner.h"
 #include "tests/support/html_text.h"
+#include "tests/support/temp_dir.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -214,37 +215,27 @@ Summary sample_summary() {
   return s;
 }
 
-class ReportBrowser : public ::testing::Test {
+class ReportBrowser : public test_support::TempDirTest {
  protected:
   void SetUp() override {
     const auto chromium = find_chromium();
     if (!chromium) GTEST_SKIP() << "chromium not installed (scripts/install-deps installs it)";
     chromium_ = *chromium;
-    dir_ = fs::temp_directory_path() / ("nvfp4_report_browser_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
   }
 
   // Runs headless Chromium on `page` with `args`; returns stdout, fails the test on a non-zero
   // exit (with the tail of its stderr).
   std::string chromium(const fs::path& page, const std::string& args) {
-    char profile_template[] = "/tmp/nvfp4_chromium_XXXXXX";
-    const char* profile = ::mkdtemp(profile_template);
-    EXPECT_NE(profile, nullptr);
-    if (profile == nullptr) return {};
+    const test_support::TempDir profile("chromium");
     const fs::path out = dir_ / "chromium.out", err = dir_ / "chromium.err";
     const std::string cmd =
         "timeout 60 " + quote(chromium_.string()) +
         " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
         " --disable-component-update --disable-sync --disable-dev-shm-usage --hide-scrollbars"
-        " --user-data-dir=" + quote(profile) + " " + args + " " + quote("file://" + fs::absolute(page).string()) +
+        " --user-data-dir=" + quote(profile.path().string()) + " " + args + " " +
+        quote("file://" + fs::absolute(page).string()) +
         " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
     const int status = std::system(cmd.c_str());
-    fs::remove_all(profile);
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::string e = slurp(err);
     if (e.size() > 2000) e = e.substr(e.size() - 2000);
@@ -269,7 +260,7 @@ class ReportBrowser : public ::testing::Test {
     std::cout << "[ ReportBrowser ] screenshot " << png.string() << "\n";
   }
 
-  fs::path chromium_, dir_;
+  fs::path chromium_;
 };
 
 TEST_F(ReportBrowser, FailurePage) {

@@ -6,8 +6,8 @@
 #include "cases/registry.h"
 
 #include "tests/support/html_text.h"
+#include "tests/support/temp_dir.h"
 
-#include <unistd.h>
 
 #include <bit>
 #include <filesystem>
@@ -462,14 +462,8 @@ TEST(ReportSummary, EscapesAndKeepsLinksRelative) {
   EXPECT_EQ(render_summary(Summary{}).find("http"), std::string::npos);
 }
 
-class ReportWritePage : public ::testing::Test {
+class ReportWritePage : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_report_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   static std::string slurp(const fs::path& p) {
     std::ifstream f(p, std::ios::binary);
     std::stringstream s;
@@ -482,7 +476,6 @@ class ReportWritePage : public ::testing::Test {
     std::sort(names.begin(), names.end());
     return names;
   }
-  fs::path dir_;
 };
 
 TEST_F(ReportWritePage, CreatesDirectoryAndLeavesNoTemporaryFile) {
@@ -497,7 +490,6 @@ TEST_F(ReportWritePage, CreatesDirectoryAndLeavesNoTemporaryFile) {
 }
 
 TEST_F(ReportWritePage, FailsCleanlyForAnUnwritablePath) {
-  fs::create_directories(dir_);
   const fs::path file = dir_ / "regular";
   std::ofstream(file) << "x";
   // A directory under a regular file cannot be created, even by root.

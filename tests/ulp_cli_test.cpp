@@ -5,8 +5,6 @@
 // operations without GEMM outputs.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <random>
 #include <regex>
@@ -17,22 +15,15 @@
 #include "cases/registry.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/gemm_cases.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
 
-class UlpCliTest : public ::testing::Test {
+class UlpCliTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("nvfp4_ulp_cli_test_{}_{}", ::getpid(),
-                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   test_support::CliRun run(const std::string& args) { return test_support::run_cli(args, dir_); }
 
   // A saved gemm case of M x N outputs (quantized normals), in its own folder.
@@ -44,8 +35,6 @@ class UlpCliTest : public ::testing::Test {
   }
 
   static std::string ulp1_worker() { return fmt::format(" --backends reference,worker --worker '{} ulp1'", NVFP4_FAKE_WORKER); }
-
-  fs::path dir_;
 };
 
 // The histogram row of `label` in describe_ulp_totals's table, with its count.

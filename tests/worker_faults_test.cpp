@@ -21,6 +21,7 @@
 #include "external/worker_backend.h"
 #include "fuzz/campaign.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 extern char** environ;
 
@@ -34,12 +35,6 @@ using external::WorkerOptions;
 using nlohmann::json;
 
 std::uint64_t fresh_seed() { return (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}(); }
-
-fs::path scratch_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / fmt::format("nvfp4_worker_faults_{}_{}_{}", name, ::getpid(), fresh_seed());
-  fs::create_directories(d);
-  return d;
-}
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -138,7 +133,8 @@ std::optional<int> wait_for(pid_t pid, double limit_s) {
 TEST(WorkerFaults, SignalToTheHarnessKillsEveryWorkerProcessGroupAndEndsItWithTheSignal) {
   for (const int sig : {SIGTERM, SIGINT}) {
     SCOPED_TRACE(::strsignal(sig));
-    const fs::path dir = scratch_dir("signal");
+    const test_support::TempDir tmp;
+    const fs::path dir = tmp.path();
     const fs::path leader = dir / "worker.pid", child = dir / "child.pid";
     // The worker's shell records its pid, starts a child in the worker's group, then becomes the
     // fake worker, which hangs on every case.
@@ -177,12 +173,12 @@ TEST(WorkerFaults, SignalToTheHarnessKillsEveryWorkerProcessGroupAndEndsItWithTh
     // Nothing half-done: no case was found, no report begun.
     EXPECT_FALSE(fs::exists(dir / "found") && !fs::is_empty(dir / "found"));
     EXPECT_FALSE(fs::exists(dir / "report") && !fs::is_empty(dir / "report"));
-    fs::remove_all(dir);
   }
 }
 
 TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) {
-  const fs::path dir = scratch_dir("time");
+  const test_support::TempDir tmp;
+  const fs::path dir = tmp.path();
   const double time_s = 2, worker_timeout_s = 0.5;
   const auto t0 = Clock::now();
   const auto run = test_support::run_cli(
@@ -204,11 +200,11 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) 
   EXPECT_NE(r.origin.find("shrinking stopped by the time limit"), std::string::npos) << r.origin;
   EXPECT_TRUE(fs::is_regular_file(dir / "report" / "index.html"));
   EXPECT_TRUE(fs::is_regular_file(dir / "report" / (saved.front().stem().string() + ".html")));
-  fs::remove_all(dir);
 }
 
 TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeACampaignOfFewCasesRunLong) {
-  const fs::path dir = scratch_dir("cases");
+  const test_support::TempDir tmp;
+  const fs::path dir = tmp.path();
   const double worker_timeout_s = 0.5;
   const auto t0 = Clock::now();
   const auto run = test_support::run_cli(
@@ -228,11 +224,11 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeACampaignOfFewCasesRunLong
   const CaseRecord r = load_case(saved.front());
   EXPECT_EQ(r.found, "timeout");
   EXPECT_NE(r.origin.find("shrinking stopped after 4 reruns that timed out"), std::string::npos) << r.origin;
-  fs::remove_all(dir);
 }
 
 TEST(WorkerFaults, AWrongDtypeFromTheWorkerIsASchemaFailureWithItsReport) {
-  const fs::path dir = scratch_dir("dtype");
+  const test_support::TempDir tmp;
+  const fs::path dir = tmp.path();
   const auto run = test_support::run_cli(
       fmt::format("fuzz --backends reference,worker --worker '{} dtype' --ops quantize --cases 100 --seed {} --corpus {} --report {}",
                   NVFP4_FAKE_WORKER, fresh_seed(), (dir / "found").string(), (dir / "report").string()),
@@ -244,7 +240,6 @@ TEST(WorkerFaults, AWrongDtypeFromTheWorkerIsASchemaFailureWithItsReport) {
   std::size_t pages = 0;
   for (const auto& e : fs::directory_iterator(dir / "report")) pages += e.path().filename() != "index.html";
   EXPECT_GE(pages, 1u);
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 // conforming worker agrees with the reference on cases inside its declaration only; every fault
 // class gets its verdict, is shrunk, saved with its verdict and replays to it; the worker is
 // restarted and the batch goes on.
-#include <unistd.h>
-
 #include <filesystem>
 #include <random>
 #include <set>
@@ -19,6 +17,7 @@
 #include "external/worker_backend.h"
 #include "fuzz/campaign.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4 {
 namespace {
@@ -36,12 +35,6 @@ WorkerOptions fake(const std::string& mode, double timeout_s = 10) {
 }
 
 std::uint64_t fresh_seed() { return (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}(); }
-
-fs::path scratch_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / fmt::format("nvfp4_worker_test_{}_{}_{}", name, ::getpid(), fresh_seed());
-  fs::create_directories(d);
-  return d;
-}
 
 // A quantize case of the documented example's declaration, random data, this direction.
 Case quantize_case(const std::string& direction, std::uint64_t seed) {
@@ -135,7 +128,8 @@ class WorkerFaultClass : public ::testing::TestWithParam<FaultClass> {};
 
 TEST_P(WorkerFaultClass, IsCaughtWithItsVerdictShrunkSavedAndReplaysToIt) {
   const FaultClass& f = GetParam();
-  const fs::path corpus = scratch_dir(f.mode);
+  const test_support::TempDir tmp;
+  const fs::path corpus = tmp.path();
   ReferenceBackend reference;
   WorkerBackend worker(fake(f.mode, 0.3));
   fuzz::CampaignOptions o;
@@ -155,7 +149,6 @@ TEST_P(WorkerFaultClass, IsCaughtWithItsVerdictShrunkSavedAndReplaysToIt) {
   WorkerBackend fresh(fake(f.mode, 0.3));
   const Comparison again = compare_backends(saved.c, reference, fresh);
   EXPECT_EQ(again.verdict, f.verdict) << again.problem;
-  fs::remove_all(corpus);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -172,7 +165,8 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(WorkerCli, FuzzWithAConformingWorkerPassesAndSelftestPasses) {
-  const fs::path dir = scratch_dir("cli");
+  const test_support::TempDir tmp;
+  const fs::path dir = tmp.path();
   const std::string worker = std::string(" --worker '") + NVFP4_FAKE_WORKER + " conform'";
   const auto fuzz = test_support::run_cli("fuzz --backends reference,worker --cases 200 --corpus " + (dir / "found").string() + worker, dir);
   EXPECT_EQ(fuzz.exit_code, 0) << fuzz.out << fuzz.err;
@@ -181,11 +175,11 @@ TEST(WorkerCli, FuzzWithAConformingWorkerPassesAndSelftestPasses) {
   EXPECT_EQ(selftest.exit_code, 0) << selftest.out << selftest.err;
   EXPECT_NE(selftest.out.find("all checks passed"), std::string::npos) << selftest.out;
   EXPECT_NE(selftest.out.find("PASS  quantize: rejects a case the reference rejects"), std::string::npos) << selftest.out;
-  fs::remove_all(dir);
 }
 
 TEST(WorkerCli, SelftestFailsAMismatchingWorkerAndAWrongVersionIsExit2) {
-  const fs::path dir = scratch_dir("cli_bad");
+  const test_support::TempDir tmp;
+  const fs::path dir = tmp.path();
   const auto selftest = test_support::run_cli(std::string("worker-selftest --worker '") + NVFP4_FAKE_WORKER + " mismatch'", dir);
   EXPECT_EQ(selftest.exit_code, 1) << selftest.out << selftest.err;
   EXPECT_NE(selftest.out.find("FAIL"), std::string::npos) << selftest.out;
@@ -196,7 +190,6 @@ TEST(WorkerCli, SelftestFailsAMismatchingWorkerAndAWrongVersionIsExit2) {
   const auto missing = test_support::run_cli("fuzz --backends reference,worker --cases 10", dir);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("--worker"), std::string::npos) << missing.err;
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "io/output_path.h"
 #include "reference/exception.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace nvfp4::io {
 namespace {
@@ -50,17 +51,11 @@ std::string output_error(F&& f) {
   return "";
 }
 
-class AtomicOutputTest : public ::testing::Test {
+class AtomicOutputTest : public test_support::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nvfp4_atomic_output_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     std::ofstream(dir_ / "file") << "x";
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
 };
 
 TEST_F(AtomicOutputTest, AnOutputFileUnderARegularFileOrInProcIsRefusedBeforeWork) {

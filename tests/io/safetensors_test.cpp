@@ -1,4 +1,5 @@
 #include "io/safetensors.h"
+#include "tests/support/temp_dir.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -98,25 +99,13 @@ File random_file() {
   return f;
 }
 
-class SafetensorsFileTest : public ::testing::Test {
+class SafetensorsFileTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    std::random_device rd;
-    dir_ = fs::temp_directory_path() /
-           ("safetensors_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
-    ASSERT_TRUE(fs::create_directory(dir_));
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(dir_, ec);
-  }
   std::vector<std::string> entries(const fs::path& d) const {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(d)) names.push_back(e.path().filename().string());
     return names;
   }
-  fs::path dir_;
 };
 
 TEST(SafetensorsDTypeTest, NameSizeAndLookupAgree) {
