@@ -17,10 +17,9 @@ using nlohmann::json;
   throw BackendUnavailable(fmt::format("{}: its declaration is invalid: {}", who, what));
 }
 
-// Inputs that the dtype restriction applies to: those the registry lets take more than one dtype.
-bool multi_dtype(const TensorSpec& t) { return t.dtypes.size() > 1; }
-
 }  // namespace
+
+bool dtype_declarable(const OperationSpec& op, const TensorSpec& t) { return t.dtypes.size() > 1 && !op.any_inputs(); }
 
 std::optional<io::DType> declared_dtype(std::string_view name) {
   std::string upper(name);
@@ -66,7 +65,8 @@ Declaration Declaration::parse(const json& implements, std::string_view who) {
     if (entry.contains("dtype")) {
       const json& dtypes = entry.at("dtype");
       if (!dtypes.is_array() || dtypes.empty()) bad(who, fmt::format("{}: \"dtype\" must list dtypes", name));
-      if (std::none_of(op.spec->inputs.begin(), op.spec->inputs.end(), multi_dtype))
+      if (std::none_of(op.spec->inputs.begin(), op.spec->inputs.end(),
+                       [&](const TensorSpec& t) { return dtype_declarable(*op.spec, t); }))
         bad(who, fmt::format("{}: has no input of several dtypes to restrict", name));
       for (const json& t : dtypes) {
         const auto dt = t.is_string() ? declared_dtype(t.get<std::string>()) : std::nullopt;
@@ -115,10 +115,10 @@ std::string Declaration::outside(const Case& c) const {
     if (std::find(values.begin(), values.end(), v) == values.end())
       return fmt::format("{}={} is not declared", name, c.params.display(name));
   }
-  if (!o->dtypes.empty() && !o->spec->any_inputs())
+  if (!o->dtypes.empty())
     for (const TensorSpec& t : o->spec->inputs) {
       const auto it = c.inputs.find(std::string(t.name));
-      if (!multi_dtype(t) || it == c.inputs.end()) continue;
+      if (!dtype_declarable(*o->spec, t) || it == c.inputs.end()) continue;
       if (std::find(o->dtypes.begin(), o->dtypes.end(), it->second.dtype) == o->dtypes.end())
         return fmt::format("input {} of dtype {} is not declared", t.name, io::dtype_name(it->second.dtype));
     }

@@ -51,6 +51,10 @@ class Declaration {
   std::vector<Op> ops_;
 };
 
+// Whether a declaration's "dtype" list restricts input t of op: an input the registry lets take
+// more than one dtype, of an operation with named inputs. Campaign descriptions use it too.
+bool dtype_declarable(const OperationSpec& op, const TensorSpec& t);
+
 // The dtype of a multi-dtype input (io dtype name, case-insensitive: "bf16", "F32"); nullopt when
 // unknown.
 std::optional<io::DType> declared_dtype(std::string_view name);

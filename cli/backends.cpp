@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cases/declaration.h"
 #include "cases/metamorphic_backend.h"
@@ -19,13 +21,74 @@
 namespace nvfp4::cli {
 namespace {
 
-constexpr const char* kKnown = "reference, metamorphic, device, worker, plugin";
+std::string always_available() { return ""; }
 
-bool known(std::string_view n) {
-  return n == "reference" || n == "metamorphic" || n == "device" || n == "worker" || n == "plugin";
+std::unique_ptr<Backend> make_reference(const ExternalOptions&, int) { return std::make_unique<ReferenceBackend>(); }
+
+std::unique_ptr<Backend> make_metamorphic(const ExternalOptions&, int) { return std::make_unique<MetamorphicBackend>(); }
+
+std::unique_ptr<Backend> make_device([[maybe_unused]] const ExternalOptions&, [[maybe_unused]] int device) {
+#if NVFP4_WITH_DEVICE
+  return std::make_unique<device::DeviceBackend>(device);
+#else
+  throw std::logic_error("make_device: this build has no CUDA support");  // availability said so first
+#endif
+}
+
+std::unique_ptr<Backend> make_worker(const ExternalOptions& external, int) {
+  if (external.worker.empty()) throw UsageError("--backends names worker: give its command with --worker 'CMD ARGS...'");
+  external::WorkerOptions o;
+  o.command = external.worker;
+  o.timeout_s = external.worker_timeout;
+  return std::make_unique<external::WorkerBackend>(o);
+}
+
+std::unique_ptr<Backend> make_plugin(const ExternalOptions& external, int) {
+  if (external.plugin.empty()) throw UsageError("--backends names plugin: give its library with --plugin ./libmine.so");
+  return external::load_plugin(external.plugin);
+}
+
+// Every backend the comparing commands know, in the order help texts and errors list them.
+constexpr BackendRow kBackends[] = {
+    {"reference", "the CPU emulator, the specification in code", make_reference, always_available, true},
+    {"metamorphic", "the reference reached through each operation's metamorphic relation", make_metamorphic,
+     always_available},
+    {"device", "the CUDA kernels, on a GPU", make_device, device_unavailable, true},
+    {"worker", "an external process speaking docs/spec/worker-protocol.md, given by --worker", make_worker, always_available},
+    {"plugin", "a shared library implementing docs/spec/plugin-abi.md, given by --plugin", make_plugin, always_available},
+};
+
+const BackendRow* find_backend(std::string_view name) {
+  for (const BackendRow& row : kBackends)
+    if (row.name == name) return &row;
+  return nullptr;
 }
 
 }  // namespace
+
+std::span<const BackendRow> backend_rows() { return kBackends; }
+
+std::string backend_names(std::string_view separator) {
+  std::string s;
+  for (const BackendRow& row : kBackends) s += (s.empty() ? "" : std::string(separator)) + std::string(row.name);
+  return s;
+}
+
+std::string backends_option_help() {
+  std::string s = "two backends A,B to compare, of: ";
+  for (const BackendRow& row : kBackends)
+    s += fmt::format("{}{} ({})", &row == kBackends ? "" : ", ", row.name, row.description);
+  return s + "; default reference,device where a GPU is usable, else reference,metamorphic";
+}
+
+void add_output_backend_option(CLI::App* cmd, std::string& backend) {
+  std::vector<std::string> names;
+  for (const BackendRow& row : kBackends)
+    if (row.computes_outputs) names.emplace_back(row.name);
+  cmd->add_option("--backend", backend, fmt::format("what computes the output: {}", fmt::join(names, " or ")))
+      ->check(CLI::IsMember(names))
+      ->capture_default_str();
+}
 
 void add_external_options(CLI::App* cmd, ExternalOptions& o) {
   cmd->add_option("--worker", o.worker, "the worker backend's command: plain words run directly, shell syntax under /bin/sh -c (docs/spec/worker-protocol.md)");
@@ -44,27 +107,11 @@ std::string device_unavailable() {
 }
 
 std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external, int device) {
-  if (name == "reference") return std::make_unique<ReferenceBackend>();
-  if (name == "metamorphic") return std::make_unique<MetamorphicBackend>();
-  if (name == "device") {
-    const std::string why = device_unavailable();
-    if (!why.empty()) throw BackendUnavailable(fmt::format("the device backend cannot run here: {}", why));
-#if NVFP4_WITH_DEVICE
-    return std::make_unique<device::DeviceBackend>(device);
-#endif
-  }
-  if (name == "worker") {
-    if (external.worker.empty()) throw UsageError("--backends names worker: give its command with --worker 'CMD ARGS...'");
-    external::WorkerOptions o;
-    o.command = external.worker;
-    o.timeout_s = external.worker_timeout;
-    return std::make_unique<external::WorkerBackend>(o);
-  }
-  if (name == "plugin") {
-    if (external.plugin.empty()) throw UsageError("--backends names plugin: give its library with --plugin ./libmine.so");
-    return external::load_plugin(external.plugin);
-  }
-  throw UsageError(fmt::format("unknown backend '{}' (known: {})", name, kKnown));
+  const BackendRow* row = find_backend(name);
+  if (!row) throw UsageError(fmt::format("unknown backend '{}' (known: {})", name, backend_names(", ")));
+  if (const std::string why = row->unavailable(); !why.empty())
+    throw BackendUnavailable(fmt::format("the {} backend cannot run here: {}", row->name, why));
+  return row->make(external, device);
 }
 
 void add_job_options(CLI::App* cmd, JobOptions& o) {
@@ -131,7 +178,7 @@ std::pair<std::string, std::string> parse_backends(const std::string& text) {
     throw UsageError(fmt::format("--backends '{}': expected two names separated by a comma, e.g. reference,device", text));
   std::pair<std::string, std::string> b{text.substr(0, comma), text.substr(comma + 1)};
   for (const std::string& n : {b.first, b.second})
-    if (!known(n)) throw UsageError(fmt::format("--backends: unknown backend '{}' (known: {})", n, kKnown));
+    if (!find_backend(n)) throw UsageError(fmt::format("--backends: unknown backend '{}' (known: {})", n, backend_names(", ")));
   return b;
 }
 

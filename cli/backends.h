@@ -2,7 +2,9 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,10 +27,29 @@ struct ExternalOptions {
 // Adds --worker, --worker-timeout and --plugin to a command.
 void add_external_options(CLI::App* cmd, ExternalOptions& o);
 
-// "reference", "metamorphic", "device" (on GPU `device`; throws BackendUnavailable without a
-// usable GPU, or when this build has no CUDA), "worker" (needs --worker) or "plugin" (needs
-// --plugin). A worker or plugin that cannot start throws BackendUnavailable with the reason.
-// Throws UsageError for an unknown name.
+// One backend the comparing commands can name: the table (cli/backends.cpp) that make_backend,
+// --backends' check, its help text and its error messages all read.
+struct BackendRow {
+  std::string_view name;         // as --backends names it
+  std::string_view description;  // one line, for help texts
+  std::unique_ptr<Backend> (*make)(const ExternalOptions& external, int device);
+  std::string (*unavailable)();  // why it cannot run here, or "" when it can
+  // Whether a one-shot command (gemm, cast-master-weights, convert-checkpoint) may compute its
+  // output with it: only the implementations of the specification itself, not the metamorphic
+  // test route or the external implementations under test.
+  bool computes_outputs = false;
+};
+std::span<const BackendRow> backend_rows();
+std::string backend_names(std::string_view separator);  // "reference, metamorphic, ..."
+// The help text of --backends: every row with its description, and the default pair.
+std::string backends_option_help();
+// Adds a one-shot command's --backend option: the rows that compute outputs, default reference.
+void add_output_backend_option(CLI::App* cmd, std::string& backend);
+
+// The backend `name` of the table: BackendUnavailable when it cannot run here (device without a
+// usable GPU or without CUDA in this build), UsageError for an unknown name or a worker or plugin
+// without --worker or --plugin. A worker or plugin that cannot start throws BackendUnavailable
+// with the reason.
 std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external = {}, int device = 0);
 
 // How a campaign spreads over the machine: --jobs (threads, each with its own pair of backends;

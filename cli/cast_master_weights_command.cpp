@@ -83,7 +83,9 @@ void register_cast_master_weights(CLI::App& app) {
   cmd->add_option("--cuts", a->cuts,
                   "R-1 flat cut points between ranks in the concatenation of the weights (sorted by name), e.g. "
                   "129,4096; equal cuts make an empty rank (default: equal slices)");
-  cmd->add_option("--backend", a->backend, "reference or device")->check(CLI::IsMember({"reference", "device"}))->capture_default_str();
+  add_output_backend_option(cmd, a->backend);
+  // Narrower than the registry, which allows every profile so that a case can test the flow's
+  // E_UNSUPPORTED: the flow follows TE's kernels, and te is its only profile (validate_flow_profile).
   cmd->add_option("--profile", a->profile, "numerics profile: the flow is TE's distributed path")
       ->check(CLI::IsMember({"te"}))
       ->capture_default_str();

@@ -15,9 +15,6 @@
 
 namespace nvfp4::cli {
 
-// The profile names, for CLI11's IsMember check.
-std::vector<std::string> profile_choices();
-
 // A binary32 option value: a decimal float (inf and nan included) or a bit pattern 0xXXXXXXXX;
 // UsageError naming the option otherwise.
 float parse_f32(std::string_view option, const std::string& text);

@@ -11,7 +11,7 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
   cmd->add_option("--compare", a.compare,
                   "bitwise (the contract), or ulp: GEMM outputs by their distance in ULPs to EXACT, with a histogram "
                   "(gemm and grouped_gemm only)")
-      ->check(CLI::IsMember({"bitwise", "ulp"}))
+      ->check(CLI::IsMember({"bitwise", "ulp"}))  // how two backends' outputs compare: no registry parameter
       ->capture_default_str();
   a.max_ulp_option = cmd->add_option("--max-ulp", a.max_ulp,
                                      "with --compare ulp: a case passes when every element is within N ULPs "

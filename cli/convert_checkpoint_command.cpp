@@ -79,9 +79,7 @@ void register_convert_checkpoint(CLI::App& app) {
   cmd->add_option("--profile", a->profile,
                   "numerics profile (see `nvfp4-verify profiles`; default: the format's, modelopt or te-pyref)");
   cmd->add_option("--exclude", a->excludes, "keep modules matching this fnmatch pattern unquantized (repeatable)");
-  cmd->add_option("--backend", a->backend, "reference or device")
-      ->check(CLI::IsMember({"reference", "device"}))
-      ->capture_default_str();
+  add_output_backend_option(cmd, a->backend);
   CLI::Option* threads = cmd->add_option(
       "--threads", a->threads,
       "threads of the reference over the rows of one tensor (default: one per hardware thread); the output does not "

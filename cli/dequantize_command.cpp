@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/registry_choices.h"
 #include "io/output_path.h"
 #include "io/tensor_convert.h"
 #include "reference/dequantize.h"
@@ -45,7 +46,8 @@ void run(const DequantizeArgs& a) {
     throw UsageError(fmt::format("{}: unknown profile '{}' in metadata (known: {})", a.input, profile_name, profile_names(", ")));
   const auto layout = in.metadata.find("scale_layout");
   const bool swizzled = layout != in.metadata.end() && layout->second == "swizzled";
-  const io::FloatType type = a.dtype == "bf16" ? io::FloatType::BF16 : a.dtype == "f16" ? io::FloatType::F16 : io::FloatType::F32;
+  const io::FloatType type =
+      io::float_type_of(*io::dtype_from_name(registry_value("dequantize", "output_dtype", a.dtype)), "dequantize");
 
   const bool rowwise = in.tensors.count("data") != 0, columnwise = in.tensors.count("data_t") != 0;
   if (!rowwise && !columnwise) throw UsageError(fmt::format("{}: holds neither 'data' nor 'data_t'", a.input));
@@ -63,9 +65,9 @@ void register_dequantize(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("dequantize", "Dequantize the output of `quantize` (x from data, x_t from data_t)");
   cmd->add_option("--input", a->input, "quantized .safetensors file")->required();
   cmd->add_option("--output", a->output, "output .safetensors file")->required();
-  cmd->add_option("--dtype", a->dtype, "output dtype")->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();
+  cmd->add_option("--dtype", a->dtype, "output dtype")->check(CLI::IsMember(registry_choices("dequantize", "output_dtype", Spelling::kLowerCase)))->capture_default_str();
   cmd->add_option("--profile", a->profile, "dequantization profile (default: the one recorded in the file, else te)")
-      ->check(CLI::IsMember(profile_choices()));
+      ->check(CLI::IsMember(registry_choices("dequantize", "profile")));
   cmd->callback([a] { run(*a); });
 }
 

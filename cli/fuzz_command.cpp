@@ -84,8 +84,7 @@ void register_fuzz(CLI::App& app, int& exit_code) {
   cmd->add_option("--cases", a->cases, "stop after this many cases");
   cmd->add_option("--seed", a->seed, "campaign seed: same seed and shard, same cases")->capture_default_str();
   cmd->add_option("--shard", a->shard, "K/N: run the K-th of N deterministic slices")->capture_default_str();
-  cmd->add_option("--backends", a->backends, "A,B of reference, metamorphic, device, worker, plugin (default: reference,device with a GPU, else "
-                  "reference,metamorphic)");
+  cmd->add_option("--backends", a->backends, backends_option_help());
   cmd->add_option("--corpus", a->corpus, "directory where failing cases are saved")->capture_default_str();
   cmd->add_option("--report", a->report, "write HTML reports (index.html and one page per failure) here");
   cmd->add_option("--max-dim", a->max_dim, "largest generated M or K")->capture_default_str();

@@ -139,9 +139,7 @@ void register_gate(CLI::App& app, int& exit_code) {
   cmd->add_option("--corpus", a->corpus, "corpus to replay")->capture_default_str();
   cmd->add_option("--found", a->found, "where new failing cases are saved")->capture_default_str();
   cmd->add_option("--seed", a->seed, "campaign seed")->capture_default_str();
-  cmd->add_option("--backends", a->backends,
-                  "A,B of reference, metamorphic, device, worker, plugin (default: reference,device with a GPU, else "
-                  "reference,metamorphic)");
+  cmd->add_option("--backends", a->backends, backends_option_help());
   add_external_options(cmd, a->external);
   add_job_options(cmd, a->jobs);
   add_compare_options(cmd, a->compare);

@@ -5,6 +5,7 @@
 #include "cases/registry.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
+#include "cli/registry_choices.h"
 #include "io/output_path.h"
 #include "io/tensor_convert.h"
 #include "reference/scale_layout.h"
@@ -64,7 +65,7 @@ void run(const GemmArgs& a) {
     c.params.set("with_bias", true);
     c.inputs["bias"] = only_tensor(a.bias, "bias");
   }
-  c.params.set("output_dtype", std::string(a.out_dtype == "bf16" ? "BF16" : a.out_dtype == "f16" ? "F16" : "F32"));
+  c.params.set("output_dtype", registry_value("gemm", "output_dtype", a.out_dtype));
   // Row-scaled operands (one amax per row) take the post-scale path of §3.20.4.
   c.params.set("row_scaled", c.inputs.at("a_amax").numel() > 1 || c.inputs.at("b_amax").numel() > 1);
   validate_case(c);
@@ -92,8 +93,8 @@ void register_gemm(CLI::App& app) {
   cmd->add_option("--beta", a->beta, "beta, with --c");
   cmd->add_option("--c", a->c, "C [M, N] F32 (.safetensors, its only tensor or one named c)");
   cmd->add_option("--bias", a->bias, "bias [N] F32 (.safetensors, its only tensor or one named bias)");
-  cmd->add_option("--out-dtype", a->out_dtype, "output dtype")->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();
-  cmd->add_option("--backend", a->backend, "reference (CPU) or device (GPU)")->check(CLI::IsMember({"reference", "device"}))->capture_default_str();
+  cmd->add_option("--out-dtype", a->out_dtype, "output dtype")->check(CLI::IsMember(registry_choices("gemm", "output_dtype", Spelling::kLowerCase)))->capture_default_str();
+  add_output_backend_option(cmd, a->backend);
   cmd->callback([a] { run(*a); });
 }
 

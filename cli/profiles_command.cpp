@@ -33,12 +33,6 @@ void print_markdown() {
 
 }  // namespace
 
-std::vector<std::string> profile_choices() {
-  std::vector<std::string> names;
-  for (const NamedProfile& p : all_profiles()) names.emplace_back(p.name);
-  return names;
-}
-
 void register_profiles(CLI::App& app) {
   auto markdown = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("profiles", "List the numerics profiles");

@@ -9,6 +9,7 @@
 #include "cases/quantize_case.h"
 #include "cases/registry.h"
 #include "cli/commands.h"
+#include "cli/registry_choices.h"
 #include "io/output_path.h"
 #include "io/tensor_convert.h"
 #include "reference/arith.h"
@@ -110,20 +111,20 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--tensor", a->tensor, "tensor to quantize when the file holds several");
   cmd->add_option("--output", a->output, "output .safetensors file")->required();
   cmd->add_option("--profile", a->profile, "numerics profile (see `nvfp4-verify profiles`)")
-      ->check(CLI::IsMember(profile_choices()))
+      ->check(CLI::IsMember(registry_choices("quantize", "profile")))
       ->capture_default_str();
-  cmd->add_option("--block", a->block, "1d: 1x16 blocks; 2d: 16x16 tiles")->check(CLI::IsMember({"1d", "2d"}))->capture_default_str();
+  cmd->add_option("--block", a->block, "1d: 1x16 blocks; 2d: 16x16 tiles")->check(CLI::IsMember(registry_choices("quantize", "block")))->capture_default_str();
   cmd->add_option("--direction", a->direction, "rowwise, columnwise (x^T, stored transposed) or both")
-      ->check(CLI::IsMember({"rowwise", "columnwise", "both"}))
+      ->check(CLI::IsMember(registry_choices("quantize", "direction")))
       ->capture_default_str();
   cmd->add_flag("--row-scaled", a->row_scaled, "per-row global amax (per-column for the columnwise copy)");
   cmd->add_flag("--experts", a->experts, "x is [E, N, K] expert weights: each expert quantized alone with its own amax");
   cmd->add_option("--amax", a->amax, "global amax to use instead of the computed one (float or 0x bit pattern)");
   cmd->add_option("--scale-layout", a->scale_layout, "compact or swizzled (cuBLASLt 128x4)")
-      ->check(CLI::IsMember({"compact", "swizzled"}))
+      ->check(CLI::IsMember(registry_choices("quantize", "scale_layout")))
       ->capture_default_str();
   cmd->add_option("--rounding", a->rounding, "E2M1 rounding: nearest, or stochastic (canonical Philox bits)")
-      ->check(CLI::IsMember({"nearest", "stochastic"}))
+      ->check(CLI::IsMember(registry_choices("quantize", "rounding")))
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "stochastic rounding: Philox key (u64)")->capture_default_str();
   cmd->add_option("--offset", a->offset, "stochastic rounding: Philox counter offset (u64)")->capture_default_str();

@@ -165,9 +165,7 @@ void register_replay(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ReplayArgs>();
   CLI::App* cmd = app.add_subcommand("replay", "Replay case files (or directories of them) on two backends and compare bit for bit (or GEMM outputs by ULP distance)");
   cmd->add_option("paths", a->paths, "case files (*.safetensors) or directories searched recursively")->required();
-  cmd->add_option("--backends", a->backends,
-                  "two backends A,B to compare (reference, metamorphic, device, worker, plugin); default "
-                  "reference,device when a GPU is usable, else reference,metamorphic");
+  cmd->add_option("--backends", a->backends, backends_option_help());
   add_external_options(cmd, a->external);
   add_compare_options(cmd, a->compare);
   cmd->add_option("--report", a->report, "write an HTML report (index.html and one page per failure) into this directory");

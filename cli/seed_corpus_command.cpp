@@ -1,4 +1,4 @@
-// `nvfp4-verify seed-corpus --output DIR`: writes the seed corpus (cases/seed_corpus.cpp) into DIR,
+// `nvfp4-verify seed-corpus --output DIR`: writes the seed corpus (cases/seeds/) into DIR,
 // one content-named case file per case. Files already there are kept (same content, same name);
 // nothing is overwritten or deleted.
 #include <filesystem>
@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "cases/corpus.h"
-#include "cases/seed_corpus.h"
+#include "cases/seeds/seed_corpus.h"
 #include "io/output_path.h"
 
 namespace nvfp4::cli {

@@ -30,12 +30,14 @@ endif()
 set(NVFP4VERIFY_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/nvfp4verify)
 
 foreach(layer IN LISTS _nvfp4verify_layers)
-  # Every header of the layer, subfolders included (cases/ops/), except device/nccl/ (not exported).
+  # Every header of the layer, subfolders included (cases/ops/), except device/nccl/ and the seed
+  # corpus, cases/seeds/ (neither is exported).
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/
           DESTINATION ${NVFP4VERIFY_INSTALL_INCLUDEDIR}/${layer}
           COMPONENT nvfp4verify_development
           FILES_MATCHING PATTERN "*.h"
-          PATTERN "nccl" EXCLUDE)
+          PATTERN "nccl" EXCLUDE
+          PATTERN "seeds" EXCLUDE)
 endforeach()
 
 install(FILES ${PROJECT_SOURCE_DIR}/include/nvfp4_verify/plugin.h

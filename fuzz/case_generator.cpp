@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cases/declaration.h"
 #include "cases/registry.h"
 #include "fuzz/generators.h"
 #include "fuzz/op_generators.h"
@@ -109,7 +110,7 @@ std::vector<std::string> describe_space(const CaseSpace& space) {
       terms.push_back(shown.size() == 1 ? fmt::format("{} = {}", p.name, shown.front()) : fmt::format("{} in {}", p.name, list(shown)));
     }
     for (const TensorSpec& t : spec.inputs)
-      if (t.dtypes.size() > 1 && !spec.any_inputs()) {
+      if (dtype_declarable(spec, t)) {
         std::vector<std::string> names;
         for (io::DType dt : d.dtypes)
           if (std::find(t.dtypes.begin(), t.dtypes.end(), dt) != t.dtypes.end()) names.emplace_back(io::dtype_name(dt));

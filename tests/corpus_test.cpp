@@ -20,7 +20,7 @@
 #include "cases/corpus.h"
 #include "cases/metamorphic_backend.h"
 #include "cases/reference_backend.h"
-#include "cases/seed_corpus.h"
+#include "cases/seeds/seed_corpus.h"
 #include "cases/registry.h"
 #include "reference/layout.h"
 #include "reference/profiles.h"

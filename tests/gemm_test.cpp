@@ -8,7 +8,7 @@
 
 #include "cases/reference_backend.h"
 #include "cases/registry.h"
-#include "cases/seed_corpus.h"
+#include "cases/seeds/seed_corpus.h"
 #include "io/tensor_convert.h"
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"

@@ -13,7 +13,7 @@
 
 #include "cases/reference_backend.h"
 #include "cases/registry.h"
-#include "cases/seed_corpus.h"
+#include "cases/seeds/seed_corpus.h"
 #include "fuzz/op_generators.h"
 #include "reference/error.h"
 #include "tests/support/cli_runner.h"
@@ -54,7 +54,7 @@ TEST(Registry, EveryOperationHasEveryPart) {
     EXPECT_NE(op.metamorphic, nullptr) << "no metamorphic relation";
     EXPECT_FALSE(op.relation.empty()) << "the metamorphic relation is not described";
     EXPECT_NE(fuzz::find_generator(op.name), nullptr) << "no case generator in fuzz/op_generators.cpp";
-    EXPECT_TRUE(seeded.count(std::string(op.name))) << "no seed-corpus case (cases/seed_corpus.cpp)";
+    EXPECT_TRUE(seeded.count(std::string(op.name))) << "no seed-corpus case (cases/seeds/)";
     EXPECT_NE(docs.find("| `" + std::string(op.name) + "` |"), std::string::npos) << "no row in docs/spec/operations.md";
     for (const TensorSpec& t : op.inputs)  // what a case file's tensors are checked against when read
       EXPECT_FALSE(t.ranks.empty() || t.dtypes.empty()) << "input " << t.name << " declares no rank or no dtype";

@@ -17,7 +17,7 @@
 #include "compare/compare.h"
 #include "cases/corpus.h"
 #include "cases/reference_backend.h"
-#include "cases/seed_corpus.h"
+#include "cases/seeds/seed_corpus.h"
 #include "reference/error.h"
 #include "reports/failure_page.h"
 
