@@ -421,7 +421,7 @@ TEST(DeviceDistributed, TransposePackedEqualsReferenceForMixedLists) {
     const ByteMatrix want = transpose_packed(c.in);
     const std::string what = fmt::format("transpose_packed {}x{} in at +{} seed=0x{:x}", c.d.M, c.d.K, c.in_at % 16, seed);
     EXPECT_EQ(byte_diff(want.data(), got.data() + c.out_at, want.size()), "") << what;
-    // The single-tensor launcher of kernels.h: the same kernel on a one-task table.
+    // The single-tensor launcher of launch.h: the same kernel on a one-task table.
     DeviceBuffer out(want.size());
     out.poison(stream);
     device::launch_transpose_packed(arena.device(c.in_at), c.d.M, c.d.K, out.get<std::uint8_t>(), stream);

@@ -85,7 +85,7 @@ std::vector<FloatMatrix> master_weights(const std::vector<WeightShape>& shapes, 
 
 // Reference (a): each whole weight, rounded to BF16 on the host, quantized in one call on the
 // current GPU (2D tiles, both directions) with its global amax from amax_global. Uses only the
-// single-tensor kernels (kernels.h), none of the flow's.
+// single-tensor kernels (launch.h), none of the flow's.
 std::vector<WeightBytes> quantize_whole(const std::vector<FloatMatrix>& weights, const Profile& profile,
                                         cudaStream_t stream) {
   std::vector<WeightBytes> out;
