@@ -11,24 +11,24 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
-#include "device/device_backend.h"
-#include "device/device_buffer.h"
-#include "device/distributed.h"
-#include "device/flow_workloads.h"
-#include "device/kernels.h"
-#include "device/rank_flow.h"
 #include "cases/metamorphic_backend.h"
 #include "cases/recipe.h"
 #include "cases/reference_backend.h"
+#include "device/backend/device_backend.h"
+#include "device/flow/flow_workloads.h"
+#include "device/flow/rank_flow.h"
+#include "device/kernels/distributed.h"
+#include "device/kernels/launch.h"
+#include "device/runtime/device_buffer.h"
 #include "fuzz/campaign.h"
 #include "io/atomic_file.h"
 #include "io/output_path.h"
 #include "reference/amax.h"
+#include "reference/hadamard.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
 #include "reference/partition.h"
 #include "reference/profiles.h"
-#include "reference/hadamard.h"
 #include "reference/quantize.h"
 #include "reference/row_threads.h"
 
@@ -55,7 +55,7 @@ class L2Flush {
  public:
   L2Flush() : rows_(2 * l2_bytes() / (4 * kCols) + 1), buffer_(std::size_t(rows_ * kCols) * 4) { buffer_.poison(nullptr, 0); }
   void operator()(cudaStream_t s) {
-    device::amax_global(buffer_.get(), device::InputType::F32, rows_, kCols, AmaxRule::IGNORE, amax_.get<float>(), s);
+    device::launch_amax_global(buffer_.get(), device::InputType::F32, rows_, kCols, AmaxRule::IGNORE, amax_.get<float>(), s);
   }
 
  private:
@@ -110,9 +110,9 @@ class Bench {
     in.upload(host.data(), s_);
     const Profile& te = default_profile().knobs;
     DeviceBuffer amax(sizeof(float)), rows(sizeof(float) * M), cols(sizeof(float) * K);
-    device::amax_global(in.get(), type, M, K, te.amax, amax.get<float>(), s_);
-    device::amax_rows(in.get(), type, M, K, te.amax, rows.get<float>(), s_);
-    device::amax_cols(in.get(), type, M, K, te.amax, cols.get<float>(), s_);
+    device::launch_amax_global(in.get(), type, M, K, te.amax, amax.get<float>(), s_);
+    device::launch_amax_rows(in.get(), type, M, K, te.amax, rows.get<float>(), s_);
+    device::launch_amax_cols(in.get(), type, M, K, te.amax, cols.get<float>(), s_);
     const std::int64_t sr = scale_rows(M), sc = scale_cols(K), sr_t = scale_rows(K), sc_t = scale_cols(M);
     DeviceBuffer data(M * K / 2), scale(sr * sc), data_t(M * K / 2), scale_t(sr_t * sc_t), swz(sr * sc), out(M * K * in_size);
     const double data_bytes = double(M) * K / 2, scale_bytes = double(sr * sc), in_bytes = double(M) * K * in_size;
@@ -125,7 +125,7 @@ class Bench {
     device::QuantizeOutputs both_out{data.get<std::uint8_t>(), scale.get<std::uint8_t>(), data_t.get<std::uint8_t>(),
                                      scale_t.get<std::uint8_t>()};
     auto quantize = [&](const device::QuantizeParams& params, const device::QuantizeOutputs& outs) {
-      return [&, params, outs] { device::quantize(in.get(), type, M, K, params, outs, s_); };
+      return [&, params, outs] { device::launch_quantize(in.get(), type, M, K, params, outs, s_); };
     };
     device::QuantizeParams p2d = p, prs = p;
     p2d.tiles_2d = true;
@@ -133,7 +133,7 @@ class Bench {
     prs.amax = rows.get<float>();
     prs.amax_t = cols.get<float>();
     const double one_dir = in_bytes + data_bytes + scale_bytes, two_dir = in_bytes + 2 * (data_bytes + scale_bytes);
-    time("amax_global", dtype, M, K, in_bytes, [&] { device::amax_global(in.get(), type, M, K, te.amax, amax.get<float>(), s_); });
+    time("amax_global", dtype, M, K, in_bytes, [&] { device::launch_amax_global(in.get(), type, M, K, te.amax, amax.get<float>(), s_); });
     const double rn_rowwise = time("quantize rowwise", dtype, M, K, one_dir, quantize(p, row_out));
     time("quantize columnwise", dtype, M, K, one_dir, quantize(p, col_out));
     const double rn_both = time("quantize both", dtype, M, K, two_dir, quantize(p, both_out));
@@ -152,37 +152,37 @@ class Bench {
       // TransformerEngine's wgrad columnwise copy (§3.19): y = rht(x), its amax, y's rows quantized.
       DeviceBuffer y(M * K * 2), amax_y(sizeof(float));
       const auto* xb = in.get<std::uint16_t>();
-      time("rht", dtype, M, K, 2 * in_bytes, [&] { device::rht(xb, M, K, kRhtDefaultMask, y.get<std::uint16_t>(), s_); });
+      time("rht", dtype, M, K, 2 * in_bytes, [&] { device::launch_rht(xb, M, K, kRhtDefaultMask, y.get<std::uint16_t>(), s_); });
       device::QuantizeParams py = p;
       py.amax = py.amax_t = amax_y.get<float>();
       py.data_dir = SrDirection::kColumnwise;
       // Its first pass alone: amax(rht(x)), x read once.
-      time("rht amax", dtype, M, K, in_bytes, [&] { device::rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_); });
+      time("rht amax", dtype, M, K, in_bytes, [&] { device::launch_rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_); });
       // The fused pair the device backend runs: amax(rht(x)) must be known before any code, so x is
       // read twice (counted), and rht(x) is never stored.
       time("rht + columnwise quantize", dtype, M, K, one_dir + in_bytes, [&] {
-        device::rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_);
-        device::rht_quantize_columnwise(xb, M, K, kRhtDefaultMask, py, data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>(), s_);
+        device::launch_rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_);
+        device::launch_rht_quantize_columnwise(xb, M, K, kRhtDefaultMask, py, data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>(), s_);
       });
       device::QuantizeParams py_sr = py;
       py_sr.stochastic = true;
       py_sr.seed = psr.seed;
       py_sr.offset = psr.offset;
       time("rht + columnwise quantize SR", dtype, M, K, one_dir + in_bytes, [&] {
-        device::rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_);
-        device::rht_quantize_columnwise(xb, M, K, kRhtDefaultMask, py_sr, data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>(), s_);
+        device::launch_rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_);
+        device::launch_rht_quantize_columnwise(xb, M, K, kRhtDefaultMask, py_sr, data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>(), s_);
       });
     }
     const device::OutputType ot = type == device::InputType::F32 ? device::OutputType::F32 : device::OutputType::BF16;
     time("dequantize", dtype, M, K, data_bytes + scale_bytes + in_bytes, [&] {
-      device::dequantize(data.get<std::uint8_t>(), scale.get<std::uint8_t>(), amax.get<float>(), 1, M, K, te, ot, out.get(), s_);
+      device::launch_dequantize(data.get<std::uint8_t>(), scale.get<std::uint8_t>(), amax.get<float>(), 1, M, K, te, ot, out.get(), s_);
     });
     time("transpose packed", dtype, M, K, 2 * data_bytes,
-         [&] { device::transpose_packed(data.get<std::uint8_t>(), M, K, data_t.get<std::uint8_t>(), s_); });
+         [&] { device::launch_transpose_packed(data.get<std::uint8_t>(), M, K, data_t.get<std::uint8_t>(), s_); });
     const double swizzle_ms = time("swizzle scales", dtype, M, K, 2 * scale_bytes,
-         [&] { device::swizzle_scales(scale.get<std::uint8_t>(), sr, sc, swz.get<std::uint8_t>(), s_); });
+         [&] { device::launch_swizzle_scales(scale.get<std::uint8_t>(), sr, sc, swz.get<std::uint8_t>(), s_); });
     const double transpose_ms = time("transpose scales 2d", dtype, M, K, scale_bytes + double(sr_t * sc_t),
-         [&] { device::transpose_scales_2d(scale.get<std::uint8_t>(), M, K, scale_t.get<std::uint8_t>(), s_); });
+         [&] { device::launch_transpose_scales_2d(scale.get<std::uint8_t>(), M, K, scale_t.get<std::uint8_t>(), s_); });
     // The launch floor of the small scale kernels, timed the same way (events around one launch).
     const double empty_ms = median_ms([&] { device::launch_empty_kernel(s_); });
     rows_.push_back({"empty kernel launch", dtype, M, K, empty_ms, 0.0});
@@ -247,18 +247,18 @@ class Bench {
     rows.push_back(time_dist("memset amax arena", arena_bytes,
                              [&] { NVFP4_CUDA_CHECK(cudaMemsetAsync(flow.amax_arena(), 0, std::size_t(arena_bytes), s_)); }));
     rows.push_back(time_dist("round_to_bf16", round_bytes,
-                             [&] { device::round_to_bf16(master.get<float>(), n, bf16.get<std::uint16_t>(), s_); }));
-    rows.push_back(time_dist("amax_partial", amax_bytes, [&] { device::amax_partial(flow.amax_tasks(), te.amax, s_); }));
-    rows.push_back(time_dist("fused_scale_2d", fused_bytes, [&] { device::fused_scale_2d(flow.fused_scale_tasks(), te.gs, s_); }));
+                             [&] { device::launch_round_to_bf16(master.get<float>(), n, bf16.get<std::uint16_t>(), s_); }));
+    rows.push_back(time_dist("amax_partial", amax_bytes, [&] { device::launch_amax_partial(flow.amax_tasks(), te.amax, s_); }));
+    rows.push_back(time_dist("fused_scale_2d", fused_bytes, [&] { device::launch_fused_scale_2d(flow.fused_scale_tasks(), te.gs, s_); }));
     rows.push_back(time_dist("memset chunk", chunk_bytes,
                              [&] { NVFP4_CUDA_CHECK(cudaMemsetAsync(flow.cast_buffer(), 0, std::size_t(pitch), s_)); }));
-    rows.push_back(time_dist("partial_cast_2d", cast_bytes, [&] { device::partial_cast_2d(flow.cast_tasks(), s_); }));
+    rows.push_back(time_dist("partial_cast_2d", cast_bytes, [&] { device::launch_partial_cast_2d(flow.cast_tasks(), s_); }));
     rows.push_back(time_dist("gather_nibbles", gather_bytes, [&] {
-      device::gather_nibbles(chunks.get<std::uint8_t>(), pitch, ranks, gathered.get<std::uint8_t>(), s_);
+      device::launch_gather_nibbles(chunks.get<std::uint8_t>(), pitch, ranks, gathered.get<std::uint8_t>(), s_);
     }));
-    rows.push_back(time_dist("transpose_packed", tp_bytes, [&] { device::transpose_packed(flow.transpose_packed_tasks(), s_); }));
+    rows.push_back(time_dist("transpose_packed", tp_bytes, [&] { device::launch_transpose_packed(flow.transpose_packed_tasks(), s_); }));
     rows.push_back(time_dist("transpose_scales_2d", ts_bytes,
-                             [&] { device::transpose_scales_2d(flow.transpose_scales_tasks(), s_); }));
+                             [&] { device::launch_transpose_scales_2d(flow.transpose_scales_tasks(), s_); }));
     rows.push_back(time_dist("phase partial_amax", arena_bytes + round_bytes + amax_bytes, [&] { flow.partial_amax(s_); }));
     rows.push_back(time_dist("phase scale_and_cast", fused_bytes + chunk_bytes + cast_bytes, [&] { flow.scale_and_cast(s_); }));
     rows.push_back(time_dist("phase gather_and_transpose", gather_bytes + tp_bytes + ts_bytes,
@@ -304,14 +304,14 @@ class Bench {
         data_t(n / 2);
     master.upload(host.data(), s_);
     const std::uint16_t* xs = x.get<std::uint16_t>();
-    device::round_to_bf16(master.get<float>(), n, x.get<std::uint16_t>(), s_);
+    device::launch_round_to_bf16(master.get<float>(), n, x.get<std::uint16_t>(), s_);
     NVFP4_CUDA_CHECK(cudaMemsetAsync(amax.get(), 0, sizeof(float), s_));
     const Profile& te = default_profile().knobs;
     const device::TaskList<device::PartialAmaxTask> partial({{xs, M, K, 0, n, tile_amax.get<float>(), amax.get<float>()}});
     const device::TaskList<device::FusedScaleTask> fused(
         {{tile_amax.get<float>(), amax.get<float>(), M, K, P.get<float>(), scale.get<std::uint8_t>(), S.get<float>()}});
-    device::amax_partial(partial, te.amax, s_);
-    device::fused_scale_2d(fused, te.gs, s_);
+    device::launch_amax_partial(partial, te.amax, s_);
+    device::launch_fused_scale_2d(fused, te.gs, s_);
     const std::int64_t odd = n / 3 | 1;
     const device::TaskList<device::PartialCastTask> whole(
         {{xs, M, K, 0, n, P.get<float>(), S.get<float>(), data.get<std::uint8_t>(), false}});
@@ -324,10 +324,10 @@ class Bench {
     fmt::print("  single {}x{} BF16 tensor (one-task lists):\n", M, K);
     nlohmann::json& rows = dist_["large"];
     const std::string shape = fmt::format(" {}x{}", M, K);
-    rows.push_back(time_dist("partial_cast_2d whole tensor" + shape, cast_bytes(n), [&] { device::partial_cast_2d(whole, s_); }));
+    rows.push_back(time_dist("partial_cast_2d whole tensor" + shape, cast_bytes(n), [&] { device::launch_partial_cast_2d(whole, s_); }));
     rows.push_back(time_dist(fmt::format("partial_cast_2d shard from {}", odd), cast_bytes(n - odd),
-                             [&] { device::partial_cast_2d(shard, s_); }));
-    rows.push_back(time_dist("transpose_packed" + shape, double(n), [&] { device::transpose_packed(transpose, s_); }));
+                             [&] { device::launch_partial_cast_2d(shard, s_); }));
+    rows.push_back(time_dist("transpose_packed" + shape, double(n), [&] { device::launch_transpose_packed(transpose, s_); }));
     NVFP4_CUDA_CHECK(cudaStreamSynchronize(s_));
   }
 
@@ -351,7 +351,7 @@ class Bench {
     device::GemmEpilogue e;
     e.alpha = 1.0f;
     const double flop = 2.0 * double(n) * double(n) * double(n);
-    const double ms = median_ms([&] { device::gemm(av, bv, n, n, n, e, d.get(), ws.get(), s_); });
+    const double ms = median_ms([&] { device::launch_gemm(av, bv, n, n, n, e, d.get(), ws.get(), s_); });
     fmt::print("\nGEMM {}x{}x{}:\n", n, n, n);
     fmt::print("  {:<44} {:>9.3f} ms {:>8.1f} TFLOP-equivalent\n", "EXACT NVFP4, FP32 out (pre-pass + kernel)", ms,
                flop / ms / 1e9);

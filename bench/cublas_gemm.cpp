@@ -6,7 +6,7 @@
 
 #include <cublas_v2.h>
 
-#include "device/device_buffer.h"
+#include "device/runtime/device_buffer.h"
 
 namespace nvfp4::bench {
 namespace {

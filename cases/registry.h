@@ -1,6 +1,6 @@
 // The operation registry: every operation's descriptor, in a fixed order. Adding an operation
 // means adding its descriptor to one family file in cases/ops/ (with its reference function),
-// its kernel's row in device/device_backend.cpp's device_runners() (or a stated reason), its
+// its kernel's row in device/backend/device_backend.cpp's device_runners() (or a stated reason), its
 // generator's row in fuzz/op_generators.cpp, and a seed case in its family's cases/seeds/ file.
 #pragma once
 

@@ -15,7 +15,7 @@
 #include "external/plugin/plugin_backend.h"
 #include "external/worker_backend.h"
 #if NVFP4_WITH_DEVICE
-#include "device/device_backend.h"
+#include "device/backend/device_backend.h"
 #endif
 
 namespace nvfp4::cli {

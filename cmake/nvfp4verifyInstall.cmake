@@ -12,9 +12,10 @@
 #   nvfp4verify::plugin_abi      include/nvfp4_verify/plugin.h, the plugin ABI's C header (dlpack);
 #                                a plain C plugin may instead add -I PREFIX/include
 # and, in a build with CUDA (NVFP4_HAVE_CUDA):
-#   nvfp4verify::device          device/     the kernels' host launchers (CUDA::cudart_static)
-#   nvfp4verify::rank_flow       device/     one data-parallel rank's master-weight cast
-#   nvfp4verify::device_backend  device/     the kernels as a backend of the case model
+#   nvfp4verify::device          device/kernels/, device/runtime/  the kernels' host launchers
+#                                (CUDA::cudart_static)
+#   nvfp4verify::rank_flow       device/flow/     one data-parallel rank's master-weight cast
+#   nvfp4verify::device_backend  device/backend/  the kernels as a backend of the case model
 # Headers go to include/nvfp4verify/<layer>/, which the targets carry as include directory; the
 # plugin ABI's header goes to include/nvfp4_verify/plugin.h, where a C compiler finds it.
 # fuzz/, reports/ and bench/ stay internal (fuzz/ needs RapidCheck); the CLI goes to bin/.

@@ -55,7 +55,7 @@ NVFP4_HD std::uint8_t e2m1_hw(float v) {
   return std::uint8_t((sign_bit(v) ? 0x8 : 0x0) | e2m1_magnitude_code(abs_f(v)));
 }
 
-// e2m1_hw by binary32 arithmetic, for kernels short of issue slots (device/e2m1_arith.cuh): the value
+// e2m1_hw by binary32 arithmetic, for kernels short of issue slots (device/kernels/e2m1_arith.cuh): the value
 // of e2m1_hw(y) divided by 64 (the sign kept on zero), then an E4M3 conversion of that value, which
 // is exact, and e2m1_codes_of_e4m3_bytes. The exhaustive test checks the pair on all 2^32 inputs.
 // One exception, which kernels never meet: the sign of a NaN is kept (+-6/64), where e2m1_hw gives

@@ -1,7 +1,7 @@
 // e2m1_hw as a host lookup table over e2m1_table_index (reference/e2m1.h), built once from one
 // representative input per entry. The CPU reference's block encoder reads it, and the exhaustive
 // test (tests/formats_exhaustive_test.cpp) checks this very table on all 2^32 inputs; the kernels
-// fill their device copies from the same representatives (device/e2m1_codes.cuh).
+// fill their device copies from the same representatives (device/kernels/e2m1_codes.cuh).
 #pragma once
 
 #include <array>

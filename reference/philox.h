@@ -1,5 +1,5 @@
 // Philox4x32-10 (docs/NUMERICS.md §3.18.2) on the host, from Random123, the library the
-// generator comes from. The kernels use their own (device/philox.cuh); tests check the two agree.
+// generator comes from. The kernels use their own (device/kernels/philox.cuh); tests check the two agree.
 #pragma once
 
 #include "reference/stochastic_rounding.h"

@@ -1,7 +1,7 @@
 // Stochastic rounding (docs/NUMERICS.md §3.18): the element function and the canonical
 // assignment of random bits to elements. Shared by the CPU reference and the CUDA kernels; the
 // Philox generator itself is not (reference/philox.h uses Random123, the kernels
-// device/philox.cuh), so that the two sides check each other.
+// device/kernels/philox.cuh), so that the two sides check each other.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The multi-tensor kernels of the distributed 2D weight cast (device/distributed.h) against the
+// The multi-tensor kernels of the distributed 2D weight cast (device/kernels/distributed.h) against the
 // CPU reference, bit for bit (a NaN float equals any NaN). Every launch covers a list of tasks of
 // mixed shapes and shards; inputs are fresh random data with special values (the seed is printed
 // on failure), outputs are poisoned with 0xA5 or prefilled with random bytes, and pointers sit at
@@ -14,9 +14,9 @@
 
 #include <fmt/format.h>
 
-#include "device/device_buffer.h"
-#include "device/distributed.h"
-#include "device/kernels.h"
+#include "device/kernels/distributed.h"
+#include "device/kernels/launch.h"
+#include "device/runtime/device_buffer.h"
 #include "reference/fused_scale.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
@@ -197,7 +197,7 @@ TEST(DeviceDistributed, PartialAmaxEqualsReferenceForMixedShardLists) {
         tasks.push_back({arena.device<std::uint16_t>(c.xs_at), c.d.M, c.d.K, c.shard.start, c.shard.length,
                          arena.device<float>(c.tiles_at), arena.device<float>(c.amax_at)});
       const device::TaskList<device::PartialAmaxTask> list(tasks);
-      device::amax_partial(list, rule, stream);
+      device::launch_amax_partial(list, rule, stream);
       const std::vector<std::uint8_t> got = arena.download(stream);
       for (const Case& c : cases) {
         const PartialAmax want = amax_partial(bf16_values(c.xs.data(), c.shard.length), c.d.M, c.d.K, c.shard, rule);
@@ -262,7 +262,7 @@ TEST(DeviceDistributed, FusedScaleEqualsReferenceForSpecialGlobalAmaxes) {
       tasks.push_back({arena.device<float>(c.tiles_at), arena.device<float>(c.g_at), c.d.M, c.d.K,
                        arena.device<float>(c.p_at), arena.device(c.scale_at), arena.device<float>(c.s_at)});
     const device::TaskList<device::FusedScaleTask> list(tasks);
-    device::fused_scale_2d(list, rule, stream);
+    device::launch_fused_scale_2d(list, rule, stream);
     const std::vector<std::uint8_t> got = arena.download(stream);
     for (const Case& c : cases) {
       FloatMatrix t = xt::empty<float>({std::size_t(c.d.M / 16), std::size_t(c.d.K / 16)});
@@ -329,7 +329,7 @@ void expect_cast_equals_reference(std::vector<CastWeight>& weights, std::mt19937
     tasks.push_back({arena.device<std::uint16_t>(c.xs_at), c.weight->d.M, c.weight->d.K, c.shard.start, c.shard.length,
                      arena.device<float>(c.weight->p_at), arena.device<float>(c.weight->s_at), arena.device(c.dst_at), c.whole});
   const device::TaskList<device::PartialCastTask> list(tasks);
-  device::partial_cast_2d(list, stream);
+  device::launch_partial_cast_2d(list, stream);
   const std::vector<std::uint8_t> got = arena.download(stream);
   for (Case& c : cases) {
     const CastWeight& cw = *c.weight;
@@ -415,16 +415,16 @@ TEST(DeviceDistributed, TransposePackedEqualsReferenceForMixedLists) {
   std::vector<device::TransposePackedTask> tasks;
   for (const Case& c : cases) tasks.push_back({arena.device(c.in_at), c.d.M, c.d.K, arena.device(c.out_at)});
   const device::TaskList<device::TransposePackedTask> list(tasks);
-  device::transpose_packed(list, stream);
+  device::launch_transpose_packed(list, stream);
   const std::vector<std::uint8_t> got = arena.download(stream);
   for (const Case& c : cases) {
     const ByteMatrix want = transpose_packed(c.in);
     const std::string what = fmt::format("transpose_packed {}x{} in at +{} seed=0x{:x}", c.d.M, c.d.K, c.in_at % 16, seed);
     EXPECT_EQ(byte_diff(want.data(), got.data() + c.out_at, want.size()), "") << what;
-    // The single-tensor launcher of kernels.h: the same kernel on a one-task table.
+    // The single-tensor launcher of launch.h: the same kernel on a one-task table.
     DeviceBuffer out(want.size());
     out.poison(stream);
-    device::transpose_packed(arena.device(c.in_at), c.d.M, c.d.K, out.get<std::uint8_t>(), stream);
+    device::launch_transpose_packed(arena.device(c.in_at), c.d.M, c.d.K, out.get<std::uint8_t>(), stream);
     EXPECT_EQ(byte_diff(want.data(), out.download(stream).data(), want.size()), "") << what << " (single tensor)";
   }
 }
@@ -456,7 +456,7 @@ TEST(DeviceDistributed, TransposeScalesEqualsReferenceForMixedLists) {
   std::vector<device::TransposeScalesTask> tasks;
   for (const Case& c : cases) tasks.push_back({arena.device(c.in_at), c.d.M, c.d.K, arena.device(c.out_at)});
   const device::TaskList<device::TransposeScalesTask> list(tasks);
-  device::transpose_scales_2d(list, stream);
+  device::launch_transpose_scales_2d(list, stream);
   const std::vector<std::uint8_t> got = arena.download(stream);
   for (const Case& c : cases) {
     const ByteMatrix want = transpose_scales_2d(c.in, std::size_t(c.d.M), std::size_t(c.d.K));
@@ -465,7 +465,7 @@ TEST(DeviceDistributed, TransposeScalesEqualsReferenceForMixedLists) {
     EXPECT_EQ(byte_diff(want.data(), got.data() + c.out_at, want.size()), "") << what;
     DeviceBuffer out(want.size());
     out.poison(stream);
-    device::transpose_scales_2d(arena.device(c.in_at), c.d.M, c.d.K, out.get<std::uint8_t>(), stream);
+    device::launch_transpose_scales_2d(arena.device(c.in_at), c.d.M, c.d.K, out.get<std::uint8_t>(), stream);
     EXPECT_EQ(byte_diff(want.data(), out.download(stream).data(), want.size()), "") << what << " (single tensor)";
   }
 }
@@ -490,7 +490,7 @@ TEST(DeviceDistributed, RoundToBf16EqualsReference) {
       DeviceBuffer din(4 * in.size()), dout(2 * in.size());
       din.upload(in.data(), stream);
       dout.poison(stream);
-      device::round_to_bf16(din.get<float>() + misalign, n, dout.get<std::uint16_t>() + misalign, stream);
+      device::launch_round_to_bf16(din.get<float>() + misalign, n, dout.get<std::uint16_t>() + misalign, stream);
       const std::vector<std::uint8_t> got = dout.download(stream);
       for (std::int64_t i = 0; i < n; ++i) {
         std::uint16_t g;
@@ -530,7 +530,7 @@ TEST(DeviceDistributed, GatherNibblesEqualsReference) {
       DeviceBuffer dchunks(chunks.size()), out(want.size() + 1);
       dchunks.upload(chunks.data(), stream);
       out.poison(stream);
-      device::gather_nibbles(dchunks.get<std::uint8_t>(), pitch, ranks, out.get<std::uint8_t>() + 1, stream);
+      device::launch_gather_nibbles(dchunks.get<std::uint8_t>(), pitch, ranks, out.get<std::uint8_t>() + 1, stream);
       const std::vector<std::uint8_t> got = out.download(stream);
       EXPECT_EQ(byte_diff(want.data(), got.data() + 1, want.size()), "")
           << fmt::format("gather_nibbles total={} ranks={} pitch={} seed=0x{:x}", sh.total, sh.ranks, pitch, seed);
@@ -543,23 +543,23 @@ TEST(DeviceDistributed, GatherNibblesEqualsReference) {
 TEST(DeviceDistributed, EmptyListsAndEmptyTasksLaunchCleanly) {
   REQUIRE_GPU();
   Stream stream;
-  device::amax_partial(device::TaskList<device::PartialAmaxTask>({}), AmaxRule::IGNORE, stream);
-  device::fused_scale_2d(device::TaskList<device::FusedScaleTask>({}), GlobalScaleRule::TE, stream);
-  device::partial_cast_2d(device::TaskList<device::PartialCastTask>({}), stream);
-  device::transpose_packed(device::TaskList<device::TransposePackedTask>({}), stream);
-  device::transpose_scales_2d(device::TaskList<device::TransposeScalesTask>({}), stream);
+  device::launch_amax_partial(device::TaskList<device::PartialAmaxTask>({}), AmaxRule::IGNORE, stream);
+  device::launch_fused_scale_2d(device::TaskList<device::FusedScaleTask>({}), GlobalScaleRule::TE, stream);
+  device::launch_partial_cast_2d(device::TaskList<device::PartialCastTask>({}), stream);
+  device::launch_transpose_packed(device::TaskList<device::TransposePackedTask>({}), stream);
+  device::launch_transpose_scales_2d(device::TaskList<device::TransposeScalesTask>({}), stream);
   // Tasks of empty tensors: nothing to write but the fused scale's S.
   DeviceBuffer g(4), S(4);
   NVFP4_CUDA_CHECK(cudaMemsetAsync(g.get(), 0, 4, stream));
   S.poison(stream);
-  device::amax_partial(device::TaskList<device::PartialAmaxTask>({{nullptr, 0, 0, 0, 0, nullptr, nullptr}}), AmaxRule::IGNORE, stream);
-  device::fused_scale_2d(device::TaskList<device::FusedScaleTask>({{nullptr, g.get<float>(), 0, 16, nullptr, nullptr, S.get<float>()}}),
-                         GlobalScaleRule::TE, stream);
-  device::partial_cast_2d(device::TaskList<device::PartialCastTask>({{nullptr, 0, 0, 0, 0, nullptr, nullptr, nullptr, false}}), stream);
-  device::transpose_packed(device::TaskList<device::TransposePackedTask>({{nullptr, 0, 16, nullptr}}), stream);
-  device::transpose_scales_2d(device::TaskList<device::TransposeScalesTask>({{nullptr, 0, 0, nullptr}}), stream);
-  device::round_to_bf16(nullptr, 0, nullptr, stream);
-  device::gather_nibbles(nullptr, 0, {}, nullptr, stream);
+  device::launch_amax_partial(device::TaskList<device::PartialAmaxTask>({{nullptr, 0, 0, 0, 0, nullptr, nullptr}}), AmaxRule::IGNORE, stream);
+  device::launch_fused_scale_2d(device::TaskList<device::FusedScaleTask>({{nullptr, g.get<float>(), 0, 16, nullptr, nullptr, S.get<float>()}}),
+                                GlobalScaleRule::TE, stream);
+  device::launch_partial_cast_2d(device::TaskList<device::PartialCastTask>({{nullptr, 0, 0, 0, 0, nullptr, nullptr, nullptr, false}}), stream);
+  device::launch_transpose_packed(device::TaskList<device::TransposePackedTask>({{nullptr, 0, 16, nullptr}}), stream);
+  device::launch_transpose_scales_2d(device::TaskList<device::TransposeScalesTask>({{nullptr, 0, 0, nullptr}}), stream);
+  device::launch_round_to_bf16(nullptr, 0, nullptr, stream);
+  device::launch_gather_nibbles(nullptr, 0, {}, nullptr, stream);
   EXPECT_EQ(float_at(S.download(stream), 0), 1.0f) << "S of g = 0 under GS=TE";
   NVFP4_CUDA_CHECK(cudaStreamSynchronize(stream));
   NVFP4_CUDA_CHECK(cudaGetLastError());
@@ -572,9 +572,9 @@ TEST(DeviceDistributed, InvalidTasksAreRejectedBeforeAnyLaunch) {
   EXPECT_THROW(TaskList<device::PartialCastTask>({{nullptr, 16, 16, 200, 57, nullptr, nullptr, nullptr, false}}),
                std::invalid_argument);
   EXPECT_THROW(TaskList<device::TransposePackedTask>({{nullptr, 3, 16, nullptr}}), std::invalid_argument);
-  EXPECT_THROW(device::fused_scale_2d(TaskList<device::FusedScaleTask>({}), GlobalScaleRule::PTS, nullptr), std::invalid_argument);
-  EXPECT_THROW(device::gather_nibbles(nullptr, 0, std::vector<RankRange>(kMaxRanks + 1), nullptr, nullptr), std::invalid_argument);
-  EXPECT_THROW(device::gather_nibbles(nullptr, 8, {{0, 4}, {6, 8}}, nullptr, nullptr), std::invalid_argument);
+  EXPECT_THROW(device::launch_fused_scale_2d(TaskList<device::FusedScaleTask>({}), GlobalScaleRule::PTS, nullptr), std::invalid_argument);
+  EXPECT_THROW(device::launch_gather_nibbles(nullptr, 0, std::vector<RankRange>(kMaxRanks + 1), nullptr, nullptr), std::invalid_argument);
+  EXPECT_THROW(device::launch_gather_nibbles(nullptr, 8, {{0, 4}, {6, 8}}, nullptr, nullptr), std::invalid_argument);
 }
 
 }  // namespace

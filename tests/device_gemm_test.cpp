@@ -1,4 +1,4 @@
-// The EXACT GEMM kernel (device/gemm.cu) against the reference (§3.20), bit for bit (NaN == any
+// The EXACT GEMM kernel (device/kernels/gemm.cu) against the reference (§3.20), bit for bit (NaN == any
 // NaN): shapes off the tile sizes, scales over the whole E4M3 range, the §6.21 cancellation, exact
 // ties, β·C cancelling α·S, NaN scales and special α/β/C, subnormal and overflowing results, every
 // output dtype, bias, row scaling and swizzled scales; and the same rejections. Output buffers are
@@ -19,9 +19,9 @@
 #include "cases/reference_backend.h"
 #include "cases/registry.h"
 #include "compare/diff.h"
-#include "device/device_backend.h"
-#include "device/gemm_split.h"
-#include "device/kernels.h"
+#include "device/backend/device_backend.h"
+#include "device/kernels/gemm_split.h"
+#include "device/kernels/launch.h"
 #include "io/tensor_convert.h"
 #include "reference/layout.h"
 #include "reference/scale_layout.h"
@@ -193,7 +193,7 @@ TEST(DeviceGemm, EqualsReferenceOnLongKAndAcrossRasterGroups) {
     }
 }
 
-// The tail split's rule (device/gemm_split.h), on an H100's 132 SMs: 8192^3 has 4,096 tiles of
+// The tail split's rule (device/kernels/gemm_split.h), on an H100's 132 SMs: 8192^3 has 4,096 tiles of
 // 128 stages, 31 full waves and 4 tiles left, each cut into 32 parts of 4 stages.
 TEST(GemmSplit, CutsOnlyTheLastPartialWaveIntoPartsOfAtLeastFourStages) {
   const device::GemmSplit big = device::gemm_split(4096, 128, 132);

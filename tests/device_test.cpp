@@ -12,19 +12,19 @@
 
 #include <fmt/format.h>
 
-#include "compare/diff.h"
-#include "device/device_backend.h"
-#include "fuzz/generators.h"
 #include "cases/quantize_case.h"
 #include "cases/reference_backend.h"
 #include "cases/registry.h"
+#include "compare/diff.h"
+#include "device/backend/device_backend.h"
+#include "device/kernels/launch.h"
+#include "device/runtime/device_buffer.h"
+#include "fuzz/generators.h"
 #include "io/tensor_convert.h"
 #include "reference/hadamard.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
 #include "reference/philox.h"
-#include "device/device_buffer.h"
-#include "device/kernels.h"
 #include "reference/profiles.h"
 #include "tests/support/gpu.h"
 
@@ -270,7 +270,7 @@ TEST(DevicePhilox, CudaGeneratorEqualsRandom123OnRandomCountersAndKeys) {
   dc.upload(counters.data(), nullptr);
   dk.upload(keys.data(), nullptr);
   dout.poison(nullptr);
-  device::philox4x32_10(dc.get<PhiloxCounter>(), dk.get<PhiloxKey>(), n, dout.get<PhiloxCounter>(), nullptr);
+  device::launch_philox4x32_10(dc.get<PhiloxCounter>(), dk.get<PhiloxKey>(), n, dout.get<PhiloxCounter>(), nullptr);
   const std::vector<std::uint8_t> bytes = dout.download(nullptr);
   int mismatches = 0;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -423,12 +423,12 @@ TEST(DeviceRht, LaunchersRejectMisalignedInputAndShapesNotMultiplesOf16) {
   using ::testing::StrEq;
   using ::testing::ThrowsMessage;
   alignas(16) static const std::uint16_t x[64 * 128 + 8] = {};
-  EXPECT_THAT([&] { device::rht(x + 2, 64, 128, kRhtDefaultMask, nullptr, nullptr); },
+  EXPECT_THAT([&] { device::launch_rht(x + 2, 64, 128, kRhtDefaultMask, nullptr, nullptr); },
               ThrowsMessage<std::invalid_argument>(StrEq("rht: x must be 16-byte aligned")));
-  EXPECT_THAT([&] { device::rht(x, 64, 120, kRhtDefaultMask, nullptr, nullptr); },
+  EXPECT_THAT([&] { device::launch_rht(x, 64, 120, kRhtDefaultMask, nullptr, nullptr); },
               ThrowsMessage<std::invalid_argument>(StrEq("rht: M and N must be multiples of 16")));
   // 64 x 128 has no scale padding, so no memset comes before the check.
-  EXPECT_THAT([&] { device::rht_quantize_columnwise(x + 2, 64, 128, kRhtDefaultMask, {}, nullptr, nullptr, nullptr); },
+  EXPECT_THAT([&] { device::launch_rht_quantize_columnwise(x + 2, 64, 128, kRhtDefaultMask, {}, nullptr, nullptr, nullptr); },
               ThrowsMessage<std::invalid_argument>(StrEq("rht: x must be 16-byte aligned")));
 }
 
@@ -455,7 +455,7 @@ TEST(DeviceRegistry, EveryOperationHasAKernelRowOrAStatedReason) {
     const auto rows = device::device_runners();
     const bool has_row = std::any_of(rows.begin(), rows.end(), [&](const device::DeviceRow& r) { return r.op == op.name; });
     EXPECT_NE(has_row, !op.no_device_reason.empty())
-        << op.name << ": needs a row in device/device_backend.cpp or a no_device_reason in its descriptor, not both";
+        << op.name << ": needs a row in device/backend/device_backend.cpp or a no_device_reason in its descriptor, not both";
   }
   for (const device::DeviceRow& r : device::device_runners())
     EXPECT_NE(find_operation(r.op), nullptr) << "device row for an operation the registry lacks: " << r.op;

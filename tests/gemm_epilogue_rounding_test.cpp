@@ -1,4 +1,4 @@
-// The EXACT GEMM kernel's final rounding (device/exact_round.cuh), compiled for the host, against
+// The EXACT GEMM kernel's final rounding (device/kernels/exact_round.cuh), compiled for the host, against
 // the reference's Boost rounding (reference/exact_round.h): RN(α·T·2^-20) for random totals and
 // α, and for products placed on and around binary32 rounding boundaries, where the kernel's
 // binary64 path must hand over to its exact path.
@@ -11,7 +11,7 @@
 
 #include "tests/support/cuda_host_shim.h"
 // The shim comes first.
-#include "device/exact_round.cuh"
+#include "device/kernels/exact_round.cuh"
 #include "reference/exact_round.h"
 
 namespace nvfp4 {

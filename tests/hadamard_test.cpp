@@ -170,7 +170,7 @@ RC_GTEST_PROP(RhtProperties, TwiceGivesTheInputBackWithinTheRoundings, ()) {
   }
 }
 
-// The bound that lets device/hadamard.cu sum a chunk by a binary32 butterfly (NUMERICS §3.19): it
+// The bound that lets device/kernels/hadamard16.cuh sum a chunk by a binary32 butterfly (NUMERICS §3.19): it
 // sums the signed inputs unscaled (0.25 * the sum is exact), which are multiples of 2^qmin, and every
 // partial sum lies below 2^(qmax+12), so a span of at most 12 binades (and exponent fields of at
 // most 250) keeps each partial sum within binary32's 24 bits and below 2^128. Checked against the
@@ -224,7 +224,7 @@ TEST(Rht16Binary32Bound, ChunksSpanningTwelveBinadesSumExactly) {
 
 // Spans of 13 to 25 binades: the inputs of the top 13 fields and the others each span at most 12,
 // so two binary32 butterflies sum them exactly, and one binary32 addition of the two sums is the
-// single rounding RN32 of the exact sum (device/hadamard.cu's split path).
+// single rounding RN32 of the exact sum (device/kernels/hadamard16.cuh's split path).
 TEST(Rht16Binary32Bound, ChunksSpanningTwentyFiveBinadesSumByTwoButterflies) {
   std::mt19937 rng(std::random_device{}());
   for (int trial = 0; trial < 100000; ++trial) {

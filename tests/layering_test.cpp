@@ -1,7 +1,8 @@
 // The layers of the source tree (README's Layout; the order of CMakeLists.txt):
 //   reference -> io -> cases -> device, compare, checkpoint, external -> fuzz, reports -> bench, python -> cli
-// Each folder includes only itself and the folders below it, and every folder that holds sources
-// has its row here, so a new folder cannot slip past the rule.
+// and inside device/ (device/CMakeLists.txt): runtime -> kernels -> flow -> backend, with nccl/
+// on flow and plugin/ on backend. Each folder includes only itself and the folders below it, and
+// every folder that holds sources has its row here, so a new folder cannot slip past the rule.
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -36,6 +37,21 @@ const std::map<std::string, std::set<std::string>>& layers() {
       {"bench", {"bench", "fuzz", "device", "external", "compare", "cases", "io", "reference"}},
       {"python", {"python", "reports", "compare", "cases", "io", "reference"}},
       {"cli", {"cli", "bench", "fuzz", "reports", "device", "compare", "checkpoint", "external", "cases", "io", "reference"}},
+  };
+  return table;
+}
+
+// device/'s subfolder -> the subfolders of device/ its files may include.
+const std::map<std::string, std::set<std::string>>& device_layers() {
+  static const std::map<std::string, std::set<std::string>> table = {
+      {"runtime", {"runtime"}},
+      {"kernels", {"kernels", "runtime"}},
+      {"flow", {"flow", "kernels", "runtime"}},
+      {"backend", {"backend", "flow", "kernels", "runtime"}},
+      // The master-weight cast across GPUs, checked against the single-tensor kernels.
+      {"nccl", {"nccl", "flow", "kernels", "runtime"}},
+      // The device backend behind the plugin ABI, and cuBLASLt's GEMM beside it.
+      {"plugin", {"plugin", "backend", "runtime"}},
   };
   return table;
 }
@@ -84,6 +100,36 @@ TEST(Layering, EachFolderIncludesOnlyItselfAndTheFoldersBelowIt) {
   // Every layer but the ABI header includes something of the project, so each row is exercised.
   for (const auto& [layer, _] : layers())
     if (layer != "include") EXPECT_GT(checked[layer], 0u) << layer;
+}
+
+TEST(Layering, DeviceSubfoldersIncludeOnlyThemselvesAndTheSubfoldersBelow) {
+  const fs::path device = fs::path(NVFP4_SOURCE_DIR) / "device";
+  const std::regex include("#include \"device/([a-z0-9_]+)/");
+  std::set<std::string> folders;
+  std::map<std::string, std::size_t> checked;
+  for (const auto& e : fs::recursive_directory_iterator(device)) {
+    if (!e.is_regular_file() || !is_source(e.path())) continue;
+    const fs::path relative = fs::relative(e.path(), device);
+    if (relative.parent_path().empty()) {  // every source of device/ belongs to a subfolder
+      ADD_FAILURE() << e.path() << " lies in device/ itself, outside every subfolder";
+      continue;
+    }
+    const std::string folder = relative.begin()->string();
+    folders.insert(folder);
+    const auto row = device_layers().find(folder);
+    if (row == device_layers().end()) {
+      ADD_FAILURE() << "device/" << folder << "/ holds sources but has no row in the device layer table";
+      continue;
+    }
+    const std::string text = test_support::slurp_text(e.path());
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), include); m != std::sregex_iterator(); ++m) {
+      ++checked[folder];
+      EXPECT_TRUE(row->second.count((*m)[1])) << e.path() << " (device/" << folder << ") includes device/" << (*m)[1] << "/";
+    }
+  }
+  EXPECT_EQ(folders.size(), device_layers().size());
+  // Every subfolder includes something of device/, so each row is exercised.
+  for (const auto& [folder, _] : device_layers()) EXPECT_GT(checked[folder], 0u) << "device/" << folder;
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "device/flow_workloads.h"
+#include "device/flow/flow_workloads.h"
 #include "device/nccl/nccl_flow.h"
 
 namespace nvfp4::device {

@@ -13,7 +13,7 @@
 #include "cases/reference_backend.h"
 #include "cases/registry.h"
 #include "compare/diff.h"
-#include "device/device_backend.h"
+#include "device/backend/device_backend.h"
 #include "external/plugin/plugin_backend.h"
 #include "fuzz/case_generator.h"
 #include "tests/support/gpu.h"

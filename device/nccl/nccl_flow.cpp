@@ -17,10 +17,10 @@
 #include <fmt/ranges.h>
 #include <nccl.h>
 
-#include "device/check.h"
-#include "device/flow_workloads.h"
-#include "device/kernels.h"
 #include "cases/recipe.h"
+#include "device/flow/flow_workloads.h"
+#include "device/kernels/launch.h"
+#include "device/runtime/check.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
 #include "reference/master_weights.h"
@@ -85,7 +85,7 @@ std::vector<FloatMatrix> master_weights(const std::vector<WeightShape>& shapes, 
 
 // Reference (a): each whole weight, rounded to BF16 on the host, quantized in one call on the
 // current GPU (2D tiles, both directions) with its global amax from amax_global. Uses only the
-// single-tensor kernels (kernels.h), none of the flow's.
+// single-tensor kernels (launch.h), none of the flow's.
 std::vector<WeightBytes> quantize_whole(const std::vector<FloatMatrix>& weights, const Profile& profile,
                                         cudaStream_t stream) {
   std::vector<WeightBytes> out;
@@ -97,14 +97,14 @@ std::vector<WeightBytes> quantize_whole(const std::vector<FloatMatrix>& weights,
     DeviceBuffer x(2 * bf16.size()), amax(sizeof(float)), data(n.data), scale(n.scale), data_t(n.data), scale_t(n.scale_t);
     x.upload(bf16.data(), stream);
     for (DeviceBuffer* b : {&amax, &data, &scale, &data_t, &scale_t}) b->poison(stream);
-    amax_global(x.get(), InputType::BF16, shape.M, shape.K, profile.amax, amax.get<float>(), stream);
+    launch_amax_global(x.get(), InputType::BF16, shape.M, shape.K, profile.amax, amax.get<float>(), stream);
     QuantizeParams p;
     p.profile = profile;
     p.tiles_2d = true;
     p.amax = p.amax_t = amax.get<float>();
-    quantize(x.get(), InputType::BF16, shape.M, shape.K, p,
-             {data.get<std::uint8_t>(), scale.get<std::uint8_t>(), data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>()},
-             stream);
+    launch_quantize(x.get(), InputType::BF16, shape.M, shape.K, p,
+                    {data.get<std::uint8_t>(), scale.get<std::uint8_t>(), data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>()},
+                    stream);
     WeightBytes b{data.download(stream), scale.download(stream), data_t.download(stream), scale_t.download(stream), 0};
     std::memcpy(&b.amax, amax.download(stream).data(), sizeof(float));
     out.push_back(std::move(b));

@@ -1,16 +1,16 @@
 // The master-weight cast (NUMERICS.md §3.17) across real GPUs: one process, one thread and one
 // NCCL communicator per GPU, one rank per GPU. Each rank runs RankFlow with ncclAllReduce (MAX)
 // of its amax arena and ncclAllGather of its chunk; then every rank's outputs (data, scale,
-// data_t, scale_t, amax of every weight) are compared bitwise with (a) device::quantize of each
-// whole weight on GPU 0 (2D tiles, te, amax = amax_global of the BF16-rounded weight) and (b) the
-// CPU reference cast_master_weights.
+// data_t, scale_t, amax of every weight) are compared bitwise with (a) device::launch_quantize of
+// each whole weight on GPU 0 (2D tiles, te, amax = launch_amax_global of the BF16-rounded weight)
+// and (b) the CPU reference cast_master_weights.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "device/rank_flow.h"
+#include "device/flow/rank_flow.h"
 
 namespace nvfp4::device {
 

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "cases/case.h"
-#include "device/device_buffer.h"
+#include "device/runtime/device_buffer.h"
 #include "reference/layout.h"
 #include "reference/scale_layout.h"
 

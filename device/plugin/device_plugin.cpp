@@ -1,4 +1,4 @@
-// The device backend (device/device_backend.h) behind the plugin ABI (include/nvfp4_verify/plugin.h):
+// The device backend (device/backend/device_backend.h) behind the plugin ABI (include/nvfp4_verify/plugin.h):
 // libnvfp4_device_plugin.so. Loaded like any user's plugin, it checks the loader and the ABI
 // against kernels already known to equal the reference: its outputs must equal DeviceBackend's
 // bit for bit (tests/plugin_device_test.cpp).
@@ -9,7 +9,7 @@
 
 #include "cases/declaration.h"
 #include "cases/registry.h"
-#include "device/device_backend.h"
+#include "device/backend/device_backend.h"
 #include "device/plugin/abi_case.h"
 
 namespace nvfp4::device {

@@ -8,7 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "device/kernels.h"
+#include "device/kernels/launch.h"
 
 int main() {
   int count = 0;
@@ -31,7 +31,7 @@ int main() {
             cudaMalloc(reinterpret_cast<void**>(&damax), sizeof(float)) == cudaSuccess &&
             cudaMemcpy(dx, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess;
   if (ok) {
-    nvfp4::device::amax_global(dx, nvfp4::device::InputType::F32, 2, 16, nvfp4::AmaxRule::IGNORE, damax, nullptr);
+    nvfp4::device::launch_amax_global(dx, nvfp4::device::InputType::F32, 2, 16, nvfp4::AmaxRule::IGNORE, damax, nullptr);
     ok = cudaMemcpy(&amax, damax, sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess;
   }
   cudaFree(dx);

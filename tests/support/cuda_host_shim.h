@@ -1,4 +1,4 @@
-// Host stand-ins for the few CUDA qualifiers and intrinsics that device/exact_round.cuh uses, so
+// Host stand-ins for the few CUDA qualifiers and intrinsics that device/kernels/exact_round.cuh uses, so
 // that the GEMM epilogue's rounding also runs in a CPU test against the reference. Each has the
 // intrinsic's documented semantics (IEEE round-to-nearest-even; the project builds without FMA
 // contraction or fast-math, so the host operations are the correctly rounded ones).

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "device/device_backend.h"
+#include "device/backend/device_backend.h"
 
 namespace nvfp4 {
 
