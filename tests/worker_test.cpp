@@ -69,8 +69,8 @@ TEST(WorkerBackend, ConformingWorkerAgreesOnEveryGeneratedCaseInsideItsDeclarati
 }
 
 TEST(WorkerBackend, FaultOfOneCaseInABatchRestartsTheWorkerAndTheOthersAreAnswered) {
-  for (const auto& [mode, kind] : {std::pair{"crash", FaultKind::kCrash}, {"hang", FaultKind::kTimeout},
-                                   {"garbage", FaultKind::kProtocol}, {"wrong-id", FaultKind::kProtocol}}) {
+  for (const auto& [mode, kind] : {std::pair{"crash", FaultKind::kCrash}, {"garbage", FaultKind::kProtocol},
+                                   {"wrong-id", FaultKind::kProtocol}}) {
     SCOPED_TRACE(mode);
     const std::uint64_t seed = fresh_seed();
     const std::vector<Case> cases = {quantize_case("rowwise", seed), quantize_case("both", seed + 1),
@@ -85,6 +85,25 @@ TEST(WorkerBackend, FaultOfOneCaseInABatchRestartsTheWorkerAndTheOthersAreAnswer
     }
     EXPECT_EQ(worker.restarts(), 1u);
   }
+}
+
+TEST(WorkerBackend, AHangEndsTheBatchTheCasesAfterItAreSkippedNotSent) {
+  const std::uint64_t seed = fresh_seed();
+  const std::vector<Case> cases = {quantize_case("rowwise", seed), quantize_case("both", seed + 1),
+                                   quantize_case("rowwise", seed + 2)};
+  WorkerBackend worker(fake("hang", 0.5));  // hangs on the second case
+  const std::vector<Outcome> got = worker.run_many(cases);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_FALSE(got[0].fault) << got[0].message;
+  EXPECT_TRUE(diff_outputs(ReferenceBackend().run(cases[0]), got[0].outputs).empty());
+  EXPECT_EQ(got[1].fault, FaultKind::kTimeout) << got[1].message;
+  EXPECT_TRUE(got[2].skipped);
+  EXPECT_FALSE(got[2].fault);
+  EXPECT_TRUE(got[2].outputs.empty());
+  // The next batch starts a fresh worker.
+  const std::vector<Outcome> again = worker.run_many({&cases[0], 1});
+  EXPECT_FALSE(again[0].fault) << again[0].message;
+  EXPECT_EQ(worker.restarts(), 1u);
 }
 
 TEST(WorkerBackend, CrashVerdictNamesTheSignalAndTheWorkersStderr) {
