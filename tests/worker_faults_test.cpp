@@ -176,6 +176,13 @@ TEST(WorkerFaults, SignalToTheHarnessKillsEveryWorkerProcessGroupAndEndsItWithTh
   }
 }
 
+// The files a campaign saved into its corpus directory.
+std::vector<fs::path> files_in(const fs::path& corpus) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(corpus)) files.push_back(e.path());
+  return files;
+}
+
 TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) {
   const test_support::TempDir tmp;
   const fs::path dir = tmp.path();
@@ -192,8 +199,7 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) 
   EXPECT_LT(took, time_s + 5) << run.out << run.err;
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   ASSERT_TRUE(fs::exists(dir / "found")) << run.out << run.err;
-  std::vector<fs::path> saved;
-  for (const auto& e : fs::directory_iterator(dir / "found")) saved.push_back(e.path());
+  const std::vector<fs::path> saved = files_in(dir / "found");
   ASSERT_EQ(saved.size(), 1u) << run.out;
   const CaseRecord r = load_case(saved.front());
   EXPECT_EQ(r.found, "timeout");
@@ -218,8 +224,7 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeACampaignOfFewCasesRunLong
   EXPECT_LT(took, 6 * worker_timeout_s + 5) << run.out << run.err;
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   ASSERT_TRUE(fs::exists(dir / "found")) << run.out << run.err;
-  std::vector<fs::path> saved;
-  for (const auto& e : fs::directory_iterator(dir / "found")) saved.push_back(e.path());
+  const std::vector<fs::path> saved = files_in(dir / "found");
   ASSERT_EQ(saved.size(), 1u) << run.out;
   const CaseRecord r = load_case(saved.front());
   EXPECT_EQ(r.found, "timeout");
