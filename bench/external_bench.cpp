@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <random>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cases/reference_backend.h"
 #include "cases/registry.h"
@@ -94,14 +94,16 @@ int main(int argc, char** argv) {
   const auto us = [](double s) { return s * 1e6; };
   fmt::print("external backends, {} small cases per run (quantize te 16x64 F32; amax_global 16x64 F32), median of {}\n", n, reps);
   fmt::print("  {:<40} {:>9.2f} us/case wall\n", "reference quantize, in process", us(ref_q));
-  fmt::print("  {:<40} {:>9.2f} us/case wall, {:.2f} us harness CPU\n", "trivial worker", us(worker.wall), us(worker.harness_cpu));
+  fmt::print("  {:<40} {:>9.2f} us/case wall, {:.2f} us harness CPU\n", "trivial worker", us(worker.wall),
+             us(worker.harness_cpu));
   fmt::print("  {:<40} {:>9.2f} us/case wall ({:.2f}x the reference in process)\n", "worker running the reference",
              us(worker_ref.wall), worker_ref.wall / ref_q);
   fmt::print("  {:<40} {:>9.2f} us/case wall\n", "reference amax_global, in process", us(ref_a));
   fmt::print("  {:<40} {:>9.2f} us/case wall (overhead {:.2f} us)\n", "example plugin amax_global", us(plug), us(plug - ref_a));
   // The harness's own overhead: its CPU time per case with a worker that does nothing. The wall
   // time adds the worker's own decoding and encoding, and the scheduling of two processes.
-  fmt::print("harness overhead per small case: {:.2f} us harness CPU, {:.2f} us wall with a trivial C++ worker (target <= 50 us): {}\n",
-             us(worker.harness_cpu), us(worker.wall), us(worker.harness_cpu) <= 50 ? "met" : "MISSED");
+  fmt::print(
+      "harness overhead per small case: {:.2f} us harness CPU, {:.2f} us wall with a trivial C++ worker (target <= 50 us): {}\n",
+      us(worker.harness_cpu), us(worker.wall), us(worker.harness_cpu) <= 50 ? "met" : "MISSED");
   return 0;
 }

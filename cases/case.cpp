@@ -26,9 +26,12 @@ std::string case_profile_name(const Case& c) { return c.params.has("profile") ? 
 
 std::string_view fault_kind_name(FaultKind k) {
   switch (k) {
-    case FaultKind::kCrash: return "crash";
-    case FaultKind::kTimeout: return "timeout";
-    case FaultKind::kProtocol: return "protocol";
+    case FaultKind::kCrash:
+      return "crash";
+    case FaultKind::kTimeout:
+      return "timeout";
+    case FaultKind::kProtocol:
+      return "protocol";
   }
   return "?";
 }

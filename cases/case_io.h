@@ -20,8 +20,8 @@ constexpr int kCaseFormatVersion = 2;
 struct CaseRecord {
   Case c;
   std::map<std::string, Recipe> recipes;  // inputs that a recipe generates (tensor stored too)
-  std::string origin;  // who made it: "seed corpus", "fuzz campaign seed=.. shard=..", "regression #.."
-  std::string note;    // free text: what the case exercises, the upstream bug it reproduces
+  std::string origin;                     // who made it: "seed corpus", "fuzz campaign seed=.. shard=..", "regression #.."
+  std::string note;                       // free text: what the case exercises, the upstream bug it reproduces
   // The verdict with which a campaign saved it ("mismatch", "crash", ...; compare/compare.h), so
   // that replay can tell whether it still fails the same way; "" for seed and regression cases.
   std::string found;

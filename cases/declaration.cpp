@@ -49,8 +49,7 @@ Declaration Declaration::parse(const json& implements, std::string_view who) {
         op.named.insert(pname);
         if (values.is_string() && values.get<std::string>() == kAnyValue) continue;
         if (!values.is_array() || values.empty())
-          bad(who, fmt::format("{}: parameter '{}' must list its accepted values, or be \"{}\" for any", name, pname,
-                               kAnyValue));
+          bad(who, fmt::format("{}: parameter '{}' must list its accepted values, or be \"{}\" for any", name, pname, kAnyValue));
         std::vector<ParamValue>& list = op.params[pname];
         for (const json& v : values) {
           try {

@@ -29,7 +29,7 @@ class Declaration {
     // The accepted values of every parameter but those declared "*".
     std::map<std::string, std::vector<ParamValue>, std::less<>> params;
     std::set<std::string, std::less<>> named;  // the parameters the declaration names
-    std::vector<io::DType> dtypes;  // accepted dtypes of multi-dtype inputs; empty: any
+    std::vector<io::DType> dtypes;             // accepted dtypes of multi-dtype inputs; empty: any
 
     // The operation's parameters the declaration does not name, in registry order.
     std::vector<const ParamSpec*> held_at_default() const;

@@ -8,8 +8,7 @@ namespace nvfp4 {
 
 Case expert_case(const Case& c, std::int64_t e) {
   const io::Tensor& x = case_input(c, "x");
-  if (x.shape.size() != 3)
-    fail(c.op, ErrorCode::E_RANK, "experts: x has rank {}; expert weights are [E, N, K]", x.shape.size());
+  if (x.shape.size() != 3) fail(c.op, ErrorCode::E_RANK, "experts: x has rank {}; expert weights are [E, N, K]", x.shape.size());
   Case one = c;
   one.params.set("experts", false);
   one.inputs["x"] = leading_slice(x, e);

@@ -15,8 +15,8 @@ io::DType gemm_output_dtype(const Case& c);
 // Everything the reference needs, scales compact (unswizzled when the case stores them swizzled).
 struct GemmInputs {
   GemmOperand a, b;
-  FloatMatrix c;      // empty unless the case has tensor c
-  FloatVector bias;   // empty unless parameter bias
+  FloatMatrix c;        // empty unless the case has tensor c
+  FloatVector bias;     // empty unless parameter bias
   GemmOptions options;  // c and bias point into this object: do not copy it
   GemmInputs() = default;
   GemmInputs(const GemmInputs&) = delete;

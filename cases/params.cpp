@@ -10,12 +10,18 @@ namespace nvfp4 {
 
 std::string_view param_type_name(ParamType t) {
   switch (t) {
-    case ParamType::kEnum: return "enum";
-    case ParamType::kBool: return "bool";
-    case ParamType::kInt: return "int";
-    case ParamType::kUInt: return "uint";
-    case ParamType::kIntList: return "int_list";
-    case ParamType::kF32Bits: return "f32_bits";
+    case ParamType::kEnum:
+      return "enum";
+    case ParamType::kBool:
+      return "bool";
+    case ParamType::kInt:
+      return "int";
+    case ParamType::kUInt:
+      return "uint";
+    case ParamType::kIntList:
+      return "int_list";
+    case ParamType::kF32Bits:
+      return "f32_bits";
   }
   return "unknown";
 }

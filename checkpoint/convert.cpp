@@ -38,8 +38,7 @@ std::uint64_t byte_size(const io::TensorInfo& t) {
 // The tensors a shard of the output declares, in the source shard's order.
 std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint& src, const std::string& file,
                                                              const std::map<std::string, std::string>& group_of,
-                                                             const std::set<std::string>& bmm,
-                                                             const CheckpointFormat& f) {
+                                                             const std::set<std::string>& bmm, const CheckpointFormat& f) {
   std::vector<std::pair<std::string, io::TensorInfo>> out;
   for (const std::string& t : src.tensors_of(file)) {
     const io::TensorInfo& in = src.info(t);
@@ -74,9 +73,9 @@ std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint&
 
 void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint& src,
                   const std::map<std::string, std::string>& group_of, const std::set<std::string>& bmm,
-                  const std::map<std::string, float>& group_amax,
-                  const std::vector<std::string>& exclude_modules, const fs::path& tmp, ConvertProgress& p,
-                  const std::function<void(const ConvertProgress&)>& progress, ConvertSummary& s) {
+                  const std::map<std::string, float>& group_amax, const std::vector<std::string>& exclude_modules,
+                  const fs::path& tmp, ConvertProgress& p, const std::function<void(const ConvertProgress&)>& progress,
+                  ConvertSummary& s) {
   const CheckpointFormat& f = o.format;
   nlohmann::json weight_map = nlohmann::json::object();
   std::uint64_t total_size = 0;
@@ -119,8 +118,7 @@ void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint&
     out.commit();
     ++s.shards;
   }
-  if (src.sharded())
-    write_json(tmp / kIndexFile, {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}});
+  if (src.sharded()) write_json(tmp / kIndexFile, {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}});
   for (const std::string& name : src.other_files()) {
     if (name == "config.json")
       write_json(tmp / name, f.with_quantization_config(src.config(), exclude_modules));
@@ -138,8 +136,7 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
   fs::path output = o.output.lexically_normal();
   if (!output.has_filename()) output = output.parent_path();
   if (fs::exists(fs::symlink_status(output)))
-    throw io::FormatError(
-        fmt::format("{}: already exists; convert-checkpoint writes a new directory only", output.string()));
+    throw io::FormatError(fmt::format("{}: already exists; convert-checkpoint writes a new directory only", output.string()));
   const NamedProfile* profile = find_profile(o.profile);
   if (!profile)
     throw Error("convert-checkpoint", ErrorCode::E_UNSUPPORTED,
@@ -160,10 +157,10 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
     p.bytes_total += byte_size(info);
     if (is_bmm_selected(o.format, t, info, o.excludes)) {
       if (!o.format.bmm_layout)
-        throw io::FormatError(fmt::format(
-            "{}: {} is a 3-D expert tensor [E, in, out]; format {} stores experts as separate 2-D modules, and "
-            "convert-checkpoint does not split fused experts",
-            o.input.string(), t, o.format.name));
+        throw io::FormatError(
+            fmt::format("{}: {} is a 3-D expert tensor [E, in, out]; format {} stores experts as separate 2-D modules, and "
+                        "convert-checkpoint does not split fused experts",
+                        o.input.string(), t, o.format.name));
       if (!is_bmm_model(o.format, src.config()))
         throw io::FormatError(fmt::format(
             "{}: {} is a 3-D expert tensor of a model of type '{}'; format {} writes ModelOpt's transposed "
@@ -182,8 +179,8 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
     }
     if (!o.format.stacked_experts && info.shape.size() == 3 && is_selected(o.format, t, o.excludes))
       throw io::FormatError(fmt::format(
-          "{}: {} is a 3-D expert tensor; format {} {}, so convert-checkpoint does not write it",
-          o.input.string(), t, o.format.name,
+          "{}: {} is a 3-D expert tensor; format {} {}, so convert-checkpoint does not write it", o.input.string(), t,
+          o.format.name,
           o.format.bmm_layout ? "stores 3-D experts only as the BMM parameters of Llama-4 / GPT-OSS (names without "
                                 "\".weight\", docs/guides/checkpoints.md section 2.7); a 3-D \".weight\" has no documented layout"
                               : "stores experts as separate 2-D modules"));
@@ -200,10 +197,10 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
     for (const auto& [t, g] : group_of) members[g].push_back(t);
     for (const auto& [t, g] : group_of)
       if (src.info(t).shape.size() == 3 && !bmm.count(t) && members.at(g).size() > 1)
-        throw io::FormatError(fmt::format(
-            "{}: {} is a 3-D expert tensor in a shared-amax group ({}); format {} shares an amax for 2-D weights "
-            "only",
-            o.input.string(), t, fmt::join(members.at(g), ", "), o.format.name));
+        throw io::FormatError(
+            fmt::format("{}: {} is a 3-D expert tensor in a shared-amax group ({}); format {} shares an amax for 2-D weights "
+                        "only",
+                        o.input.string(), t, fmt::join(members.at(g), ", "), o.format.name));
   }
 
   // Pass 1: every quantized weight's amax, combined per group under the profile's NaN rule (a BMM

@@ -73,10 +73,10 @@ TensorCase tensor_case(const HfCheckpoint& source, const HfCheckpoint& quantized
   }
   if (out.expected.count("global_scale") && quantized.has(module + f.global_suffix)) {
     const io::Tensor g = quantized.read(module + f.global_suffix);
-    out.actual["global_scale"] = g.bytes.size() == out.expected.at("global_scale").bytes.size()
-                                     ? io::Tensor{out.expected.at("global_scale").dtype,
-                                                  out.expected.at("global_scale").shape, g.bytes}
-                                     : g;
+    out.actual["global_scale"] =
+        g.bytes.size() == out.expected.at("global_scale").bytes.size()
+            ? io::Tensor{out.expected.at("global_scale").dtype, out.expected.at("global_scale").shape, g.bytes}
+            : g;
   }
   return out;
 }

@@ -14,8 +14,8 @@
 namespace nvfp4::checkpoint {
 
 struct TensorCase {
-  Case c;             // quantize, inputs {x: the source <module>.weight}
-  TensorMap expected; // the reference's outputs of c
+  Case c;              // quantize, inputs {x: the source <module>.weight}
+  TensorMap expected;  // the reference's outputs of c
   // expected with data, scale and global_scale replaced by the stored <module>.weight,
   // .weight_scale and .weight_scale_2 bytes: a linear [N, K/16] scale is placed into the compact
   // layout's padded matrix (its padding taken from expected, so that it cannot differ); a stored

@@ -51,8 +51,7 @@ std::unique_ptr<Backend> make_plugin(const ExternalOptions& external, int) {
 // Every backend the comparing commands know, in the order help texts and errors list them.
 constexpr BackendRow kBackends[] = {
     {"reference", "the CPU emulator, the specification in code", make_reference, always_available, true},
-    {"metamorphic", "the reference reached through each operation's metamorphic relation", make_metamorphic,
-     always_available},
+    {"metamorphic", "the reference reached through each operation's metamorphic relation", make_metamorphic, always_available},
     {"device", "the CUDA kernels, on a GPU", make_device, device_unavailable, true},
     {"worker", "an external process speaking docs/spec/worker-protocol.md, given by --worker", make_worker, always_available},
     {"plugin", "a shared library implementing docs/spec/plugin-abi.md, given by --plugin", make_plugin, always_available},
@@ -76,8 +75,7 @@ std::string backend_names(std::string_view separator) {
 
 std::string backends_option_help() {
   std::string s = "two backends A,B to compare, of: ";
-  for (const BackendRow& row : kBackends)
-    s += fmt::format("{}{} ({})", &row == kBackends ? "" : ", ", row.name, row.description);
+  for (const BackendRow& row : kBackends) s += fmt::format("{}{} ({})", &row == kBackends ? "" : ", ", row.name, row.description);
   return s + "; default reference,device where a GPU is usable, else reference,metamorphic";
 }
 
@@ -91,7 +89,9 @@ void add_output_backend_option(CLI::App* cmd, std::string& backend) {
 }
 
 void add_external_options(CLI::App* cmd, ExternalOptions& o) {
-  cmd->add_option("--worker", o.worker, "the worker backend's command: plain words run directly, shell syntax under /bin/sh -c (docs/spec/worker-protocol.md)");
+  cmd->add_option(
+      "--worker", o.worker,
+      "the worker backend's command: plain words run directly, shell syntax under /bin/sh -c (docs/spec/worker-protocol.md)");
   cmd->add_option("--worker-timeout", o.worker_timeout, "seconds a worker may take per case before the case's verdict is timeout")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -115,7 +115,8 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptio
 }
 
 void add_job_options(CLI::App* cmd, JobOptions& o) {
-  cmd->add_option("--jobs", o.jobs, "threads, each running rounds on its own pair of backends (0: one per hardware thread); "
+  cmd->add_option("--jobs", o.jobs,
+                  "threads, each running rounds on its own pair of backends (0: one per hardware thread); "
                   "the cases do not depend on it")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

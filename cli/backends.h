@@ -19,9 +19,9 @@ namespace nvfp4::cli {
 // How to reach the external backends: a worker command (docs/spec/worker-protocol.md) or a plugin
 // library (docs/spec/plugin-abi.md).
 struct ExternalOptions {
-  std::string worker;           // --worker 'CMD ARGS...'
-  double worker_timeout = 10;   // --worker-timeout, seconds per case
-  std::string plugin;           // --plugin ./libmine.so
+  std::string worker;          // --worker 'CMD ARGS...'
+  double worker_timeout = 10;  // --worker-timeout, seconds per case
+  std::string plugin;          // --plugin ./libmine.so
 };
 
 // Adds --worker, --worker-timeout and --plugin to a command.

@@ -37,8 +37,10 @@ void state_space(const std::string& command, fuzz::CaseSpace space, const Backen
                  Summary& summary) {
   space.declarations = {expected.declaration(), actual.declaration()};
   if (!expected.declaration() && !actual.declaration()) {
-    const std::string all = fmt::format("{}, every parameter and profile{}", space.ops.empty() ? "every operation" : fmt::format("{}", fmt::join(space.ops, ", ")),
-                                        space.profiles.empty() ? "" : fmt::format(" (profiles {})", fmt::join(space.profiles, ", ")));
+    const std::string all =
+        fmt::format("{}, every parameter and profile{}",
+                    space.ops.empty() ? "every operation" : fmt::format("{}", fmt::join(space.ops, ", ")),
+                    space.profiles.empty() ? "" : fmt::format(" (profiles {})", fmt::join(space.profiles, ", ")));
     fmt::print("{}: space: {}\n", command, all);
     summary.facts.emplace_back("space", all);
     return;

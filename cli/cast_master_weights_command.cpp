@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cases/case.h"
 #include "cases/registry.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
 #include "io/output_path.h"
-#include "cases/case.h"
 #include "reference/partition.h"
 #include "reference/profiles.h"
 
@@ -50,7 +50,8 @@ void run(const CastArgs& a) {
       total += t.numel();
     }
   if (c.inputs.empty()) throw UsageError(fmt::format("{}: holds no 2-D tensor (master weights are 2-D F32)", a.input));
-  if (a.ranks < 1 || a.ranks > kMaxRanks) throw UsageError(fmt::format("--ranks {}: between 1 and {} ranks are supported", a.ranks, kMaxRanks));
+  if (a.ranks < 1 || a.ranks > kMaxRanks)
+    throw UsageError(fmt::format("--ranks {}: between 1 and {} ranks are supported", a.ranks, kMaxRanks));
   const std::vector<std::int64_t> cuts = a.cuts.empty() ? equal_cuts(total, a.ranks) : parse_cuts(a.cuts);
   rank_ranges(total, a.ranks, cuts);  // bad cut points fail here, before any work
   c.params.set("cuts", cuts);
@@ -74,8 +75,8 @@ void run(const CastArgs& a) {
 
 void register_cast_master_weights(CLI::App& app) {
   auto a = std::make_shared<CastArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "cast-master-weights", "Cast FP32 master weights to NVFP4 2D across R data-parallel ranks (NUMERICS.md §3.17)");
+  CLI::App* cmd = app.add_subcommand("cast-master-weights",
+                                     "Cast FP32 master weights to NVFP4 2D across R data-parallel ranks (NUMERICS.md §3.17)");
   cmd->add_option("--input", a->input, "safetensors file; every 2-D tensor is an F32 master weight")->required();
   cmd->add_option("--output", a->output, "output .safetensors: NAME.data, NAME.scale, NAME.amax, NAME.data_t, NAME.scale_t")
       ->required();

@@ -33,9 +33,10 @@ std::vector<std::string> campaign_operations(const CompareMode& mode, const std:
   if (gemm.empty()) throw UsageError("--compare ulp: this build registers no GEMM operation (gemm, grouped_gemm)");
   for (const std::string& op : ops)
     if (!is_gemm_operation(op))
-      throw UsageError(fmt::format("--compare ulp compares GEMM outputs only ({}); --ops names '{}': compare it bitwise "
-                                   "in a campaign of its own",
-                                   fmt::join(gemm, ", "), op));
+      throw UsageError(
+          fmt::format("--compare ulp compares GEMM outputs only ({}); --ops names '{}': compare it bitwise "
+                      "in a campaign of its own",
+                      fmt::join(gemm, ", "), op));
   return ops.empty() ? gemm : ops;
 }
 

@@ -35,7 +35,8 @@ void run(const FuzzArgs& a, int& exit_code) {
   if (!a.report.empty()) io::prepare_output_directory(a.report, "--report");
   fuzz::CampaignOptions o;
   for (const std::string& name : a.ops)
-    if (!find_operation(name)) throw UsageError(fmt::format("--ops: unknown operation '{}' (known: {})", name, operation_names(", ")));
+    if (!find_operation(name))
+      throw UsageError(fmt::format("--ops: unknown operation '{}' (known: {})", name, operation_names(", ")));
   o.compare = compare_mode(a.compare);
   o.space.ops = campaign_operations(o.compare, a.ops);
   for (const std::string& p : a.profiles)
@@ -53,7 +54,8 @@ void run(const FuzzArgs& a, int& exit_code) {
   const std::string backends = na + " vs " + nb;
   const CampaignBackends cb = campaign_backends(na, nb, a.external, a.jobs);
   if (nb != "device" && na != "device")
-    fmt::print("fuzz: {}, {} (GPU: {})\n", backends, cb.description, device_unavailable().empty() ? "present, not used" : device_unavailable());
+    fmt::print("fuzz: {}, {} (GPU: {})\n", backends, cb.description,
+               device_unavailable().empty() ? "present, not used" : device_unavailable());
   else
     fmt::print("fuzz: {}, {}\n", backends, cb.description);
   for (const Backend* b : {cb.first.expected.get(), cb.first.actual.get()})
@@ -77,7 +79,8 @@ void run(const FuzzArgs& a, int& exit_code) {
 
 void register_fuzz(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<FuzzArgs>();
-  CLI::App* cmd = app.add_subcommand("fuzz", "Run a fuzzing campaign comparing two backends bit for bit (or GEMM outputs by ULP distance)");
+  CLI::App* cmd =
+      app.add_subcommand("fuzz", "Run a fuzzing campaign comparing two backends bit for bit (or GEMM outputs by ULP distance)");
   cmd->add_option("--ops", a->ops, "operations (default: all): " + operation_names(", "))->delimiter(',');
   cmd->add_option("--profiles", a->profiles, "profiles (default: all)")->delimiter(',');
   cmd->add_option("--time", a->time, "stop after this long, e.g. 60s, 5m (default 60s)");

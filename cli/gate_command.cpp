@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cases/corpus.h"
 #include "cli/backends.h"
 #include "cli/campaign_report.h"
 #include "cli/commands.h"
 #include "cli/compare_options.h"
-#include "cases/corpus.h"
 #include "compare/corpus_replay.h"
 #include "io/output_path.h"
 #include "reports/failure_page.h"
@@ -38,11 +38,15 @@ void run(const GateArgs& a, int& exit_code) {
   const CompareMode mode = compare_mode(a.compare);
   // In ulp mode only the GEMM operations run: their outputs are the ones with a tolerance.
   const std::vector<std::string> ops = campaign_operations(mode, {});
-  if (no_gpu.empty()) fmt::print("gate: GPU present; comparing {}\n", backends);
-  else fmt::print("gate: no GPU ({}); comparing {}: reference self-consistency, metamorphic properties, profile agreement\n", no_gpu, backends);
+  if (no_gpu.empty())
+    fmt::print("gate: GPU present; comparing {}\n", backends);
+  else
+    fmt::print("gate: no GPU ({}); comparing {}: reference self-consistency, metamorphic properties, profile agreement\n", no_gpu,
+               backends);
   if (mode.ulp)
-    fmt::print("gate: GEMM operations only ({}), by ULP distance to the first backend, {}\n", fmt::join(ops, ", "),
-               mode.max_ulp ? fmt::format("passing within {} ulps", *mode.max_ulp) : std::string("reporting only (no --max-ulp)"));
+    fmt::print(
+        "gate: GEMM operations only ({}), by ULP distance to the first backend, {}\n", fmt::join(ops, ", "),
+        mode.max_ulp ? fmt::format("passing within {} ulps", *mode.max_ulp) : std::string("reporting only (no --max-ulp)"));
   CampaignBackends cb = campaign_backends(na, nb, a.external, a.jobs);
   const std::shared_ptr<Backend> ba = cb.first.expected, bb = cb.first.actual;
   Summary summary{"nvfp4-verify gate", backends, 0, {}};

@@ -49,7 +49,8 @@ void run(const GemmArgs& a) {
     const std::string s = side;
     c.inputs[s + "_data"] = require(*file, path, "data");
     io::Tensor scale = require(*file, path, "scale");
-    if (swizzled(*file) && !both_swizzled) scale = io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(scale, "gemm", s + "_scale")));
+    if (swizzled(*file) && !both_swizzled)
+      scale = io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(scale, "gemm", s + "_scale")));
     c.inputs[s + "_scale"] = scale;
     c.inputs[s + "_amax"] = require(*file, path, "amax");
   }
@@ -72,11 +73,7 @@ void run(const GemmArgs& a) {
 
   io::File out;
   out.tensors["d"] = make_backend(a.backend)->run(c).at("d");
-  out.metadata = {{"format", "nvfp4-verify gemm"},
-                  {"mode", "exact"},
-                  {"backend", a.backend},
-                  {"a", a.a},
-                  {"b", a.b},
+  out.metadata = {{"format", "nvfp4-verify gemm"},        {"mode", "exact"}, {"backend", a.backend}, {"a", a.a}, {"b", a.b},
                   {"tool", "nvfp4-verify " NVFP4_VERSION}};
   io::write_file_atomic(a.output, out);
 }
@@ -85,7 +82,8 @@ void run(const GemmArgs& a) {
 
 void register_gemm(CLI::App& app) {
   auto a = std::make_shared<GemmArgs>();
-  CLI::App* cmd = app.add_subcommand("gemm", "EXACT NVFP4 GEMM: d = alpha * A * B^T (+ beta * C) (+ bias), one rounding of the exact result");
+  CLI::App* cmd =
+      app.add_subcommand("gemm", "EXACT NVFP4 GEMM: d = alpha * A * B^T (+ beta * C) (+ bias), one rounding of the exact result");
   cmd->add_option("--a", a->a, "operand A [M, K]: a file as `quantize` writes it (data, scale, amax)")->required();
   cmd->add_option("--b", a->b, "operand B [N, K], K-major like A")->required();
   cmd->add_option("--output", a->output, "output .safetensors file (tensor d [M, N])")->required();
@@ -93,7 +91,9 @@ void register_gemm(CLI::App& app) {
   cmd->add_option("--beta", a->beta, "beta, with --c");
   cmd->add_option("--c", a->c, "C [M, N] F32 (.safetensors, its only tensor or one named c)");
   cmd->add_option("--bias", a->bias, "bias [N] F32 (.safetensors, its only tensor or one named bias)");
-  cmd->add_option("--out-dtype", a->out_dtype, "output dtype")->check(CLI::IsMember(registry_choices("gemm", "output_dtype", Spelling::kLowerCase)))->capture_default_str();
+  cmd->add_option("--out-dtype", a->out_dtype, "output dtype")
+      ->check(CLI::IsMember(registry_choices("gemm", "output_dtype", Spelling::kLowerCase)))
+      ->capture_default_str();
   add_output_backend_option(cmd, a->backend);
   cmd->callback([a] { run(*a); });
 }

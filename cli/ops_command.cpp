@@ -36,8 +36,7 @@ void print_markdown() {
   for (const OperationSpec& op : operations())
     fmt::print("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", op.name, op.family, op.section,
                op.params.empty() ? "none" : fmt::format("{}", fmt::join(param_names(op), ", ")),
-               fmt::join(tensor_names(op.inputs), ", "), fmt::join(tensor_names(op.outputs), ", "), device_text(op),
-               op.relation);
+               fmt::join(tensor_names(op.inputs), ", "), fmt::join(tensor_names(op.outputs), ", "), device_text(op), op.relation);
   fmt::print("\n## What each operation does\n\n");
   for (const OperationSpec& op : operations()) fmt::print("- **`{}`**: {}.\n", op.name, op.summary);
 }
@@ -52,8 +51,7 @@ void register_ops(CLI::App& app) {
   cmd->callback([json, markdown] {
     if (*json) return fmt::print("{}\n", registry_json(NVFP4_VERSION).dump(2));
     if (*markdown) return print_markdown();
-    for (const OperationSpec& op : operations())
-      fmt::print("{:<20} {:<12} {}\n", op.name, op.family, op.summary);
+    for (const OperationSpec& op : operations()) fmt::print("{:<20} {:<12} {}\n", op.name, op.family, op.summary);
   });
 }
 

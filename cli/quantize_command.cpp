@@ -18,8 +18,8 @@ namespace nvfp4::cli {
 namespace {
 
 struct QuantizeArgs {
-  std::string input, tensor, output, profile = "te", block = "1d", direction = "rowwise", amax,
-                                     scale_layout = "compact", rounding = "nearest", rht_mask = "0xD7E8";
+  std::string input, tensor, output, profile = "te", block = "1d", direction = "rowwise", amax, scale_layout = "compact",
+                                     rounding = "nearest", rht_mask = "0xD7E8";
   bool row_scaled = false, rht = false, experts = false;
   std::uint64_t seed = 0, offset = 0;
 };
@@ -113,7 +113,9 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--profile", a->profile, "numerics profile (see `nvfp4-verify profiles`)")
       ->check(CLI::IsMember(registry_choices("quantize", "profile")))
       ->capture_default_str();
-  cmd->add_option("--block", a->block, "1d: 1x16 blocks; 2d: 16x16 tiles")->check(CLI::IsMember(registry_choices("quantize", "block")))->capture_default_str();
+  cmd->add_option("--block", a->block, "1d: 1x16 blocks; 2d: 16x16 tiles")
+      ->check(CLI::IsMember(registry_choices("quantize", "block")))
+      ->capture_default_str();
   cmd->add_option("--direction", a->direction, "rowwise, columnwise (x^T, stored transposed) or both")
       ->check(CLI::IsMember(registry_choices("quantize", "direction")))
       ->capture_default_str();

@@ -17,14 +17,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cases/corpus.h"
+#include "cases/registry.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
 #include "cli/compare_options.h"
 #include "compare/compare.h"
 #include "compare/corpus_replay.h"
-#include "cases/corpus.h"
 #include "io/output_path.h"
-#include "cases/registry.h"
 #include "reports/failure_page.h"
 #include "reports/report.h"
 
@@ -114,8 +114,8 @@ int replay(const ReplayArgs& args) {
     if (cmp.agree && cmp.expected.empty() && cmp.actual.empty()) detail = "both reject: " + rejection(rec.c, *a);
     if (cmp.agree)
       for (const UlpReport& u : cmp.ulp) detail += (detail.empty() ? "" : "; ") + u.brief();
-    SummaryEntry entry{file.string(), rec.c.op, case_profile_name(rec.c), cmp.agree,
-                       label + (detail.empty() ? "" : "  " + detail), ""};
+    SummaryEntry entry{
+        file.string(), rec.c.op, case_profile_name(rec.c), cmp.agree, label + (detail.empty() ? "" : "  " + detail), ""};
     if (cmp.agree) {
       fmt::print("PASS  {}  {}{}\n", file.string(), label, detail.empty() ? "" : "  (" + detail + ")");
     } else {
@@ -163,7 +163,9 @@ int replay(const ReplayArgs& args) {
 
 void register_replay(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ReplayArgs>();
-  CLI::App* cmd = app.add_subcommand("replay", "Replay case files (or directories of them) on two backends and compare bit for bit (or GEMM outputs by ULP distance)");
+  CLI::App* cmd = app.add_subcommand(
+      "replay",
+      "Replay case files (or directories of them) on two backends and compare bit for bit (or GEMM outputs by ULP distance)");
   cmd->add_option("paths", a->paths, "case files (*.safetensors) or directories searched recursively")->required();
   cmd->add_option("--backends", a->backends, backends_option_help());
   add_external_options(cmd, a->external);

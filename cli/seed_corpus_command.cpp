@@ -6,16 +6,17 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.h"
 #include "cases/corpus.h"
 #include "cases/seeds/seed_corpus.h"
+#include "cli/commands.h"
 #include "io/output_path.h"
 
 namespace nvfp4::cli {
 
 void register_seed_corpus(CLI::App& app) {
   auto output = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("seed-corpus", "Write the seed corpus of small cases (NUMERICS.md §5-§6 classes) into a directory");
+  CLI::App* cmd =
+      app.add_subcommand("seed-corpus", "Write the seed corpus of small cases (NUMERICS.md §5-§6 classes) into a directory");
   cmd->add_option("--output", *output, "corpus directory (created if needed), e.g. corpora/seed")->required();
   cmd->callback([output] {
     const std::filesystem::path dir(*output);
@@ -31,8 +32,8 @@ void register_seed_corpus(CLI::App& app) {
       (seen.insert(p).second ? written : present) += 1;
       bytes += std::filesystem::file_size(p);
     }
-    fmt::print("seed-corpus: {} cases ({} bytes) in {}: {} written, {} already present\n", cases.size(), bytes, *output,
-               written, present);
+    fmt::print("seed-corpus: {} cases ({} bytes) in {}: {} written, {} already present\n", cases.size(), bytes, *output, written,
+               present);
   });
 }
 

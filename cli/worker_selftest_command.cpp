@@ -55,10 +55,12 @@ std::optional<Case> rejected_case(const Case& c, ReferenceBackend& reference) {
 // operation's newer parameters (those added after its first release) the worker names.
 void print_coverage(const Declaration::Op& op) {
   std::vector<std::string> held, newer;
-  for (const ParamSpec* p : op.held_at_default()) held.push_back(fmt::format("{}={}", p->name, param_to_json(p->default_value).dump()));
+  for (const ParamSpec* p : op.held_at_default())
+    held.push_back(fmt::format("{}={}", p->name, param_to_json(p->default_value).dump()));
   for (const ParamSpec& p : op.spec->params)
     if (p.omit_default) newer.push_back(fmt::format("{} ({})", p.name, op.named.contains(p.name) ? "named" : "at its default"));
-  fmt::print("      {}: held at their defaults: {}\n", op.spec->name, held.empty() ? "none" : fmt::format("{}", fmt::join(held, ", ")));
+  fmt::print("      {}: held at their defaults: {}\n", op.spec->name,
+             held.empty() ? "none" : fmt::format("{}", fmt::join(held, ", ")));
   if (!newer.empty()) fmt::print("      {}: newer parameters of the registry: {}\n", op.spec->name, fmt::join(newer, ", "));
 }
 
@@ -113,7 +115,8 @@ int selftest(const SelftestArgs& a) {
     for (std::size_t i = 0; i < all.size(); ++i) {
       const Comparison cmp = compare_outcomes("reference", std::move(expected[i]), "worker", std::move(actual[i]));
       agree += cmp.agree;
-      if (!cmp.agree && first.empty()) first = fmt::format("first: {}: {}: {}", case_label(all[i]), verdict_name(cmp.verdict), cmp.problem);
+      if (!cmp.agree && first.empty())
+        first = fmt::format("first: {}: {}: {}", case_label(all[i]), verdict_name(cmp.verdict), cmp.problem);
     }
     checks.report(agree == all.size(), fmt::format("{} cases in flight at once, answered in order", all.size()),
                   agree == all.size() ? "" : fmt::format("{} of {} agree; {}", agree, all.size(), first));
@@ -129,8 +132,10 @@ int selftest(const SelftestArgs& a) {
 
 void register_worker_selftest(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<SelftestArgs>();
-  CLI::App* cmd = app.add_subcommand("worker-selftest", "Check that a worker speaks docs/spec/worker-protocol.md and agrees with the reference");
-  cmd->add_option("--worker", a->worker, "the worker's command: plain words run directly, shell syntax under /bin/sh -c")->required();
+  CLI::App* cmd = app.add_subcommand("worker-selftest",
+                                     "Check that a worker speaks docs/spec/worker-protocol.md and agrees with the reference");
+  cmd->add_option("--worker", a->worker, "the worker's command: plain words run directly, shell syntax under /bin/sh -c")
+      ->required();
   cmd->add_option("--worker-timeout", a->timeout, "seconds per case")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--batch", a->batch, "cases in flight in the batch check")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->callback([a, &exit_code] { exit_code = selftest(*a); });

@@ -44,8 +44,10 @@ bool has_output(const OperationSpec& op, std::string_view name) {
 // parser (param_from_json) checks it.
 json param_json(const ParamSpec& p, const std::string& text) {
   switch (p.type) {
-    case ParamType::kEnum: return text;
-    case ParamType::kF32Bits: return text == "null" || text == "none" ? json(nullptr) : json{{"bits", text}};
+    case ParamType::kEnum:
+      return text;
+    case ParamType::kF32Bits:
+      return text == "null" || text == "none" ? json(nullptr) : json{{"bits", text}};
     case ParamType::kIntList:
       if (!text.starts_with("[")) return param_json(p, "[" + text + "]");
       [[fallthrough]];
@@ -191,9 +193,10 @@ bool infer_swizzled(const TensorMap& reference, const RenamedTensors& theirs, st
   }
   if (bytes == 0) return false;
   const bool swizzle = swizzled > compact;
-  notes.push_back(fmt::format("scale_layout={} (inferred: their scale bytes equal the reference's at {} of {} positions "
-                              "in the swizzled layout, at {} in the compact one)",
-                              swizzle ? "swizzled" : "compact", swizzled, bytes, compact));
+  notes.push_back(
+      fmt::format("scale_layout={} (inferred: their scale bytes equal the reference's at {} of {} positions "
+                  "in the swizzled layout, at {} in the compact one)",
+                  swizzle ? "swizzled" : "compact", swizzled, bytes, compact));
   return swizzle;
 }
 
@@ -305,9 +308,10 @@ CheckResult check_outputs(const CheckRequest& req) {
     if (const std::optional<std::uint32_t> bits = their_amax(r.reference, theirs)) {
       const std::uint32_t own = f32_bits(r.reference.count("amax") ? r.reference.at("amax") : r.reference.at("amax_t"));
       r.c.params.set("amax", F32Bits{*bits});
-      r.notes.push_back(fmt::format("amax=0x{:08X} (inferred: THEIRS' amax, not x's own 0x{:08X}; --param amax=null compares "
-                                    "with x's own)",
-                                    *bits, own));
+      r.notes.push_back(
+          fmt::format("amax=0x{:08X} (inferred: THEIRS' amax, not x's own 0x{:08X}; --param amax=null compares "
+                      "with x's own)",
+                      *bits, own));
       r.reference = reference.run(r.c);
     }
   if (quantize && !given(req, "scale_layout") && infer_swizzled(r.reference, theirs, r.notes)) {

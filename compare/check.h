@@ -43,11 +43,11 @@ struct BlockCount {
 };
 
 struct CheckResult {
-  Case c;                       // the inputs and every parameter: given, inferred or default
-  TensorMap reference;          // every output of the reference
-  TensorMap expected, actual;   // the reference's outputs that THEIRS holds, and THEIRS' tensors as them
+  Case c;                                           // the inputs and every parameter: given, inferred or default
+  TensorMap reference;                              // every output of the reference
+  TensorMap expected, actual;                       // the reference's outputs that THEIRS holds, and THEIRS' tensors as them
   std::map<std::string, std::string> stored_names;  // reference name -> THEIRS' name, where they differ
-  std::vector<TensorDiff> diffs;  // expected vs actual
+  std::vector<TensorDiff> diffs;                    // expected vs actual
   BlockCount blocks;
   std::vector<std::string> notes;  // what was inferred, renamed, reinterpreted, ignored or not compared
   bool match() const { return diffs.empty(); }

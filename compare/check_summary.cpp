@@ -132,12 +132,11 @@ std::vector<std::string> describe_identify(const std::vector<ProfileMatch>& rank
     const CheckResult& r = *m.result;
     std::vector<std::string> differing;
     for (const TensorDiff& d : r.diffs) differing.push_back(d.tensor);
-    lines.push_back(fmt::format("matches {} on {} of blocks ({} of {}){}", m.profile, r.blocks.percent(), r.blocks.matching,
-                                r.blocks.total,
-                                r.match()        ? std::string(", bit for bit")
-                                : r.blocks.all() ? fmt::format(", but {} {}", fmt::join(differing, ", "),
-                                                               differing.size() == 1 ? "differs" : "differ")
-                                                 : std::string()));
+    lines.push_back(fmt::format(
+        "matches {} on {} of blocks ({} of {}){}", m.profile, r.blocks.percent(), r.blocks.matching, r.blocks.total,
+        r.match()        ? std::string(", bit for bit")
+        : r.blocks.all() ? fmt::format(", but {} {}", fmt::join(differing, ", "), differing.size() == 1 ? "differs" : "differ")
+                         : std::string()));
   }
   return lines;
 }

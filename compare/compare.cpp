@@ -20,9 +20,12 @@ constexpr std::array<std::pair<Verdict, std::string_view>, 7> kVerdictNames = {{
 
 Verdict fault_verdict(FaultKind k) {
   switch (k) {
-    case FaultKind::kCrash: return Verdict::kCrash;
-    case FaultKind::kTimeout: return Verdict::kTimeout;
-    case FaultKind::kProtocol: return Verdict::kProtocol;
+    case FaultKind::kCrash:
+      return Verdict::kCrash;
+    case FaultKind::kTimeout:
+      return Verdict::kTimeout;
+    case FaultKind::kProtocol:
+      return Verdict::kProtocol;
   }
   return Verdict::kCrash;
 }
@@ -55,8 +58,7 @@ std::string_view verdict_name(Verdict v) {
   return "?";
 }
 
-Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_view actual, Outcome a,
-                            const CompareMode& mode) {
+Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_view actual, Outcome a, const CompareMode& mode) {
   Comparison r;
   if (e.fault || a.fault) {
     r.verdict = fault_verdict(a.fault ? *a.fault : *e.fault);

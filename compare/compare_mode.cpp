@@ -13,6 +13,8 @@ std::vector<std::string> gemm_operation_names() {
   return ops;
 }
 
-CompareMode compare_mode_for(const CompareMode& mode, std::string_view op) { return is_gemm_operation(op) ? mode : CompareMode{}; }
+CompareMode compare_mode_for(const CompareMode& mode, std::string_view op) {
+  return is_gemm_operation(op) ? mode : CompareMode{};
+}
 
 }  // namespace nvfp4

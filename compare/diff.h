@@ -10,11 +10,11 @@
 namespace nvfp4 {
 
 struct TensorDiff {
-  std::string tensor;            // output name, e.g. "scale_t"
-  std::string problem;           // empty when only element mismatches; else "missing in actual", "shape ..."
-  std::size_t mismatches = 0;    // elements whose bits differ
-  std::size_t first_index = 0;   // flat index of the first mismatching element
-  std::string first_expected;    // its bits, hex
+  std::string tensor;           // output name, e.g. "scale_t"
+  std::string problem;          // empty when only element mismatches; else "missing in actual", "shape ..."
+  std::size_t mismatches = 0;   // elements whose bits differ
+  std::size_t first_index = 0;  // flat index of the first mismatching element
+  std::string first_expected;   // its bits, hex
   std::string first_actual;
 };
 

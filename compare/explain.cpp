@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "compare/explain_master_weights.h"
 #include "cases/experts.h"
 #include "cases/quantize_case.h"
 #include "cases/reference_backend.h"
+#include "compare/explain_master_weights.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/formulas.h"
@@ -54,7 +54,9 @@ bool is_tie(float y) {
 }
 
 // Codes of neighbouring grid points with the same sign.
-bool neighbours(std::uint8_t a, std::uint8_t b) { return (a & 8) == (b & 8) && (a & 7) != (b & 7) && std::abs((a & 7) - (b & 7)) == 1; }
+bool neighbours(std::uint8_t a, std::uint8_t b) {
+  return (a & 8) == (b & 8) && (a & 7) != (b & 7) && std::abs((a & 7) - (b & 7)) == 1;
+}
 
 std::uint8_t swap_nibbles(std::uint8_t b) { return std::uint8_t((b << 4) | (b >> 4)); }
 
@@ -65,14 +67,14 @@ ByteMatrix compact_scale(const io::Tensor& t, ScaleLayout layout) {
 
 class Explainer {
  public:
-  Explainer(const Case& c, const TensorMap& expected, const TensorMap& actual)
-      : c_(c), expected_(expected), actual_(actual) {}
+  Explainer(const Case& c, const TensorMap& expected, const TensorMap& actual) : c_(c), expected_(expected), actual_(actual) {}
 
   // With `elements`, every data and scale byte of a quantize output is classified; without, each
   // differing tensor counts its differing bytes.
   Explanation run(bool elements) {
     for (const auto& [name, t] : expected_)
-      if ((name == "amax" || name == "amax_t" || name == "global_scale") && actual_.count(name) && actual_.at(name).bytes != t.bytes)
+      if ((name == "amax" || name == "amax_t" || name == "global_scale") && actual_.count(name) &&
+          actual_.at(name).bytes != t.bytes)
         add({name, 0, 0, 0, 0, 0, MismatchKind::kAmax});
     if (elements && c_.inputs.count("x")) {
       const FloatMatrix x = io::to_float_matrix(c_.inputs.at("x"), "explain", "x");
@@ -119,7 +121,8 @@ class Explainer {
           add({scale_name, r, j, 0, es(r, j), as(r, j), MismatchKind::kPadding});
           continue;
         }
-        const bool one_code = (es(r, j) & 0x80) == (as(r, j) & 0x80) && std::abs(int(es(r, j) & 0x7F) - int(as(r, j) & 0x7F)) == 1;
+        const bool one_code =
+            (es(r, j) & 0x80) == (as(r, j) & 0x80) && std::abs(int(es(r, j) & 0x7F) - int(as(r, j) & 0x7F)) == 1;
         add({scale_name, r, j, 0, es(r, j), as(r, j), one_code ? MismatchKind::kScaleOffByOneCode : MismatchKind::kScaleOther});
         map.mismatching[r * blocks + j] = 1;
       }
@@ -146,7 +149,8 @@ class Explainer {
           const std::uint8_t e = nibble_at(ed(r, b), half), a = nibble_at(ad(r, b), half);
           if (e == a) continue;
           const std::int64_t col = 2 * b + half;
-          ElementMismatch m{data_name, r, col, bits_of(d.x(r, col)), e, a, element_kind(d, *block, ed, ad, r, b, col, e, a, all_swapped)};
+          ElementMismatch m{
+              data_name, r, col, bits_of(d.x(r, col)), e, a, element_kind(d, *block, ed, ad, r, b, col, e, a, all_swapped)};
           if (!block->sr.empty()) m.sr = block->sr[col % 16];
           add(std::move(m));
         }
@@ -200,7 +204,8 @@ class Explainer {
     t.encode_factor = enc.encoder.factor;
     const std::optional<StochasticRounding>& sr = quantize_options(c_).stochastic;
     PhiloxCounter draw;  // §3.18.3: the block's one draw, at its stored index
-    if (sr) draw = sr_draw(sr->seed, sr->offset, d.sr_dir, std::uint64_t(r) * std::uint64_t(d.x.shape(1) / 16) + std::uint64_t(j));
+    if (sr)
+      draw = sr_draw(sr->seed, sr->offset, d.sr_dir, std::uint64_t(r) * std::uint64_t(d.x.shape(1) / 16) + std::uint64_t(j));
     for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) {
       const float x = d.x(r, k);
       t.inputs.push_back(x);
@@ -286,24 +291,42 @@ class Explainer {
 
 std::string_view mismatch_kind_name(MismatchKind k) {
   switch (k) {
-    case MismatchKind::kScaleOffByOneCode: return "scale byte off by one code";
-    case MismatchKind::kScaleOther: return "scale byte differs";
-    case MismatchKind::kTieFlipped: return "element tie flipped";
-    case MismatchKind::kRoundingOther: return "element rounded to the other neighbour";
-    case MismatchKind::kZeroSign: return "sign of zero";
-    case MismatchKind::kNanEncoding: return "NaN encoding";
-    case MismatchKind::kNibbleOrder: return "nibble order";
-    case MismatchKind::kMisplacedByte: return "misplaced byte";
-    case MismatchKind::kPadding: return "padding";
-    case MismatchKind::kAmax: return "amax / global scale";
-    case MismatchKind::kShardByteShift: return "partial-cast byte index off by one (odd shard start)";
-    case MismatchKind::kSharedByteNibble: return "shared byte lost a rank's nibble";
-    case MismatchKind::kShiftOrSharedNibble: return "byte index off by one or shared byte lost a nibble (both fit)";
-    case MismatchKind::kScaleRowPitch: return "scale rows at pitch K/16";
-    case MismatchKind::kSrOtherNeighbour: return "stochastic rounding to the other neighbour";
-    case MismatchKind::kRhtSingleRounding: return "rounded once to BF16 (binary32 step skipped)";
-    case MismatchKind::kRhtOneUlp: return "one BF16 ulp off";
-    case MismatchKind::kOther: return "other";
+    case MismatchKind::kScaleOffByOneCode:
+      return "scale byte off by one code";
+    case MismatchKind::kScaleOther:
+      return "scale byte differs";
+    case MismatchKind::kTieFlipped:
+      return "element tie flipped";
+    case MismatchKind::kRoundingOther:
+      return "element rounded to the other neighbour";
+    case MismatchKind::kZeroSign:
+      return "sign of zero";
+    case MismatchKind::kNanEncoding:
+      return "NaN encoding";
+    case MismatchKind::kNibbleOrder:
+      return "nibble order";
+    case MismatchKind::kMisplacedByte:
+      return "misplaced byte";
+    case MismatchKind::kPadding:
+      return "padding";
+    case MismatchKind::kAmax:
+      return "amax / global scale";
+    case MismatchKind::kShardByteShift:
+      return "partial-cast byte index off by one (odd shard start)";
+    case MismatchKind::kSharedByteNibble:
+      return "shared byte lost a rank's nibble";
+    case MismatchKind::kShiftOrSharedNibble:
+      return "byte index off by one or shared byte lost a nibble (both fit)";
+    case MismatchKind::kScaleRowPitch:
+      return "scale rows at pitch K/16";
+    case MismatchKind::kSrOtherNeighbour:
+      return "stochastic rounding to the other neighbour";
+    case MismatchKind::kRhtSingleRounding:
+      return "rounded once to BF16 (binary32 step skipped)";
+    case MismatchKind::kRhtOneUlp:
+      return "one BF16 ulp off";
+    case MismatchKind::kOther:
+      return "other";
   }
   return "other";
 }
@@ -363,8 +386,8 @@ Explanation explain_rht(const Case& c, const TensorMap& expected, const TensorMa
       for (std::int64_t k = 0; k < 16; ++k) v[k] = x(16 * b + k, row);
       const Rht16Sum sum = rht16_sum(v, mask, unsigned(col % 16));
       const MismatchKind kind = bits_of(a(row, col)) == bits_of(sum.bf16_single) ? MismatchKind::kRhtSingleRounding
-                                : one_bf16_ulp(a(row, col), e(row, col))           ? MismatchKind::kRhtOneUlp
-                                                                                   : MismatchKind::kOther;
+                                : one_bf16_ulp(a(row, col), e(row, col))         ? MismatchKind::kRhtOneUlp
+                                                                                 : MismatchKind::kOther;
       ++counts[kind];
       ++out.total_mismatches;
       map.mismatching[std::size_t(row * (M / 16) + b)] = 1;
@@ -375,8 +398,10 @@ Explanation explain_rht(const Case& c, const TensorMap& expected, const TensorMa
   out.maps.push_back(std::move(map));
   for (const auto& [k, n] : counts) out.kind_counts.emplace_back(k, n);
   if (counts.size() == 1 && counts.begin()->first == MismatchKind::kRhtSingleRounding)
-    out.verdict = fmt::format("every one of the {} mismatching outputs is the exact sum rounded once to BF16, without the "
-                              "binary32 rounding of §3.19", out.total_mismatches);
+    out.verdict = fmt::format(
+        "every one of the {} mismatching outputs is the exact sum rounded once to BF16, without the "
+        "binary32 rounding of §3.19",
+        out.total_mismatches);
   return out;
 }
 

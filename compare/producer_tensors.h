@@ -30,8 +30,7 @@ struct RenamedTensors {
 
 // `file`'s tensors under `renames` (reference name -> the file's name). Throws nvfp4::Error
 // (E_UNSUPPORTED) when `file`, labelled `side` ("X", "THEIRS"), lacks a renamed tensor.
-RenamedTensors rename_tensors(const TensorMap& file, const std::map<std::string, std::string>& renames,
-                              std::string_view side);
+RenamedTensors rename_tensors(const TensorMap& file, const std::map<std::string, std::string>& renames, std::string_view side);
 
 // `theirs` as the reference's tensor `ref` for comparison: the same bytes, and
 // - a byte tensor of the reference (U8: packed codes, E4M3 scales) accepts any other 1-byte dtype

@@ -79,8 +79,8 @@ std::string UlpReport::problem() const {
   return text;
 }
 
-UlpReport ulp_report(std::string tensor, const io::Tensor& expected, const io::Tensor& actual,
-                     std::optional<std::uint64_t> bound, std::size_t worst) {
+UlpReport ulp_report(std::string tensor, const io::Tensor& expected, const io::Tensor& actual, std::optional<std::uint64_t> bound,
+                     std::size_t worst) {
   if (!has_ulps(expected.dtype) || expected.dtype != actual.dtype || expected.shape != actual.shape)
     throw std::invalid_argument(fmt::format("ulp_report: '{}' needs two tensors of one float dtype and shape", tensor));
   UlpReport r;
@@ -170,8 +170,8 @@ std::string describe_ulp_totals(const UlpTotals& t) {
   if (!t.worst.empty()) {
     out += "  worst elements:\n";
     for (const UlpElement& e : t.worst)
-      out += fmt::format("    {:>6} ulps  {}[{}, {}]  exact {}  actual {}  ({})\n", ulps_text(e.ulps), e.tensor, e.row,
-                         e.col, ulp_value_text(e.dtype, e.expected), ulp_value_text(e.dtype, e.actual), e.where);
+      out += fmt::format("    {:>6} ulps  {}[{}, {}]  exact {}  actual {}  ({})\n", ulps_text(e.ulps), e.tensor, e.row, e.col,
+                         ulp_value_text(e.dtype, e.expected), ulp_value_text(e.dtype, e.actual), e.where);
   }
   return out;
 }

@@ -109,8 +109,9 @@ std::optional<Message> FrameReader::next() {
   if (buffer_.size() - pos_ < 8) return std::nullopt;
   const std::uint64_t n = load_u64(buffer_.data() + pos_);
   if (n > kMaxFrameBytes || n < 8)
-    throw ProtocolError(fmt::format("frame length {} is out of range (the first 8 bytes were {:02x})", n,
-                                    fmt::join(buffer_.begin() + std::ptrdiff_t(pos_), buffer_.begin() + std::ptrdiff_t(pos_) + 8, " ")));
+    throw ProtocolError(
+        fmt::format("frame length {} is out of range (the first 8 bytes were {:02x})", n,
+                    fmt::join(buffer_.begin() + std::ptrdiff_t(pos_), buffer_.begin() + std::ptrdiff_t(pos_) + 8, " ")));
   if (buffer_.size() - pos_ - 8 < n) return std::nullopt;
   Message m = decode({buffer_.data() + pos_ + 8, std::size_t(n)});
   pos_ += 8 + std::size_t(n);

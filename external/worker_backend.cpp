@@ -152,13 +152,12 @@ bool WorkerBackend::start() {
     process_.reset();
     return BackendUnavailable(text);
   };
-  const std::vector<std::uint8_t> hello = wire::encode(
-      {{{"type", "hello"},
-        {"protocol", wire::kProtocolVersion},
-        {"tool_version", NVFP4_VERSION},
-        {"registry_format", 1},
-        {"unnamed_params", "default"}},
-       {}});
+  const std::vector<std::uint8_t> hello = wire::encode({{{"type", "hello"},
+                                                         {"protocol", wire::kProtocolVersion},
+                                                         {"tool_version", NVFP4_VERSION},
+                                                         {"registry_format", 1},
+                                                         {"unnamed_params", "default"}},
+                                                        {}});
   std::size_t pos = 0;
   wire::Message m;
   Pumped p;
@@ -182,8 +181,8 @@ bool WorkerBackend::start() {
       version.get<int>() > wire::kProtocolVersion)
     throw failed(fmt::format("it speaks protocol {}; this harness speaks protocols {} to {}", version.dump(),
                              wire::kOldestProtocolVersion, wire::kProtocolVersion));
-  const std::string who = m.body.contains("worker") && m.body.at("worker").is_string() ? m.body.at("worker").get<std::string>()
-                                                                                        : options_.command;
+  const std::string who =
+      m.body.contains("worker") && m.body.at("worker").is_string() ? m.body.at("worker").get<std::string>() : options_.command;
   try {
     Declaration d = Declaration::parse(m.body.contains("implements") ? m.body.at("implements") : json(), who);
     if (worker_name_.empty()) declaration_ = std::move(d);  // a restart must not change what it implements
@@ -238,14 +237,16 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
         switch (pump.until_message(out, out_pos, cut ? *deadline_ : case_end, m)) {
           case Pumped::kTimeout:
             if (cut) return cut_off();
-            result = fault(FaultKind::kTimeout, fmt::format("no answer to case id {} within {} s", ids.front(), options_.timeout_s));
+            result =
+                fault(FaultKind::kTimeout, fmt::format("no answer to case id {} within {} s", ids.front(), options_.timeout_s));
             break;
           case Pumped::kClosed: {
             // No answer can come, whether or not the worker goes on running.
             const std::string status = process_->exit_status(0.5);
-            result = fault(FaultKind::kCrash, status == "still running"
-                                                  ? fmt::format("the worker closed its stdout before answering case id {}", ids.front())
-                                                  : fmt::format("the worker {} before answering case id {}", status, ids.front()));
+            result = fault(FaultKind::kCrash,
+                           status == "still running"
+                               ? fmt::format("the worker closed its stdout before answering case id {}", ids.front())
+                               : fmt::format("the worker {} before answering case id {}", status, ids.front()));
             break;
           }
           case Pumped::kMessage:
@@ -296,7 +297,8 @@ std::string WorkerBackend::shut_down() {
     // Writes bye, then waits for the worker to close its stdout (a message here is a protocol error).
     Pump pump(*process_, reader_);
     while (pos < bye.size() && process_->stdin_fd() >= 0 && Clock::now() < deadline)
-      if (pump.until_message(bye, pos, std::min(deadline, Clock::now() + std::chrono::milliseconds(50)), ignored) == Pumped::kMessage)
+      if (pump.until_message(bye, pos, std::min(deadline, Clock::now() + std::chrono::milliseconds(50)), ignored) ==
+          Pumped::kMessage)
         problem = "it answered bye";
     process_->close_stdin();
     while (problem.empty() && Clock::now() < deadline) {

@@ -17,10 +17,10 @@
 namespace nvfp4::external {
 
 struct WorkerOptions {
-  std::string command;               // as /bin/sh -c COMMAND would run it (external/worker_process.h)
-  double timeout_s = 10;             // per case, from when it reaches the head of the queue
-  double handshake_timeout_s = 60;   // for starting (Python imports can be slow)
-  std::size_t window = 64;           // cases in flight
+  std::string command;              // as /bin/sh -c COMMAND would run it (external/worker_process.h)
+  double timeout_s = 10;            // per case, from when it reaches the head of the queue
+  double handshake_timeout_s = 60;  // for starting (Python imports can be slow)
+  std::size_t window = 64;          // cases in flight
 };
 
 class WorkerBackend : public Backend {

@@ -119,10 +119,9 @@ std::string compare_origin(const CompareMode& mode) {
 // that they can run on both backends as one batch. A rerun of the round with the same seed draws
 // the same cases. Only the draws hold RapidCheck's lock; the plans are built after it, on the
 // calling job's thread, unless a declaration must see a built case to discard it.
-std::vector<CaseRecord> round_cases(const CaseSpace& space, const rc::Gen<CasePlan>& gen,
-                                    const rc::detail::TestParams& params) {
-  const bool discards = std::any_of(space.declarations.begin(), space.declarations.end(),
-                                    [](const Declaration* d) { return d != nullptr; });
+std::vector<CaseRecord> round_cases(const CaseSpace& space, const rc::Gen<CasePlan>& gen, const rc::detail::TestParams& params) {
+  const bool discards =
+      std::any_of(space.declarations.begin(), space.declarations.end(), [](const Declaration* d) { return d != nullptr; });
   std::vector<CasePlan> plans;
   std::vector<CaseRecord> cases;
   const auto collect = [&] {
@@ -139,7 +138,8 @@ std::vector<CaseRecord> round_cases(const CaseSpace& space, const rc::Gen<CasePl
     return rc::detail::checkTestable(collect, metadata, params);
   }();
   if (r.template is<rc::detail::FailureResult>())
-    throw std::logic_error("the case generator failed (a harness bug): " + r.template get<rc::detail::FailureResult>().description);
+    throw std::logic_error("the case generator failed (a harness bug): " +
+                           r.template get<rc::detail::FailureResult>().description);
   if (r.template is<rc::detail::GaveUpResult>())
     throw std::invalid_argument("the case generator gave up: too few generated cases lie inside the backends' declarations (" +
                                 r.template get<rc::detail::GaveUpResult>().description + ")");
@@ -166,8 +166,7 @@ struct RoundResult {
   std::optional<CampaignFailure> failure;              // shrunk, not saved yet; cases_to_detection within the round
 };
 
-RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uint64_t round, Backend& expected,
-                      Backend& actual) {
+RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uint64_t round, Backend& expected, Backend& actual) {
   RoundResult res;
   const rc::detail::TestParams params = round_params(o, round);
   std::vector<CaseRecord> batch = round_cases(space, case_plan(space), params);
@@ -287,9 +286,7 @@ class Campaign {
  private:
   // The serial campaign's stopping rule, checked before each round is merged (time is checked
   // when a round is claimed): rounds past the stopping point are dropped.
-  bool enough() const {
-    return (o_.cases && result_.cases >= *o_.cases) || result_.failures.size() >= o_.max_failures;
-  }
+  bool enough() const { return (o_.cases && result_.cases >= *o_.cases) || result_.failures.size() >= o_.max_failures; }
 
   void merge_finished() {
     for (auto it = finished_.find(merged_); it != finished_.end() && !stop_merging_; it = finished_.find(merged_)) {

@@ -29,11 +29,11 @@ struct CampaignOptions {
   std::optional<double> seconds;
   std::optional<std::size_t> cases;  // or after this many generated cases
   std::uint64_t seed = 0;
-  int shard = 0, shards = 1;         // this process runs rounds shard, shard + shards, ...
+  int shard = 0, shards = 1;  // this process runs rounds shard, shard + shards, ...
   int cases_per_round = 25;
-  std::size_t max_failures = 8;      // stop once this many distinct failures were found, or at the first timeout
-  std::filesystem::path corpus;      // failures are saved here ("" = not saved)
-  CompareMode compare;               // ulp: GEMM outputs by ULP distance (the space should hold only GEMM operations)
+  std::size_t max_failures = 8;  // stop once this many distinct failures were found, or at the first timeout
+  std::filesystem::path corpus;  // failures are saved here ("" = not saved)
+  CompareMode compare;           // ulp: GEMM outputs by ULP distance (the space should hold only GEMM operations)
   std::function<void(const CampaignProgress&)> on_progress;
 };
 

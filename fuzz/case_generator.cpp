@@ -107,7 +107,8 @@ std::vector<std::string> describe_space(const CaseSpace& space) {
       if (!values) continue;
       std::vector<std::string> shown;
       for (const ParamValue& v : *values) shown.push_back(param_to_json(v).dump());
-      terms.push_back(shown.size() == 1 ? fmt::format("{} = {}", p.name, shown.front()) : fmt::format("{} in {}", p.name, list(shown)));
+      terms.push_back(shown.size() == 1 ? fmt::format("{} = {}", p.name, shown.front())
+                                        : fmt::format("{} in {}", p.name, list(shown)));
     }
     for (const TensorSpec& t : spec.inputs)
       if (dtype_declarable(spec, t)) {
@@ -116,7 +117,8 @@ std::vector<std::string> describe_space(const CaseSpace& space) {
           if (std::find(t.dtypes.begin(), t.dtypes.end(), dt) != t.dtypes.end()) names.emplace_back(io::dtype_name(dt));
         terms.push_back(fmt::format("{} dtype in {}", t.name, list(names)));
       }
-    lines.push_back(fmt::format("{}: {}", d.op, terms.empty() ? "every parameter any value" : fmt::format("{}", fmt::join(terms, "; "))));
+    lines.push_back(
+        fmt::format("{}: {}", d.op, terms.empty() ? "every parameter any value" : fmt::format("{}", fmt::join(terms, "; "))));
   }
   return lines;
 }

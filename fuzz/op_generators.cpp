@@ -7,10 +7,10 @@
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/fused_scale.h"
+#include "reference/grouped_layout.h"
 #include "reference/hadamard.h"
 #include "reference/layout.h"
 #include "reference/partition.h"
-#include "reference/grouped_layout.h"
 #include "reference/scale_layout.h"
 
 #include <numeric>
@@ -34,18 +34,17 @@ rc::Gen<std::optional<float>> amax_override() {
 // A u64 Philox seed or offset: arbitrary, or at the 2^32 and 2^64 boundaries where the counter's
 // and key's words carry.
 rc::Gen<std::uint64_t> counter_word() {
-  static const std::vector<std::uint64_t> kEdges = {0, 1, 0xFFFFFFFFull, 0x100000000ull, 0x100000001ull,
-                                                    0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFEull, 0x8000000000000000ull};
+  static const std::vector<std::uint64_t> kEdges = {
+      0, 1, 0xFFFFFFFFull, 0x100000000ull, 0x100000001ull, 0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFEull, 0x8000000000000000ull};
   return rc::gen::weightedOneOf<std::uint64_t>({{1, rc::gen::elementOf(kEdges)}, {2, rc::gen::arbitrary<std::uint64_t>()}});
 }
 
 // The transform's sign mask: TransformerEngine's, the plain Hadamard transform, or any 16 bits.
 rc::Gen<std::uint64_t> rht_mask() {
-  return rc::gen::weightedOneOf<std::uint64_t>({{2, rc::gen::just<std::uint64_t>(kRhtDefaultMask)},
-                                                {1, rc::gen::just<std::uint64_t>(0)},
-                                                {2, rc::gen::map(rc::gen::arbitrary<std::uint16_t>(), [](std::uint16_t m) {
-                                                   return std::uint64_t(m);
-                                                 })}});
+  return rc::gen::weightedOneOf<std::uint64_t>(
+      {{2, rc::gen::just<std::uint64_t>(kRhtDefaultMask)},
+       {1, rc::gen::just<std::uint64_t>(0)},
+       {2, rc::gen::map(rc::gen::arbitrary<std::uint16_t>(), [](std::uint16_t m) { return std::uint64_t(m); })}});
 }
 
 // The transform takes BF16: the case's x generated from its recipe as BF16.
@@ -72,8 +71,12 @@ struct CutSpec {
 rc::Gen<CutSpec> cut_spec() {
   return rc::gen::exec([] {
     CutSpec c;
-    c.kind = *rc::gen::weightedElement<CutSpec::Kind>({{2, CutSpec::kUniform}, {3, CutSpec::kOdd}, {1, CutSpec::kByte},
-                                                       {1, CutSpec::kTile}, {1, CutSpec::kRow}, {1, CutSpec::kWeight}});
+    c.kind = *rc::gen::weightedElement<CutSpec::Kind>({{2, CutSpec::kUniform},
+                                                       {3, CutSpec::kOdd},
+                                                       {1, CutSpec::kByte},
+                                                       {1, CutSpec::kTile},
+                                                       {1, CutSpec::kRow},
+                                                       {1, CutSpec::kWeight}});
     c.weight = *rc::gen::inRange<std::uint32_t>(0, 4);
     c.position = *rc::gen::inRange<std::uint32_t>(0, 1u << 16);
     c.delta = *rc::gen::element(0, -1, 1);
@@ -93,12 +96,22 @@ std::int64_t place_cut(const CutSpec& c, const std::vector<Shape>& shapes) {
   const std::int64_t start = offsets[c.weight % shapes.size()];
   std::int64_t cut = 0;
   switch (c.kind) {
-    case CutSpec::kUniform: return scaled(total + 1);
-    case CutSpec::kOdd: return std::min(total, 2 * scaled(total / 2) + 1);
-    case CutSpec::kByte: cut = 2 * scaled(total / 2 + 1); break;
-    case CutSpec::kTile: cut = start + scaled(std::int64_t(w.M * w.K / 16)) * 16; break;
-    case CutSpec::kRow: cut = start + scaled(std::int64_t(w.M)) * std::int64_t(w.K); break;
-    case CutSpec::kWeight: cut = start; break;
+    case CutSpec::kUniform:
+      return scaled(total + 1);
+    case CutSpec::kOdd:
+      return std::min(total, 2 * scaled(total / 2) + 1);
+    case CutSpec::kByte:
+      cut = 2 * scaled(total / 2 + 1);
+      break;
+    case CutSpec::kTile:
+      cut = start + scaled(std::int64_t(w.M * w.K / 16)) * 16;
+      break;
+    case CutSpec::kRow:
+      cut = start + scaled(std::int64_t(w.M)) * std::int64_t(w.K);
+      break;
+    case CutSpec::kWeight:
+      cut = start;
+      break;
   }
   return std::clamp<std::int64_t>(cut + c.delta, 0, total);
 }
@@ -153,8 +166,7 @@ void quantize_case(CasePlan& p, std::string_view) {
     r.c.params.set("offset", *counter_word());
   }
   // TransformerEngine's wgrad recipe: the columnwise copy of rht(x); BF16 input, 1D, no override.
-  if (block == BlockShape::k1D && direction != Direction::kRowwise && !r.c.params.f32("amax") &&
-      *rc::gen::inRange(0, 4) == 3) {
+  if (block == BlockShape::k1D && direction != Direction::kRowwise && !r.c.params.f32("amax") && *rc::gen::inRange(0, 4) == 3) {
     as_bf16_input(p);
     r.c.params.set("rht", true);
     r.c.params.set("rht_mask", *rht_mask());
@@ -186,7 +198,8 @@ void dequantize_case(CasePlan& p, std::string_view profile) {
     r.c.inputs["data"] = io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd));
     r.c.inputs["scale"] = io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd + 1));
   });
-  p.record.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
+  p.record.c.params.set("output_dtype",
+                        std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
 }
 
 // The amax operations read the drawn x as it is.
@@ -204,7 +217,9 @@ void rht_case(CasePlan& p, std::string_view) {
 void scale_bytes_case(CasePlan& p, std::string_view) {
   const Shape s = shape_of_recipe(take_x(p));
   const std::uint32_t sd = *seed();
-  p.then([s, sd](CaseRecord& r) { r.c.inputs = {{"scale", io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd))}}; });
+  p.then([s, sd](CaseRecord& r) {
+    r.c.inputs = {{"scale", io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd))}};
+  });
 }
 
 void transpose_packed_case(CasePlan& p, std::string_view) {
@@ -266,8 +281,8 @@ void partial_cast_case(CasePlan& p, std::string_view) {
   const bool whole = *rc::gen::element(true, false);  // the whole prior tensor, or only the shard's bytes
   p.then([s, recipe, shard, g, sd, whole](CaseRecord& r) {
     const FloatMatrix w = bf16_weight(recipe);
-    const FusedScale f = fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE),
-                                        GlobalScaleRule::TE);
+    const FusedScale f =
+        fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE), GlobalScaleRule::TE);
     r.c.inputs["xs"] = io::from_bf16_values(shard_values(w, shard));
     r.c.inputs["tile_scale"] = io::from_float_matrix(f.tile_scale, io::FloatType::F32);
     r.c.inputs["global_scale"] = io::from_float_vector(FloatVector({f.S}));
@@ -306,7 +321,6 @@ void cast_master_weights_case(CasePlan& p, std::string_view) {
   std::sort(cuts.begin(), cuts.end());
   r.c.params.set("cuts", std::move(cuts));
 }
-
 
 // ---- GEMM (§3.20) ----------------------------------------------------------------------------
 
@@ -365,11 +379,14 @@ void gemm_case(CasePlan& p, std::string_view) {
   CaseRecord& plan = p.record;
   // M and N: the recipe's, or any size (not multiples of 16, 64 or 128); K: the recipe's, one
   // block, or long (up to 64k with small M and N).
-  const std::size_t M = *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.M)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
-  const std::size_t N = *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.K)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
+  const std::size_t M =
+      *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.M)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
+  const std::size_t N =
+      *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.K)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
   const bool long_k = *rc::gen::weightedElement<bool>({{12, false}, {1, true}});
-  const std::size_t K = long_k ? 16 * *rc::gen::elementOf(std::vector<std::size_t>{256, 1024, 4096})
-                               : *rc::gen::weightedOneOf<std::size_t>({{3, rc::gen::just(s.K)}, {1, rc::gen::just<std::size_t>(16)}});
+  const std::size_t K =
+      long_k ? 16 * *rc::gen::elementOf(std::vector<std::size_t>{256, 1024, 4096})
+             : *rc::gen::weightedOneOf<std::size_t>({{3, rc::gen::just(s.K)}, {1, rc::gen::just<std::size_t>(16)}});
   const std::size_t m = long_k ? std::min<std::size_t>(M, 8) : M, n = long_k ? std::min<std::size_t>(N, 8) : N;
   const bool raw = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
   const bool nan = raw && *rc::gen::weightedElement<bool>({{5, false}, {1, true}});
@@ -385,19 +402,22 @@ void gemm_case(CasePlan& p, std::string_view) {
   plan.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
   const io::DType out = *rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16);
   plan.c.params.set("output_dtype", std::string(io::dtype_name(out)));
-  int beta = 0;      // 0: no C; 1: beta * C random; 2: C = D itself with beta = -1
+  int beta = 0;  // 0: no C; 1: beta * C random; 2: C = D itself with beta = -1
   float bv = 0.0f;
-  Params before_c;   // the parameters of the GEMM whose D becomes C (beta = 2)
+  Params before_c;  // the parameters of the GEMM whose D becomes C (beta = 2)
   if (row_scaled) {
     if (*rc::gen::element(false, true)) plan.c.params.set("accumulate", true);
   } else {
     if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}}))
       plan.c.params.set("alpha", F32Bits{*rc::gen::weightedOneOf<std::uint32_t>(
-                                     {{3, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0x34149B93, 0x7F800000, 0x00000000, 0x00800000, 0xBF800000})},
+                                     {{3, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0x34149B93, 0x7F800000,
+                                                                                        0x00000000, 0x00800000, 0xBF800000})},
                                       {1, float_bits()}})});
     beta = *rc::gen::weightedElement<int>({{4, 0}, {1, 1}, {1, 2}});
     if (beta) {
-      bv = float_of(*rc::gen::weightedOneOf<std::uint32_t>({{2, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0xBF800000, 0x00000000, 0x40000000})}, {1, finite_float_bits()}}));
+      bv = float_of(*rc::gen::weightedOneOf<std::uint32_t>(
+          {{2, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0xBF800000, 0x00000000, 0x40000000})},
+           {1, finite_float_bits()}}));
       before_c = plan.c.params;
       if (beta == 2) bv = -1.0f;
       plan.c.params.set("beta", F32Bits{bits_of(bv)});
@@ -462,8 +482,9 @@ void grouped_layout_case(CasePlan& p, bool swizzle) {
   if (!swizzle) p.record.c.params.set("extent", other);
   p.then([=](CaseRecord& r) {
     const ByteMatrix compact = fill_bytes(std::size_t(rows), std::size_t(cols), sd);
-    r.c.inputs["scale"] = swizzle ? io::from_byte_matrix(compact)
-                                  : io::from_byte_vector(grouped_swizzle(compact, inner ? GroupAxis::kInner : GroupAxis::kOuter, sizes));
+    r.c.inputs["scale"] =
+        swizzle ? io::from_byte_matrix(compact)
+                : io::from_byte_vector(grouped_swizzle(compact, inner ? GroupAxis::kInner : GroupAxis::kOuter, sizes));
   });
 }
 
@@ -492,7 +513,8 @@ void grouped_gemm_case(CasePlan& p, std::string_view) {
   plan.c.params.set("group_sizes", sizes);
   plan.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
   plan.c.params.set("row_scaled", row_scaled);
-  plan.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
+  plan.c.params.set("output_dtype",
+                    std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
   const GroupAxis axis = k_grouped ? GroupAxis::kInner : GroupAxis::kOuter;
   auto grouped_scales = [=](const ByteMatrix& compact) {
     return swizzled ? io::from_byte_vector(grouped_swizzle(compact, axis, sizes)) : io::from_byte_matrix(compact);
@@ -501,7 +523,8 @@ void grouped_gemm_case(CasePlan& p, std::string_view) {
   if (k_grouped) {
     const std::size_t M = *rc::gen::inRange<std::size_t>(1, 40);
     p.then([=](CaseRecord& r) {
-      const GemmOperandBytes a = gemm_operand(M, std::size_t(total), raw, false, sd), b = gemm_operand(N, std::size_t(total), raw, false, sd + 3);
+      const GemmOperandBytes a = gemm_operand(M, std::size_t(total), raw, false, sd),
+                             b = gemm_operand(N, std::size_t(total), raw, false, sd + 3);
       r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
       r.c.inputs["a_scale"] = grouped_scales(a.scale);
       r.c.inputs["b_data"] = io::from_byte_matrix(b.data);

@@ -77,7 +77,7 @@ void shrink_master_weights(CaseRecord& r, const std::function<bool(const Case&)>
     if (!still_fails) return false;
     for (auto it = r.recipes.begin(); it != r.recipes.end();)  // changed tensors are stored, not regenerated
       it = c.inputs.count(it->first) && c.inputs.at(it->first).bytes == r.c.inputs.at(it->first).bytes ? std::next(it)
-                                                                                                         : r.recipes.erase(it);
+                                                                                                       : r.recipes.erase(it);
     r.c = std::move(c);
     return true;
   };
@@ -96,8 +96,11 @@ void shrink_master_weights(CaseRecord& r, const std::function<bool(const Case&)>
     for (std::size_t i = 0; i < l.names.size(); ++i) {
       const io::Tensor& w = r.c.inputs.at(l.names[i]);
       const std::int64_t M = w.shape[0], K = w.shape[1];
-      for (const auto& [m, k] : {std::pair{std::int64_t(16), std::int64_t(16)}, {std::int64_t(16), K}, {M, std::int64_t(16)},
-                                {(M / 32) * 16, K}, {M, (K / 32) * 16}}) {
+      for (const auto& [m, k] : {std::pair{std::int64_t(16), std::int64_t(16)},
+                                 {std::int64_t(16), K},
+                                 {M, std::int64_t(16)},
+                                 {(M / 32) * 16, K},
+                                 {M, (K / 32) * 16}}) {
         if (m < 16 || k < 16 || (m == M && k == K)) continue;
         if (accept(cropped(r.c, layout_of(r.c), i, m, k))) {
           progress = true;

@@ -43,8 +43,7 @@ std::size_t mismatching_blocks(const Explanation& e) {
 }
 
 void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, const checkpoint::HfCheckpoint& quantized,
-                 const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c,
-                 const CheckpointReportInfo& info) {
+                 const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info) {
   std::map<std::string, std::vector<std::string>> matching_under;  // --identify: module -> profiles
   for (const checkpoint::CheckpointCheck& p : info.identify)
     for (const checkpoint::TensorVerdict& v : p.tensors)
@@ -73,7 +72,8 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
       // 3-D expert weights ([E, N, K] stacked, or a BMM expert parameter [E, in, out] stored under
       // its own name): the verdict line says which experts differ; the block-level pages are built
       // for 2-D tensors.
-      e.detail = fmt::format("{}{}; no block-level page for 3-D expert tensors", v.counts(), v.fault.empty() ? "" : "; fault: " + v.fault);
+      e.detail = fmt::format("{}{}; no block-level page for 3-D expert tensors", v.counts(),
+                             v.fault.empty() ? "" : "; fault: " + v.fault);
     } else if (!v.match()) {
       const checkpoint::TensorCase tc = checkpoint::tensor_case(source, quantized, f, c.profile, v.module);
       FailureReport page;
@@ -96,7 +96,8 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
       page.explanation.verdict = fmt::format("{}", fmt::join(verdict, "; "));
 
       std::vector<std::string> detail = {v.counts()};
-      if (const std::size_t blocks = mismatching_blocks(page.explanation)) detail.push_back(fmt::format("{} mismatching blocks", blocks));
+      if (const std::size_t blocks = mismatching_blocks(page.explanation))
+        detail.push_back(fmt::format("{} mismatching blocks", blocks));
       if (!page.explanation.kind_counts.empty()) detail.push_back(kinds(page.explanation));
       if (!v.fault.empty()) detail.push_back("fault: " + v.fault);
       if (!page.explanation.verdict.empty() && page.explanation.verdict != "checkpoint fault: " + v.fault)

@@ -11,14 +11,17 @@ std::string write_failure_page(const std::filesystem::path& dir, const std::stri
   page.case_description = describe_case(r).dump(2);
   page.replay_command = case_file.empty() ? "(case not saved)" : "nvfp4-verify replay " + case_file.string();
   if (!case_file.empty() && !cmp.ulp.empty())  // found by ULP distance: replayed the same way
-    page.replay_command += cmp.ulp.front().bound ? fmt::format(" --compare ulp --max-ulp {}", *cmp.ulp.front().bound) : " --compare ulp";
+    page.replay_command +=
+        cmp.ulp.front().bound ? fmt::format(" --compare ulp --max-ulp {}", *cmp.ulp.front().bound) : " --compare ulp";
   page.backends = backends;
   page.c = r.c;
   page.diffs = cmp.diffs;
   // A GEMM's bitwise mismatch shows its ULP distances too (compared bitwise, it has none yet).
   page.ulp = cmp.ulp.empty() && is_gemm_operation(r.c.op) ? ulp_reports(cmp.expected, cmp.actual, std::nullopt) : cmp.ulp;
-  if (!cmp.expected.empty() && !cmp.actual.empty()) page.explanation = explain(r.c, cmp.expected, cmp.actual);
-  else page.explanation.verdict = cmp.problem;
+  if (!cmp.expected.empty() && !cmp.actual.empty())
+    page.explanation = explain(r.c, cmp.expected, cmp.actual);
+  else
+    page.explanation.verdict = cmp.problem;
   // A GEMM is judged by its distance to EXACT, which no profile or formula variant explains.
   if (!page.ulp.empty() && page.explanation.verdict.empty()) page.explanation.verdict = page.ulp.front().brief();
   const std::string name = stem + ".html";

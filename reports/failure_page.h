@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
-#include "compare/compare.h"
 #include "cases/case_io.h"
+#include "compare/compare.h"
 #include "reports/report.h"
 
 namespace nvfp4 {

@@ -12,12 +12,15 @@ std::string junit_xml(const std::string& name, const std::vector<JunitSuite>& su
   for (const JunitSuite& s : suites) {
     std::size_t failures = 0;
     for (const JunitCase& c : s.cases) failures += !c.failure.empty();
-    xml += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n", escape_markup(s.name), s.cases.size(), failures);
+    xml +=
+        fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n", escape_markup(s.name), s.cases.size(), failures);
     for (const JunitCase& c : s.cases) {
       xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\"", escape_markup(s.classname), escape_markup(c.name));
       if (c.seconds) xml += fmt::format(" time=\"{:.3f}\"", *c.seconds);
-      if (c.failure.empty()) xml += "/>\n";
-      else xml += fmt::format("><failure message=\"{}\"/></testcase>\n", escape_markup(c.failure));
+      if (c.failure.empty())
+        xml += "/>\n";
+      else
+        xml += fmt::format("><failure message=\"{}\"/></testcase>\n", escape_markup(c.failure));
     }
     xml += "  </testsuite>\n";
   }

@@ -7,21 +7,21 @@
 #include <string>
 #include <vector>
 
+#include "cases/case.h"
 #include "compare/explain.h"
 #include "compare/ulp_report.h"
-#include "cases/case.h"
 
 namespace nvfp4 {
 
 struct FailureReport {
-  std::string title;            // e.g. "quantize te 48x80 bf16: device != reference"
-  std::string case_description; // the case as pretty JSON (operation, parameters, input recipe)
-  std::string replay_command;   // one line, e.g. "nvfp4-verify replay corpora/case-....safetensors"
-  std::string backends;         // "reference vs device"
-  Case c;                       // inputs (for the element table's input values)
+  std::string title;             // e.g. "quantize te 48x80 bf16: device != reference"
+  std::string case_description;  // the case as pretty JSON (operation, parameters, input recipe)
+  std::string replay_command;    // one line, e.g. "nvfp4-verify replay corpora/case-....safetensors"
+  std::string backends;          // "reference vs device"
+  Case c;                        // inputs (for the element table's input values)
   std::vector<TensorDiff> diffs;
   Explanation explanation;
-  std::vector<UlpReport> ulp;   // GEMM outputs: each one's ULP distances to EXACT
+  std::vector<UlpReport> ulp;  // GEMM outputs: each one's ULP distances to EXACT
 };
 
 // The page for one failure: case, replay command, heatmap of mismatching blocks (SVG), table of
@@ -35,12 +35,12 @@ struct SummaryEntry {
   std::string operation;  // "quantize"
   std::string profile;
   bool passed = true;
-  std::string detail;     // one line
+  std::string detail;       // one line
   std::string report_link;  // relative link to the failure page, empty when passed
 };
 
 struct Summary {
-  std::string title;      // "nvfp4-verify gate" / "replay of corpora/"
+  std::string title;  // "nvfp4-verify gate" / "replay of corpora/"
   std::string backends;
   double seconds = 0;
   std::vector<SummaryEntry> entries;

@@ -17,8 +17,8 @@ using Out = std::back_insert_iterator<std::string>;
 // Cell colours by log2 of the distance: equal, 1, 2, 3-4, ..., 33-64, more, and a NaN mismatch.
 constexpr std::array<std::string_view, 10> kShadeColour = {"#e4e4e7", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a",
                                                            "#e31a1c", "#bd0026", "#800026", "#4d0013", "#111111"};
-constexpr std::array<std::string_view, 10> kShadeLabel = {"0", "1", "2", "3-4", "5-8", "9-16", "17-32", "33-64", ">64",
-                                                          "NaN mismatch"};
+constexpr std::array<std::string_view, 10> kShadeLabel = {"0",    "1",     "2",     "3-4", "5-8",
+                                                          "9-16", "17-32", "33-64", ">64", "NaN mismatch"};
 constexpr std::size_t kNanShade = kShadeColour.size() - 1;
 
 std::size_t shade(std::uint64_t ulps) {
@@ -94,15 +94,17 @@ void ulp_map(Out o, const UlpReport& r) {
   fmt::format_to(o, "</svg>\n<figcaption><b class=\"mono\">{}</b> {}: {} &#215; {} elements", escape_markup(r.tensor),
                  io::dtype_name(r.dtype), r.rows, r.cols);
   if (!single)
-    fmt::format_to(o, ". <b>Downsampled</b> to {} &#215; {} cells of {} &#215; {} elements, each coloured by its largest distance",
+    fmt::format_to(o,
+                   ". <b>Downsampled</b> to {} &#215; {} cells of {} &#215; {} elements, each coloured by its largest distance",
                    g.rows, g.cols, g.cell_rows, g.cell_cols);
   fmt::format_to(o, ".</figcaption>\n</figure>\n");
 }
 
 void histogram(Out o, const UlpHistogram& h, std::string_view attributes) {
   const std::uint64_t n = h.total();
-  fmt::format_to(o, "<table {}>\n<thead><tr><th>ulps</th><th class=\"n\">elements</th><th class=\"n\">share</th><th></th></tr>"
-                    "</thead>\n<tbody>\n",
+  fmt::format_to(o,
+                 "<table {}>\n<thead><tr><th>ulps</th><th class=\"n\">elements</th><th class=\"n\">share</th><th></th></tr>"
+                 "</thead>\n<tbody>\n",
                  attributes);
   for (std::size_t b = 0; b < h.count.size(); ++b) {
     if (h.count[b] == 0) continue;
@@ -120,16 +122,18 @@ void worst_table(Out o, const std::vector<UlpElement>& worst, std::string_view a
     fmt::format_to(o, "<p class=\"muted\">every element equals EXACT</p>\n");
     return;
   }
-  fmt::format_to(o, "<div class=\"scroll\"><table {}>\n<thead><tr><th class=\"n\">#</th>{}<th>tensor</th><th class=\"n\">row</th>"
-                    "<th class=\"n\">col</th><th class=\"n\">ulps</th><th class=\"n\">exact</th><th class=\"n\">actual</th></tr>"
-                    "</thead>\n<tbody>\n",
+  fmt::format_to(o,
+                 "<div class=\"scroll\"><table {}>\n<thead><tr><th class=\"n\">#</th>{}<th>tensor</th><th class=\"n\">row</th>"
+                 "<th class=\"n\">col</th><th class=\"n\">ulps</th><th class=\"n\">exact</th><th class=\"n\">actual</th></tr>"
+                 "</thead>\n<tbody>\n",
                  attributes, with_case ? "<th>case</th>" : "");
   for (std::size_t i = 0; i < worst.size(); ++i) {
     const UlpElement& e = worst[i];
-    fmt::format_to(o, "<tr><td class=\"n\">{}</td>{}<td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                      "<td class=\"n bad\">{}</td>{}{}</tr>\n",
-                   i, with_case ? fmt::format("<td class=\"mono\">{}</td>", escape_markup(e.where)) : "", escape_markup(e.tensor), e.row, e.col,
-                   ulps_text(e.ulps), value_cell(e.dtype, e.expected), value_cell(e.dtype, e.actual));
+    fmt::format_to(o,
+                   "<tr><td class=\"n\">{}</td>{}<td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                   "<td class=\"n bad\">{}</td>{}{}</tr>\n",
+                   i, with_case ? fmt::format("<td class=\"mono\">{}</td>", escape_markup(e.where)) : "", escape_markup(e.tensor),
+                   e.row, e.col, ulps_text(e.ulps), value_cell(e.dtype, e.expected), value_cell(e.dtype, e.actual));
   }
   fmt::format_to(o, "</tbody>\n</table></div>\n");
 }
@@ -148,13 +152,14 @@ std::string render_ulp_reports(const std::vector<UlpReport>& reports) {
   if (reports.empty()) return "";
   std::string html;
   Out o(html);
-  fmt::format_to(o, "<section id=\"ulp\">\n<h2>ULP distance to EXACT</h2>\n<p class=\"note\">each element's distance to the "
-                    "reference's correctly rounded value, counted on the output format's ordered line (+0 and &#8722;0 "
-                    "are one value, infinity follows the largest finite value, NaN against NaN is 0).</p>\n");
+  fmt::format_to(o,
+                 "<section id=\"ulp\">\n<h2>ULP distance to EXACT</h2>\n<p class=\"note\">each element's distance to the "
+                 "reference's correctly rounded value, counted on the output format's ordered line (+0 and &#8722;0 "
+                 "are one value, infinity follows the largest finite value, NaN against NaN is 0).</p>\n");
   legend(o);
   for (const UlpReport& r : reports) {
-    fmt::format_to(o, "<h3 class=\"mono\">{}</h3>\n<p class=\"verdict{}\">{}; {}</p>\n", escape_markup(r.tensor), r.passed() ? " ok" : "",
-                   escape_markup(r.brief()), escape_markup(bound_text(r.bound, r.beyond, "element")));
+    fmt::format_to(o, "<h3 class=\"mono\">{}</h3>\n<p class=\"verdict{}\">{}; {}</p>\n", escape_markup(r.tensor),
+                   r.passed() ? " ok" : "", escape_markup(r.brief()), escape_markup(bound_text(r.bound, r.beyond, "element")));
     fmt::format_to(o, "<div class=\"row\">\n<section>\n");
     ulp_map(o, r);
     fmt::format_to(o, "</section>\n<section>\n");

@@ -6,7 +6,6 @@
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_dir.h"
 
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -145,7 +144,9 @@ TEST_F(CheckTest, RenamedTensorsAnF8ScaleWithoutPaddingAndAnI8DataTensorPass) {
   EXPECT_NE(r.out.find("'weight_scale' (as scale) is F8_E4M3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("'weight_packed' (as data) is I8"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("without padding"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("ignored in THEIRS (not outputs of quantize under these parameters): input_global_scale"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ignored in THEIRS (not outputs of quantize under these parameters): input_global_scale"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("input x: X's only tensor, 'weight'"), std::string::npos) << r.out;
 
   // The bridge only renames and reinterprets: a changed byte of the renamed scale still fails.
@@ -160,8 +161,9 @@ TEST_F(CheckTest, RenamedTensorsAnF8ScaleWithoutPaddingAndAnI8DataTensorPass) {
 
 TEST_F(CheckTest, SwizzledScalesAreRecognised) {
   SCOPED_TRACE(seed_trace(seed_));
-  write("q.safetensors", reference({{"profile", std::string("te")}, {"direction", std::string("both")},
-                                    {"scale_layout", std::string("swizzled")}}));
+  write(
+      "q.safetensors",
+      reference({{"profile", std::string("te")}, {"direction", std::string("both")}, {"scale_layout", std::string("swizzled")}}));
   const test_support::CliRun r = check("q.safetensors");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("scale_layout=swizzled (inferred"), std::string::npos) << r.out;
@@ -175,7 +177,8 @@ TEST_F(CheckTest, SwizzledScalesAreRecognised) {
   EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
   EXPECT_NE(bad.out.find("row 9, block 1 of data and scale"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("byte " + std::to_string(swizzled_offset(9, 1, q.at("scale").shape[1])) + " of the swizzled layout"),
-            std::string::npos) << bad.out;
+            std::string::npos)
+      << bad.out;
 }
 
 TEST_F(CheckTest, IdentifyRanksTheProducingProfileFirst) {
@@ -190,9 +193,9 @@ TEST_F(CheckTest, IdentifyRanksTheProducingProfileFirst) {
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     const std::size_t first = r.out.find("matches ");
     ASSERT_NE(first, std::string::npos) << r.out;
-    EXPECT_EQ(r.out.substr(first, r.out.find('\n', first) - first),
-              "matches " + producer + " on 100.0% of blocks (" + std::to_string(kRows * kCols / 16) + " of " +
-                  std::to_string(kRows * kCols / 16) + "), bit for bit")
+    EXPECT_EQ(r.out.substr(first, r.out.find('\n', first) - first), "matches " + producer + " on 100.0% of blocks (" +
+                                                                        std::to_string(kRows * kCols / 16) + " of " +
+                                                                        std::to_string(kRows * kCols / 16) + "), bit for bit")
         << r.out;
     EXPECT_NE(r.out.find("matches " + other + " on "), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("matches " + other + " on 100.0%"), std::string::npos) << r.out;
@@ -275,7 +278,8 @@ TEST_F(CheckTest, ReportIsWrittenForAMatchAndAMismatch) {
   write("q.safetensors", q);
   fs::remove_all(report);
   EXPECT_EQ(check("q.safetensors", "--report " + report.string()).exit_code, 1);
-  const std::string index = test_support::slurp_text(report / "index.html"), page = test_support::slurp_text(report / "check.html");
+  const std::string index = test_support::slurp_text(report / "index.html"),
+                    page = test_support::slurp_text(report / "check.html");
   EXPECT_NE(index.find("href=\"check.html\""), std::string::npos) << index;
   EXPECT_NE(page.find("FAIL"), std::string::npos);
   EXPECT_NE(page.find("nvfp4-verify check --input"), std::string::npos);

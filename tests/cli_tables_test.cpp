@@ -149,7 +149,8 @@ TEST_F(CliTablesTest, EveryChoiceListIsTheRegistrysOrTheCliOwn) {
         EXPECT_TRUE(cli_own.count(key)) << command << " " << option
                                         << " lists choices that are neither a registry parameter's nor stated as the CLI's own";
     }
-  for (const auto& [key, _] : from_registry) EXPECT_TRUE(seen.count(key)) << key.first << " " << key.second << " lists no choices";
+  for (const auto& [key, _] : from_registry)
+    EXPECT_TRUE(seen.count(key)) << key.first << " " << key.second << " lists no choices";
 }
 
 }  // namespace

@@ -79,7 +79,10 @@ TEST_F(CorpusReplayTest, EachFileEndsOneWayInOrderAndIsCounted) {
 TEST_F(CorpusReplayTest, UlpModeSkipsWhatIsNotGemmBeforeAskingTheBackendsAndAddsUpTheDistances) {
   ReferenceBackend a, b;
   std::vector<std::string> asked;
-  const auto outside = [&](const Case& c) { asked.push_back(c.op); return std::string(); };
+  const auto outside = [&](const Case& c) {
+    asked.push_back(c.op);
+    return std::string();
+  };
   const ReplayTally t = replay(a, b, {true, 3}, outside);
   ASSERT_EQ(seen_.size(), 3u);
   EXPECT_EQ(seen_[1].kind, Kind::kCompared);

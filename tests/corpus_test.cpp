@@ -16,12 +16,12 @@
 
 #include <fmt/format.h>
 
-#include "compare/compare.h"
 #include "cases/corpus.h"
 #include "cases/metamorphic_backend.h"
 #include "cases/reference_backend.h"
-#include "cases/seeds/seed_corpus.h"
 #include "cases/registry.h"
+#include "cases/seeds/seed_corpus.h"
+#include "compare/compare.h"
 #include "reference/layout.h"
 #include "reference/profiles.h"
 #include "tests/support/temp_dir.h"
@@ -98,8 +98,8 @@ class RandomCases {
     return kTypes[rng_() % 3];
   }
   std::uint32_t amax_bits() {
-    static const std::uint32_t kSpecial[] = {0x00000000, 0x80000000, 0x00000001, 0x7F800000, 0x7FC00000,
-                                             0xFFA5A5A5, 0x7F7FFFFF, 0x40C00000};
+    static const std::uint32_t kSpecial[] = {0x00000000, 0x80000000, 0x00000001, 0x7F800000,
+                                             0x7FC00000, 0xFFA5A5A5, 0x7F7FFFFF, 0x40C00000};
     return (rng_() & 1) ? kSpecial[rng_() % std::size(kSpecial)] : std::uint32_t(rng_());
   }
 
@@ -190,7 +190,6 @@ class RandomCases {
   std::mt19937_64 rng_;
 };
 
-
 class CorpusTest : public test_support::TempDirTest {
  protected:
   // A file with a valid case whose description JSON is then changed by `edit`.
@@ -237,8 +236,8 @@ TEST_F(CorpusTest, EveryOperationRoundTripsThroughAFile) {
 }
 
 TEST_F(CorpusTest, RecipeInputIsStoredAndRegeneratedIdenticallyWhenAbsent) {
-  for (const auto dist : {Distribution::kRandn, Distribution::kTies, Distribution::kBlockLogUniform,
-                          Distribution::kSpecials, Distribution::kUniform, Distribution::kSrThresholds})
+  for (const auto dist : {Distribution::kRandn, Distribution::kTies, Distribution::kBlockLogUniform, Distribution::kSpecials,
+                          Distribution::kUniform, Distribution::kSrThresholds})
     for (const io::DType t : {io::DType::F32, io::DType::BF16, io::DType::F16}) {
       Recipe rec;
       rec.dist = dist;
@@ -275,8 +274,8 @@ TEST_F(CorpusTest, StoredTensorWinsOverItsRecipe) {
 }
 
 TEST_F(CorpusTest, AmaxOverrideKeepsItsExactBits) {
-  for (const std::uint32_t bits : {0x7FC00000u, 0x7FA12345u, 0xFFC00001u, 0x7F800001u, 0x80000000u, 0x00000000u,
-                                   0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu, 0xFF800000u, 0x3DCCCCCDu}) {
+  for (const std::uint32_t bits : {0x7FC00000u, 0x7FA12345u, 0xFFC00001u, 0x7F800001u, 0x80000000u, 0x00000000u, 0x00000001u,
+                                   0x807FFFFFu, 0x7F7FFFFFu, 0xFF800000u, 0x3DCCCCCDu}) {
     SCOPED_TRACE(fmt::format("0x{:08X}", bits));
     CaseRecord r;
     r.c = make_case("quantize");
@@ -395,7 +394,8 @@ TEST_F(CorpusTest, UnreadableFilesAreFormatErrorsNamingTheFile) {
   expect_format_error(edited_case("block.safetensors", [](json& d) { d["params"]["block"] = "3d"; }), "3d");
   expect_format_error(edited_case("dir.safetensors", [](json& d) { d["params"]["direction"] = "diagonal"; }), "diagonal");
   expect_format_error(edited_case("layout.safetensors", [](json& d) { d["params"]["scale_layout"] = "tiled"; }), "tiled");
-  expect_format_error(edited_case("dtype.safetensors", [](json& d) { d["params"]["output_dtype"] = "F128"; }, "dequantize"),
+  expect_format_error(edited_case(
+                          "dtype.safetensors", [](json& d) { d["params"]["output_dtype"] = "F128"; }, "dequantize"),
                       "dequantize: E_UNSUPPORTED: parameter 'output_dtype' is 'F128'; allowed: F32, BF16, F16");
   expect_format_error(edited_case("foreign.safetensors", [](json& d) { d["params"]["output_dtype"] = "F32"; }),
                       "operation quantize has no parameter 'output_dtype' (its parameters: profile, block, direction, "
@@ -404,11 +404,16 @@ TEST_F(CorpusTest, UnreadableFilesAreFormatErrorsNamingTheFile) {
   expect_format_error(edited_case("rows.safetensors", [](json& d) { d["params"]["row_scaled"] = "yes"; }), "row_scaled");
   expect_format_error(edited_case("amaxdec.safetensors", [](json& d) { d["params"]["amax"] = 6.0; }), "never a decimal");
   expect_format_error(edited_case("amaxhex.safetensors", [](json& d) { d["params"]["amax"] = {{"bits", "0x40C0"}}; }), "0x40C0");
-  expect_format_error(edited_case("input.safetensors", [](json& d) { d["inputs"]["extra"] = {{"tensor", true}}; }),
+  expect_format_error(edited_case("input.safetensors",
+                                  [](json& d) {
+                                    d["inputs"]["extra"] = {{"tensor", true}};
+                                  }),
                       "missing input");
   expect_format_error(edited_case("noinput.safetensors", [](json& d) { d["inputs"].erase("x"); }), "x");
   expect_format_error(edited_case("recipe.safetensors",
-                                  [](json& d) { d["inputs"]["y"] = {{"recipe", {{"version", 1}, {"dist", "zipf"}}}}; }),
+                                  [](json& d) {
+                                    d["inputs"]["y"] = {{"recipe", {{"version", 1}, {"dist", "zipf"}}}};
+                                  }),
                       "inputs.y");
 
   // A description naming a tensor the file lacks.

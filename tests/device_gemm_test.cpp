@@ -49,10 +49,14 @@ constexpr const char* kScalesName[] = {"finite", "signed", "near-one", "with-nan
 std::uint8_t scale_byte(Scales kind, std::mt19937& rng) {
   const std::uint8_t b = std::uint8_t(rng());
   switch (kind) {
-    case Scales::kFinite: return b % 0x7F;                                       // 0 .. 448, subnormals
-    case Scales::kSigned: return (b & 0x7F) == 0x7F ? b ^ 1 : b;                 // either sign, no NaN
-    case Scales::kNearOne: return std::uint8_t(0x30 + b % 16);                   // 0.5 .. 1.875
-    case Scales::kWithNan: return rng() % 64 ? b % 0x7F : (b & 0x80) | 0x7F;  // a NaN now and then
+    case Scales::kFinite:
+      return b % 0x7F;  // 0 .. 448, subnormals
+    case Scales::kSigned:
+      return (b & 0x7F) == 0x7F ? b ^ 1 : b;  // either sign, no NaN
+    case Scales::kNearOne:
+      return std::uint8_t(0x30 + b % 16);  // 0.5 .. 1.875
+    case Scales::kWithNan:
+      return rng() % 64 ? b % 0x7F : (b & 0x80) | 0x7F;  // a NaN now and then
   }
   return 0;
 }
@@ -70,8 +74,10 @@ Operand random_operand(std::int64_t rows, std::int64_t K, Scales kind, std::mt19
   for (std::size_t r = 0; r < scale.shape(0); ++r)
     for (std::size_t j = 0; j < scale.shape(1); ++j) {
       const bool real = std::int64_t(r) < rows && std::int64_t(j) < K / 16;
-      if (real) scale(r, j) = scale_byte(kind, rng);
-      else if (garbage) scale(r, j) = rng() % 4 ? 0x7F : std::uint8_t(rng());
+      if (real)
+        scale(r, j) = scale_byte(kind, rng);
+      else if (garbage)
+        scale(r, j) = rng() % 4 ? 0x7F : std::uint8_t(rng());
     }
   const float amax = std::ldexp(1.0f + float(rng() % 1024) / 1024.0f, int(rng() % 12));
   return {io::from_byte_matrix(data), io::from_byte_matrix(scale), amax_tensor({amax})};
@@ -83,7 +89,8 @@ Operand operand_of(const ByteMatrix& codes, const ByteMatrix& blocks, float amax
   ByteMatrix data = xt::empty<std::uint8_t>({rows, K / 2});
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t k = 0; k < K / 2; ++k) data(r, k) = std::uint8_t(codes(r, 2 * k) | (codes(r, 2 * k + 1) << 4));
-  ByteMatrix scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(std::int64_t(rows))), std::size_t(scale_cols(std::int64_t(K)))});
+  ByteMatrix scale =
+      xt::zeros<std::uint8_t>({std::size_t(scale_rows(std::int64_t(rows))), std::size_t(scale_cols(std::int64_t(K)))});
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t j = 0; j < K / 16; ++j) scale(r, j) = blocks(r, j);
   return {io::from_byte_matrix(data), io::from_byte_matrix(scale), amax_tensor({amax})};
@@ -172,7 +179,7 @@ TEST(DeviceGemm, EqualsReferenceOnShapesOffTheTiles) {
       o.out = kOutputs[cases % 3];
       if (cases % 2) o.alpha = std::ldexp(1.0f + float(rng() % 4096) / 4096.0f, int(rng() % 40) - 60);
       expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {}x{}x{} scales={} {} seed=0x{:x}", M, N, K,
-                                                                      kScalesName[int(kind)], describe_options(o), seed));
+                                                                     kScalesName[int(kind)], describe_options(o), seed));
       ++cases;
     }
 }
@@ -188,8 +195,8 @@ TEST(DeviceGemm, EqualsReferenceOnLongKAndAcrossRasterGroups) {
       const Operand a = random_operand(M, K, kind, rng), b = random_operand(N, K, kind, rng);
       Options o;
       o.alpha = 1.0f;
-      expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {}x{}x{} scales={} seed=0x{:x}", M, N, K,
-                                                                      kScalesName[int(kind)], seed));
+      expect_device_equals_reference(gemm_case(a, b, o),
+                                     fmt::format("gemm {}x{}x{} scales={} seed=0x{:x}", M, N, K, kScalesName[int(kind)], seed));
     }
 }
 
@@ -227,8 +234,8 @@ TEST(DeviceGemm, EqualsReferenceWhenTheLastWaveIsSplitAlongK) {
     const Operand a = random_operand(M, K, Scales::kSigned, rng), b = random_operand(N, K, Scales::kSigned, rng);
     Options o;
     o.alpha = 1.0f;
-    expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {}x{}x{}, {} parts per tail tile, seed=0x{:x}",
-                                                                    M, N, K, split.parts, seed));
+    expect_device_equals_reference(gemm_case(a, b, o),
+                                   fmt::format("gemm {}x{}x{}, {} parts per tail tile, seed=0x{:x}", M, N, K, split.parts, seed));
   }
 }
 
@@ -249,9 +256,9 @@ TEST(DeviceGemm, EqualsReferenceOnQuantizedOperands) {
       };
       Options o;
       o.out = out;
-      expect_device_equals_reference(gemm_case(quantized(M), quantized(N), o),
-                                     fmt::format("gemm of quantized operands {}x{}x{} out={} seed=0x{:x}", M, N, K,
-                                                 io::dtype_name(out), seed));
+      expect_device_equals_reference(
+          gemm_case(quantized(M), quantized(N), o),
+          fmt::format("gemm of quantized operands {}x{}x{} out={} seed=0x{:x}", M, N, K, io::dtype_name(out), seed));
     }
 }
 
@@ -301,7 +308,8 @@ TEST(DeviceGemm, ExactTiesRoundToEven) {
       o.alpha = float_of(0x3F800000u | k);
       for (const io::DType out : kOutputs) {
         o.out = out;
-        expect_device_equals_reference(gemm_case(a, b, o), fmt::format("binary32 tie k=0x{:x} sign={} {}", k, sign, describe_options(o)));
+        expect_device_equals_reference(gemm_case(a, b, o),
+                                       fmt::format("binary32 tie k=0x{:x} sign={} {}", k, sign, describe_options(o)));
       }
     }
   // Subnormal ties: S = 0.5, α = k·2^-149 with k odd.
@@ -337,7 +345,7 @@ TEST(DeviceGemm, BetaCCancellingAlphaS) {
     std::mt19937 rng(seed);
     const Operand a = random_operand(40, 272, Scales::kFinite, rng), b = random_operand(33, 272, Scales::kFinite, rng);
     Options o;
-    o.alpha = float_of(0x3F800001u);  // 24 significant bits, so that α·S is rarely representable
+    o.alpha = float_of(0x3F800001u);                        // 24 significant bits, so that α·S is rarely representable
     const FloatMatrix d = reference_d(gemm_case(a, b, o));  // RN(α·S) in binary32
     o.out = out;
     for (const float beta : {1.0f, -1.0f, 0.5f, -3.0f}) {
@@ -382,7 +390,8 @@ TEST(DeviceGemm, NanScalesAndSpecialAlphaBetaC) {
     for (const std::uint32_t beta : {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x3F800000u}) {
       o.beta = float_of(beta);
       o.c = c;
-      expect_device_equals_reference(gemm_case(a, b, o), fmt::format("alpha=0x{:08X} beta=0x{:08X} seed=0x{:x}", alpha, beta, seed));
+      expect_device_equals_reference(gemm_case(a, b, o),
+                                     fmt::format("alpha=0x{:08X} beta=0x{:08X} seed=0x{:x}", alpha, beta, seed));
     }
   }
 }
@@ -411,7 +420,8 @@ TEST(DeviceGemm, EveryOutputDtypeWithBiasBetaAndSwizzledScales) {
         for (const bool swizzled : {false, true}) {
           const std::uint32_t seed = fresh_seed();
           std::mt19937 rng(seed);
-          const Operand a = random_operand(130, 272, Scales::kSigned, rng, true), b = random_operand(257, 272, Scales::kSigned, rng, true);
+          const Operand a = random_operand(130, 272, Scales::kSigned, rng, true),
+                        b = random_operand(257, 272, Scales::kSigned, rng, true);
           Options o;
           o.out = out;
           o.swizzled = swizzled;
@@ -450,7 +460,7 @@ TEST(DeviceGemm, RowScaledPostScaleEqualsReference) {
           if (accumulate) o.c = random_matrix(std::size_t(M), std::size_t(N), rng);
           if (rng() % 2) o.bias = random_vector(std::size_t(N), rng);
           expect_device_equals_reference(gemm_case(a, b, o), fmt::format("row-scaled row_vector={} col_vector={} {} seed=0x{:x}",
-                                                                          row_vector, col_vector, describe_options(o), seed));
+                                                                         row_vector, col_vector, describe_options(o), seed));
         }
 }
 
@@ -461,7 +471,8 @@ TEST(DeviceGemm, RejectsWhatTheReferenceRejects) {
   const Operand a = random_operand(20, 64, Scales::kFinite, rng), b = random_operand(30, 64, Scales::kFinite, rng);
   std::vector<std::pair<std::string, Case>> cases;
   cases.emplace_back("K mismatch", gemm_case(a, random_operand(30, 48, Scales::kFinite, rng), {}));
-  cases.emplace_back("K = 8", gemm_case(random_operand(20, 8, Scales::kFinite, rng), random_operand(30, 8, Scales::kFinite, rng), {}));
+  cases.emplace_back("K = 8",
+                     gemm_case(random_operand(20, 8, Scales::kFinite, rng), random_operand(30, 8, Scales::kFinite, rng), {}));
   Case bad_scale = gemm_case(a, b, {});
   bad_scale.inputs["b_scale"] = io::from_byte_matrix(xt::zeros<std::uint8_t>({128, 8}));
   cases.emplace_back("b_scale [128, 8]", bad_scale);

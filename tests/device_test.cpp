@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <random>
 
 #include <fmt/format.h>
@@ -45,7 +45,7 @@ std::uint32_t fresh_seed() { return std::random_device{}(); }
 std::uint64_t fresh_u64() { return (std::uint64_t(fresh_seed()) << 32) | fresh_seed(); }
 
 io::Tensor float_tensor(const FloatMatrix& x, io::DType dtype) {
-  const io::FloatType t = dtype == io::DType::BF16 ? io::FloatType::BF16
+  const io::FloatType t = dtype == io::DType::BF16  ? io::FloatType::BF16
                           : dtype == io::DType::F16 ? io::FloatType::F16
                                                     : io::FloatType::F32;
   return io::from_float_matrix(x, t);
@@ -140,9 +140,9 @@ TEST(DeviceQuantize, EqualsReferenceForSpecialGlobalAmaxOverrides) {
       for (const BlockShape block : {BlockShape::k1D, BlockShape::k2D}) {
         const std::uint32_t seed = fresh_seed();
         const FloatMatrix x = fuzz::fill_data({48, 80}, Dist::kSpecials, seed);
-        expect_device_equals_reference(
-            quantize_case(x, io::DType::BF16, std::string(p.name), block, Direction::kBoth, false, ScaleLayout::kCompact, float_of(g)),
-            fmt::format("quantize 48x80 {} amax=0x{:08X} seed=0x{:x}", p.name, g, seed));
+        expect_device_equals_reference(quantize_case(x, io::DType::BF16, std::string(p.name), block, Direction::kBoth, false,
+                                                     ScaleLayout::kCompact, float_of(g)),
+                                       fmt::format("quantize 48x80 {} amax=0x{:08X} seed=0x{:x}", p.name, g, seed));
       }
 }
 
@@ -152,8 +152,9 @@ TEST(DeviceQuantize, EqualsReferenceForAllZeroAndAllNanTensors) {
     for (const NamedProfile& p : all_profiles()) {
       FloatMatrix x = xt::empty<float>({32, 48});
       x.fill(float_of(fill));
-      expect_device_equals_reference(quantize_case(x, io::DType::F32, std::string(p.name), BlockShape::k1D, Direction::kBoth, false),
-                                     fmt::format("quantize 32x48 filled with 0x{:08X} {}", fill, p.name));
+      expect_device_equals_reference(
+          quantize_case(x, io::DType::F32, std::string(p.name), BlockShape::k1D, Direction::kBoth, false),
+          fmt::format("quantize 32x48 filled with 0x{:08X} {}", fill, p.name));
     }
 }
 
@@ -168,14 +169,15 @@ TEST(DeviceQuantize, NegativeNanInputsGiveTheCodeOfPositiveSix) {
     for (const Mode& m : kModes)
       for (const bool sr : {false, true}) {
         const std::uint32_t seed = fresh_seed();
-        Case c = quantize_case(fuzz::fill_data({64, 96}, Dist::kRandn, seed), dtype, "te", m.block, m.dir, m.row_scaled, m.layout);
+        Case c =
+            quantize_case(fuzz::fill_data({64, 96}, Dist::kRandn, seed), dtype, "te", m.block, m.dir, m.row_scaled, m.layout);
         if (sr) c = with_sr(c, fresh_u64(), fresh_u64());
         io::Tensor& x = c.inputs.at("x");
         const std::size_t size = io::dtype_size(x.dtype);
         std::mt19937 rng(seed);
         for (int i = 0; i < 300; ++i) {
           const std::uint32_t payload = rng() | 1u;  // nonzero: a NaN, not an infinity
-          const std::uint32_t bits = size == 4 ? 0xFF800000u | (payload & 0x7FFFFFu)
+          const std::uint32_t bits = size == 4                  ? 0xFF800000u | (payload & 0x7FFFFFu)
                                      : dtype == io::DType::BF16 ? 0xFF80u | (payload & 0x7Fu)
                                                                 : 0xFC00u | (payload & 0x3FFu);
           std::memcpy(&x.bytes[(rng() % std::size_t(x.numel())) * size], &bits, size);  // little-endian
@@ -196,8 +198,8 @@ TEST(DeviceAmax, EveryAmaxOperationEqualsReference) {
             const std::uint32_t seed = fresh_seed();
             Case c = op_case(op, {{"x", float_tensor(fuzz::fill_data(s, dist, seed), dtype)}});
             c.params.set("profile", std::string(profile));
-            expect_device_equals_reference(c, fmt::format("{} {}x{} {} {} seed=0x{:x}", op, s.M, s.K,
-                                                          io::dtype_name(dtype), profile, seed));
+            expect_device_equals_reference(
+                c, fmt::format("{} {}x{} {} {} seed=0x{:x}", op, s.M, s.K, io::dtype_name(dtype), profile, seed));
           }
 }
 
@@ -220,8 +222,8 @@ TEST(DeviceDequantize, EqualsReferenceForEveryProfileAndOutputDtype) {
             }
             c.params.set("profile", std::string(p.name));
             c.params.set("output_dtype", std::string(io::dtype_name(out)));
-            expect_device_equals_reference(c, fmt::format("dequantize {}x{} {} -> {} row_scaled={} random={} seed=0x{:x}",
-                                                          s.M, s.K, p.name, io::dtype_name(out), row_scaled, random_bytes, seed));
+            expect_device_equals_reference(c, fmt::format("dequantize {}x{} {} -> {} row_scaled={} random={} seed=0x{:x}", s.M,
+                                                          s.K, p.name, io::dtype_name(out), row_scaled, random_bytes, seed));
           }
         }
 }
@@ -242,7 +244,8 @@ TEST(DeviceLayout, SwizzleUnswizzleAndTransposesEqualReference) {
   }
   for (const auto& [M, K] : {std::pair{16, 16}, {48, 80}, {304, 304}, {1024, 2048}}) {
     const std::uint32_t seed = fresh_seed();
-    Case c = op_case("transpose_scales_2d", {{"scale", io::from_byte_matrix(fuzz::fill_bytes(scale_rows(M), scale_cols(K), seed))}});
+    Case c =
+        op_case("transpose_scales_2d", {{"scale", io::from_byte_matrix(fuzz::fill_bytes(scale_rows(M), scale_cols(K), seed))}});
     c.params.set("M", std::int64_t(M));
     c.params.set("K", std::int64_t(K));
     expect_device_equals_reference(c, fmt::format("transpose_scales_2d {}x{} seed=0x{:x}", M, K, seed));
@@ -293,7 +296,8 @@ TEST(DeviceQuantize, EqualsReferenceWhenEachCtaLoopsOverSeveralTiles) {
       const FloatMatrix x = fuzz::fill_data({1296, 1616}, Dist::kRandn, seed);
       Case c = quantize_case(x, io::DType::BF16, "te", m.block, m.dir, m.row_scaled, m.layout);
       if (sr) c = with_sr(c, fresh_u64(), fresh_u64());
-      expect_device_equals_reference(c, fmt::format("quantize 1296x1616 te bf16 {}{} seed=0x{:x}", m.name, sr ? " SR" : "", seed));
+      expect_device_equals_reference(c,
+                                     fmt::format("quantize 1296x1616 te bf16 {}{} seed=0x{:x}", m.name, sr ? " SR" : "", seed));
     }
 }
 
@@ -371,7 +375,8 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
       edges(r, c) = bf16_to_float(std::uint16_t((249 + c % 5) << 7 | 0x7F)) * (c % 3 == 0 && r % 7 == 0 ? -1.0f : 1.0f);
   for (std::size_t r = 96; r < 128; ++r)
     for (std::size_t c = 0; c < 64; ++c) {
-      const std::uint32_t u = rng(), field = r % 4 == 0 ? 140 - 13 - c % 14 : 140 - u % 13;  // one far below, the rest near the top
+      const std::uint32_t u = rng(),
+                          field = r % 4 == 0 ? 140 - 13 - c % 14 : 140 - u % 13;  // one far below, the rest near the top
       edges(r, c) = bf16_to_float(std::uint16_t((u >> 8 & 1) << 15 | field << 7 | (u >> 9 & 0x7F)));
     }
   for (const std::uint64_t mask : {std::uint64_t(kRhtDefaultMask), std::uint64_t(0)}) {
@@ -382,7 +387,8 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
       Case q = quantize_case(edges, io::DType::BF16, std::string(p.name), BlockShape::k1D, Direction::kColumnwise, false);
       q.params.set("rht", true);
       q.params.set("rht_mask", mask);
-      expect_device_equals_reference(q, fmt::format("rht quantize of zeros, ones and large fields {} mask 0x{:04x}", p.name, mask));
+      expect_device_equals_reference(q,
+                                     fmt::format("rht quantize of zeros, ones and large fields {} mask 0x{:04x}", p.name, mask));
     }
   }
   RecordProperty("cases", cases);

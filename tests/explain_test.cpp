@@ -123,7 +123,8 @@ TEST(ExplainStochasticRounding, ThresholdsOfWorkedExample618) {
   c.params.set("amax", F32Bits{bits_of(2688.0f)});
   const TensorMap expected = ReferenceBackend().run(c);
   TensorMap actual = expected;
-  for (std::size_t i = 0; i < actual.at("data").bytes.size(); i += 8) actual.at("data").bytes[i] ^= 0x11;  // flip codes of 0 and 1
+  for (std::size_t i = 0; i < actual.at("data").bytes.size(); i += 8)
+    actual.at("data").bytes[i] ^= 0x11;  // flip codes of 0 and 1
   const Explanation e = explain(c, expected, actual);
   ASSERT_FALSE(e.traces.empty());
   const BlockTrace& t = e.traces[0];

@@ -72,7 +72,8 @@ TensorMap operand(std::int64_t rows, std::int64_t K, bool row_scaled, std::mt199
 
 io::Tensor rows_of(const io::Tensor& t, std::int64_t r0, std::int64_t n) {
   const std::size_t row = std::size_t(t.numel() / t.shape[0]) * io::dtype_size(t.dtype);
-  io::Tensor out{t.dtype, t.shape, {t.bytes.begin() + std::ptrdiff_t(r0 * row), t.bytes.begin() + std::ptrdiff_t((r0 + n) * row)}};
+  io::Tensor out{
+      t.dtype, t.shape, {t.bytes.begin() + std::ptrdiff_t(r0 * row), t.bytes.begin() + std::ptrdiff_t((r0 + n) * row)}};
   out.shape[0] = n;
   return out;
 }

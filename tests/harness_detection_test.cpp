@@ -8,10 +8,10 @@
 #include <fstream>
 #include <optional>
 
-#include "compare/explain.h"
-#include "fuzz/campaign.h"
 #include "cases/corpus.h"
 #include "cases/reference_backend.h"
+#include "compare/explain.h"
+#include "fuzz/campaign.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/formulas.h"
@@ -24,11 +24,11 @@ namespace nvfp4 {
 namespace {
 
 enum class Mutation {
-  kTiesAwayFromZero,  // E2M1 ties rounded away from zero (rowwise 1D data)
-  kScaleOrder,        // block scale RN(RN(A/6)*S) where te says RN(A*RN(S*r6))
-  kNibbleSwap,        // the two nibbles of byte 1 of every rowwise row swapped
-  kNegativeZero,      // -0.0 (and tiny negatives) encoded as 0x0 instead of 0x8
-  kSrKeyWordsSwapped, // stochastic rounding keyed {hi32(seed), lo32(seed)} instead of {lo32, hi32}
+  kTiesAwayFromZero,   // E2M1 ties rounded away from zero (rowwise 1D data)
+  kScaleOrder,         // block scale RN(RN(A/6)*S) where te says RN(A*RN(S*r6))
+  kNibbleSwap,         // the two nibbles of byte 1 of every rowwise row swapped
+  kNegativeZero,       // -0.0 (and tiny negatives) encoded as 0x0 instead of 0x8
+  kSrKeyWordsSwapped,  // stochastic rounding keyed {hi32(seed), lo32(seed)} instead of {lo32, hi32}
 };
 
 std::uint8_t e2m1_ties_away(float y) {
@@ -66,7 +66,8 @@ class MutantBackend : public Backend {
     if (m_ == Mutation::kNibbleSwap && data.shape(1) > 1)
       for (std::size_t r = 0; r < data.shape(0); ++r) data(r, 1) = std::uint8_t((data(r, 1) << 4) | (data(r, 1) >> 4));
     if (m_ == Mutation::kNegativeZero)
-      for (std::uint8_t& b : data) b = pack_nibbles(nibble_at(b, 0) == 0x8 ? 0 : nibble_at(b, 0), nibble_at(b, 1) == 0x8 ? 0 : nibble_at(b, 1));
+      for (std::uint8_t& b : data)
+        b = pack_nibbles(nibble_at(b, 0) == 0x8 ? 0 : nibble_at(b, 0), nibble_at(b, 1) == 0x8 ? 0 : nibble_at(b, 1));
     if (m_ == Mutation::kTiesAwayFromZero && c.params.text("block") == "1d" && !c.params.flag("row_scaled") &&
         c.params.text("rounding") == "nearest")  // an RN bug
       data = ties_away(c);
@@ -146,7 +147,8 @@ TEST_P(HarnessDetection, FindsShrinksSavesAndClassifiesTheBug) {
   RecordProperty("cases_to_detection", int(f.cases_to_detection));
   std::printf("%s: detected after %zu cases (seed %llu); shrunk to %zu non-zero block(s) of %lldx%lld\n", e.name,
               f.cases_to_detection, static_cast<unsigned long long>(seed), nonzero_blocks(f.shrunk.c),
-              static_cast<long long>(f.shrunk.c.inputs.at("x").shape[0]), static_cast<long long>(f.shrunk.c.inputs.at("x").shape[1]));
+              static_cast<long long>(f.shrunk.c.inputs.at("x").shape[0]),
+              static_cast<long long>(f.shrunk.c.inputs.at("x").shape[1]));
   EXPECT_LE(f.cases_to_detection, e.max_cases) << "seed " << seed;
   EXPECT_LE(nonzero_blocks(f.shrunk.c), 2u) << "seed " << seed;
   EXPECT_FALSE(f.comparison.agree);
@@ -164,15 +166,15 @@ TEST_P(HarnessDetection, FindsShrinksSavesAndClassifiesTheBug) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Mutants, HarnessDetection,
-                         ::testing::Values(Expectation{Mutation::kTiesAwayFromZero, "TiesAwayFromZero", MismatchKind::kTieFlipped, 200},
-                                           Expectation{Mutation::kScaleOrder, "ScaleOrder", MismatchKind::kScaleOffByOneCode, 1500},
-                                           Expectation{Mutation::kNibbleSwap, "NibbleSwap", MismatchKind::kNibbleOrder, 50},
-                                           Expectation{Mutation::kNegativeZero, "NegativeZero", MismatchKind::kZeroSign, 50},
-                                           // Detection is geometric with a median near 47 cases (300 runs).
-                                           Expectation{Mutation::kSrKeyWordsSwapped, "SrKeyWordsSwapped",
-                                                       MismatchKind::kSrOtherNeighbour, 1000}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Mutants, HarnessDetection,
+    ::testing::Values(Expectation{Mutation::kTiesAwayFromZero, "TiesAwayFromZero", MismatchKind::kTieFlipped, 200},
+                      Expectation{Mutation::kScaleOrder, "ScaleOrder", MismatchKind::kScaleOffByOneCode, 1500},
+                      Expectation{Mutation::kNibbleSwap, "NibbleSwap", MismatchKind::kNibbleOrder, 50},
+                      Expectation{Mutation::kNegativeZero, "NegativeZero", MismatchKind::kZeroSign, 50},
+                      // Detection is geometric with a median near 47 cases (300 runs).
+                      Expectation{Mutation::kSrKeyWordsSwapped, "SrKeyWordsSwapped", MismatchKind::kSrOtherNeighbour, 1000}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 // ---- the upstream bugs of the distributed weight cast (NUMERICS.md §5.1-§5.3) ----------------------
 
@@ -182,8 +184,8 @@ struct UpstreamExpectation {
   UpstreamBug bug;
   const char* name;
   MismatchKind kind;
-  const char* variant;    // the name the verdict and the report must give
-  std::size_t max_cases;  // detection bound
+  const char* variant;     // the name the verdict and the report must give
+  std::size_t max_cases;   // detection bound
   std::int64_t max_tiles;  // bound on the shrunk case's 16x16 tiles
 };
 
@@ -248,23 +250,23 @@ TEST_P(UpstreamBugDetection, FindsShrinksSavesReportsAndNamesTheBug) {
   ASSERT_TRUE(found) << e.name << ": expected kind '" << mismatch_kind_name(e.kind) << "'; verdict: " << x.verdict;
   EXPECT_NE(x.verdict.find(e.variant), std::string::npos) << x.verdict;
   // The report page says so too.
-  const std::string page = write_failure_page(dir / "report", "failure", f.shrunk, f.comparison, "reference vs upstream-bug", f.saved);
+  const std::string page =
+      write_failure_page(dir / "report", "failure", f.shrunk, f.comparison, "reference vs upstream-bug", f.saved);
   std::ifstream in(dir / "report" / page);
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find(e.variant), std::string::npos);
   EXPECT_NE(html.find(std::string(mismatch_kind_name(*found)).substr(0, 20)), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Upstream, UpstreamBugDetection,
-    ::testing::Values(UpstreamExpectation{UpstreamBug::kPartialCastIdxTe, "PartialCastIdxTe", MismatchKind::kShardByteShift,
-                                          "PARTIAL_CAST_IDX_TE", 200, 2},
-                      UpstreamExpectation{UpstreamBug::kFusedScalePitchTc, "FusedScalePitchTc", MismatchKind::kScaleRowPitch,
-                                          "FUSED_SCALE_PITCH_TC", 100, 2},
-                      // The greedy shrinker can stop at 3 tiles here (seen once in 20 runs, seed 244392181).
-                      UpstreamExpectation{UpstreamBug::kAllgatherBytes, "AllgatherBytes", MismatchKind::kSharedByteNibble,
-                                          "ALLGATHER_BYTES", 200, 3}),
-    [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Upstream, UpstreamBugDetection,
+                         ::testing::Values(UpstreamExpectation{UpstreamBug::kPartialCastIdxTe, "PartialCastIdxTe",
+                                                               MismatchKind::kShardByteShift, "PARTIAL_CAST_IDX_TE", 200, 2},
+                                           UpstreamExpectation{UpstreamBug::kFusedScalePitchTc, "FusedScalePitchTc",
+                                                               MismatchKind::kScaleRowPitch, "FUSED_SCALE_PITCH_TC", 100, 2},
+                                           // The greedy shrinker can stop at 3 tiles here (seen once in 20 runs, seed 244392181).
+                                           UpstreamExpectation{UpstreamBug::kAllgatherBytes, "AllgatherBytes",
+                                                               MismatchKind::kSharedByteNibble, "ALLGATHER_BYTES", 200, 3}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace nvfp4

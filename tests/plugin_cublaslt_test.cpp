@@ -31,8 +31,8 @@ namespace {
 
 // Found from the test binary, so that it is found in build-gpu/ carried to the GPU machine too.
 external::PluginBackend& plugin() {
-  static const std::unique_ptr<external::PluginBackend> p = external::load_plugin(
-      std::filesystem::canonical("/proc/self/exe").parent_path() / NVFP4_CUBLASLT_PLUGIN_FROM_TESTS);
+  static const std::unique_ptr<external::PluginBackend> p =
+      external::load_plugin(std::filesystem::canonical("/proc/self/exe").parent_path() / NVFP4_CUBLASLT_PLUGIN_FROM_TESTS);
   return *p;
 }
 
@@ -49,15 +49,14 @@ const std::optional<std::string>& cublaslt_unavailable() {
   return why;
 }
 
-#define REQUIRE_CUBLASLT_NVFP4()                          \
-  if (const auto& why_ = ::nvfp4::cublaslt_unavailable()) \
-  GTEST_SKIP() << *why_
+#define REQUIRE_CUBLASLT_NVFP4() \
+  if (const auto& why_ = ::nvfp4::cublaslt_unavailable()) GTEST_SKIP() << *why_
 
 TEST(CublasLtPlugin, DeclaresThePerTensorGemmOfOneCublasLtCall) {
   const Declaration& d = *plugin().declaration();
   EXPECT_EQ(d.operations(), std::vector<std::string>{"gemm"});
   const auto& params = d.find("gemm")->params;
-  EXPECT_EQ(params.size(), 5u);  // output_dtype, beta, with_bias, row_scaled, accumulate
+  EXPECT_EQ(params.size(), 5u);                // output_dtype, beta, with_bias, row_scaled, accumulate
   EXPECT_FALSE(params.count("scale_layout"));  // both layouts: the plugin swizzles compact scales
   EXPECT_FALSE(params.count("alpha"));
 }
@@ -100,8 +99,8 @@ TEST(CublasLtPlugin, StaysWithinTheFp32AccumulationBoundOfExact) {
   UlpTotals totals;
   int seed = 10;
   for (const char* output : {"F32", "BF16"})
-    for (const auto& [M, N, K] : {std::tuple{128, 128, 64}, std::tuple{256, 128, 1024}, std::tuple{48, 80, 4096},
-                                  std::tuple{2048, 512, 4096}}) {
+    for (const auto& [M, N, K] :
+         {std::tuple{128, 128, 64}, std::tuple{256, 128, 1024}, std::tuple{48, 80, 4096}, std::tuple{2048, 512, 4096}}) {
       const Case c = test_support::normal_gemm_case(M, N, K, ++seed, output);
       const std::string what = fmt::format("{} M={} N={} K={}", output, M, N, K);
       const Comparison cmp = compare_backends(c, reference, plugin(), {true, std::nullopt});

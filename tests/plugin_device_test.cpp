@@ -91,8 +91,8 @@ TEST(DevicePlugin, EqualsTheDeviceBackendAndTheReferenceOnFreshCasesOfEveryOpera
       EXPECT_EQ(bytewise_difference(want.outputs, got.outputs), "") << what;
       const Outcome ref = run_outcome(reference, r.c);
       EXPECT_EQ(got.code, ref.code) << what << ": reference " << rejection(ref) << ", plugin " << rejection(got);
-      EXPECT_TRUE(diff_outputs(ref.outputs, got.outputs).empty())
-          << what << "\n" << describe(diff_outputs(ref.outputs, got.outputs));
+      EXPECT_TRUE(diff_outputs(ref.outputs, got.outputs).empty()) << what << "\n"
+                                                                  << describe(diff_outputs(ref.outputs, got.outputs));
     }
   RecordProperty("cases", cases);
 }

@@ -134,7 +134,8 @@ TEST(PluginLoader, ASharedLibraryWithoutTheEntryPointsIsUnavailable) {
   ASSERT_NE(dladdr(reinterpret_cast<void*>(&std::terminate), &info), 0);
   const std::string what = thrown<BackendUnavailable>([&] { load_plugin(info.dli_fname); });
   EXPECT_THAT(what, HasSubstr(fmt::format("plugin {}: not an nvfp4-verify plugin: it has no entry point "
-                                          "nvfp4_plugin_abi_version", info.dli_fname)));
+                                          "nvfp4_plugin_abi_version",
+                                          info.dli_fname)));
 }
 
 TEST(PluginLoader, AnotherAbiVersionIsUnavailableNamingBothVersions) {
@@ -157,7 +158,9 @@ TEST(PluginRun, ARejectionWithACodeIsAnErrorWithThatCode) {
 }
 
 TEST(PluginRun, ARejectionWithoutACodeIsUncoded) {
-  EXPECT_EQ(thrown<UncodedRejection>([] { fixture().run(amax_case("te", f32(xt::ones<float>({2, 2})))); }),
+  EXPECT_EQ(thrown<UncodedRejection>([] {
+              fixture().run(amax_case("te", f32(xt::ones<float>({2, 2}))));
+            }),
             "amax_global: rejected without a code");
 }
 
@@ -171,13 +174,18 @@ TEST(PluginRun, FaultsAndUnavailabilityKeepTheirKindAndMessage) {
     return "no fault";
   };
   EXPECT_EQ(fault("te-pyref"), "crash: plugin loader fixture: failed: the kernel faulted");
-  EXPECT_EQ(fault("te-2.13-1d"), "protocol: plugin loader fixture: rejected the case with unknown error code "
-                                 "'E_NO_SUCH_CODE': a code outside the contract");
-  EXPECT_EQ(fault("torchao-1lvl"), "protocol: plugin loader fixture: nvfp4_plugin_run returned 7, which is no "
-                                   "NVFP4_PLUGIN_* result");
-  EXPECT_EQ(fault("mslk"), "protocol: plugin loader fixture: the plugin asked for a bad output: 'amax' has unknown "
-                           "dtype 'F33'");
-  EXPECT_EQ(thrown<BackendUnavailable>([] { fixture().run(amax_case("torchao", f32(xt::ones<float>({2, 2})))); }),
+  EXPECT_EQ(fault("te-2.13-1d"),
+            "protocol: plugin loader fixture: rejected the case with unknown error code "
+            "'E_NO_SUCH_CODE': a code outside the contract");
+  EXPECT_EQ(fault("torchao-1lvl"),
+            "protocol: plugin loader fixture: nvfp4_plugin_run returned 7, which is no "
+            "NVFP4_PLUGIN_* result");
+  EXPECT_EQ(fault("mslk"),
+            "protocol: plugin loader fixture: the plugin asked for a bad output: 'amax' has unknown "
+            "dtype 'F33'");
+  EXPECT_EQ(thrown<BackendUnavailable>([] {
+              fixture().run(amax_case("torchao", f32(xt::ones<float>({2, 2}))));
+            }),
             "plugin loader fixture: cannot run: no device here");
 }
 
@@ -195,7 +203,8 @@ TEST(PluginRun, AnUnwrittenOutputKeepsThePoisonAndDiffersFromTheReference) {
 TEST(PluginRun, CustomKnobsAreUnsupported) {
   Case c = amax_case("te", f32(xt::ones<float>({2, 2})));
   c.knobs = case_profile(c);
-  EXPECT_THAT(thrown<Error>([&] { example().run(c); }), HasSubstr("amax_global: E_UNSUPPORTED: a plugin runs named profiles only"));
+  EXPECT_THAT(thrown<Error>([&] { example().run(c); }),
+              HasSubstr("amax_global: E_UNSUPPORTED: a plugin runs named profiles only"));
 }
 
 }  // namespace

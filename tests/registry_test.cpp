@@ -82,7 +82,7 @@ TEST(Registry, NamesAreUniqueAndParametersWellDeclared) {
     }
     for (const TensorSpec& t : op.inputs)
       EXPECT_EQ(op.param(t.name), nullptr) << "parameter and input tensor share the name " << t.name
-                                          << ": keyword interfaces (the Python package) could not tell them apart";
+                                           << ": keyword interfaces (the Python package) could not tell them apart";
     const Case c = make_case(op.name);
     EXPECT_NO_THROW(validate_params(c)) << "the defaults are valid";
   }
@@ -91,8 +91,7 @@ TEST(Registry, NamesAreUniqueAndParametersWellDeclared) {
 TEST(Registry, BadParametersGetOneErrorNamingOperationParameterAndAllowedValues) {
   Case c = make_case("quantize");
   c.params.set("block", std::string("3d"));
-  EXPECT_EQ(error_of([&] { validate_params(c); }),
-            "quantize: E_UNSUPPORTED: parameter 'block' is '3d'; allowed: 1d, 2d");
+  EXPECT_EQ(error_of([&] { validate_params(c); }), "quantize: E_UNSUPPORTED: parameter 'block' is '3d'; allowed: 1d, 2d");
   c = make_case("quantize");
   c.params.set("row_scaled", std::string("yes"));
   EXPECT_EQ(error_of([&] { validate_params(c); }), "quantize: E_UNSUPPORTED: parameter 'row_scaled' must be of type bool");
@@ -131,8 +130,7 @@ TEST_F(OpsCommand, ListsOneLinePerOperation) {
   const auto r = run_cli("ops", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(std::size_t(std::count(r.out.begin(), r.out.end(), '\n')), operations().size());
-  for (const OperationSpec& op : operations())
-    EXPECT_NE(r.out.find(std::string(op.name) + " "), std::string::npos) << op.name;
+  for (const OperationSpec& op : operations()) EXPECT_NE(r.out.find(std::string(op.name) + " "), std::string::npos) << op.name;
 }
 
 TEST_F(OpsCommand, JsonIsTheWholeRegistry) {

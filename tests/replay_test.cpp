@@ -14,10 +14,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "compare/compare.h"
 #include "cases/corpus.h"
 #include "cases/reference_backend.h"
 #include "cases/seeds/seed_corpus.h"
+#include "compare/compare.h"
 #include "reference/error.h"
 #include "reports/failure_page.h"
 
@@ -95,9 +95,7 @@ TEST_F(ReplayTest, DefaultBackendsAreNamedOnTheFirstLineWithTheReasonWhenThereIs
 TEST_F(ReplayTest, ACorruptFileIsReportedAndTheOtherCasesStillReplay) {
   const fs::path corpus = small_corpus("c", 3);
   const std::string bytes = slurp(fs::directory_iterator(corpus)->path());
-  {
-    std::ofstream(corpus / "truncated.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() / 3);
-  }
+  { std::ofstream(corpus / "truncated.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() / 3); }
   const RunResult r = run("replay " + corpus.string() + " --backends reference,metamorphic");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(count_prefix(r.out, "PASS  "), 3u) << r.out;
@@ -145,7 +143,8 @@ TEST_F(ReplayTest, MaxCasesReplaysTheFirstCasesOnly) {
 
 TEST_F(ReplayTest, ReportWritesASummaryPage) {
   const fs::path corpus = small_corpus("c", 3);
-  const RunResult r = run("replay " + corpus.string() + " --backends reference,metamorphic --report " + (dir_ / "report").string());
+  const RunResult r =
+      run("replay " + corpus.string() + " --backends reference,metamorphic --report " + (dir_ / "report").string());
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find((dir_ / "report" / "index.html").string()), std::string::npos) << r.out;
   const std::string html = slurp(dir_ / "report" / "index.html");

@@ -24,9 +24,9 @@
 #include <regex>
 #include <sstream>
 
+#include <fmt/format.h>
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"
-#include <fmt/format.h>
 
 #include "reports/report.h"
 
@@ -106,7 +106,8 @@ FailureReport sample_failure() {
     return (float(seed >> 8) / 16777216.0f - 0.5f) * 8.0f;
   };
   std::size_t total = 0;
-  std::vector<std::pair<MismatchKind, std::size_t>> kinds = {{MismatchKind::kTieFlipped, 0}, {MismatchKind::kScaleOffByOneCode, 0}};
+  std::vector<std::pair<MismatchKind, std::size_t>> kinds = {{MismatchKind::kTieFlipped, 0},
+                                                             {MismatchKind::kScaleOffByOneCode, 0}};
   for (std::int64_t row = 0; row < 256; ++row) {
     for (std::int64_t block = 0; block < 32; ++block) {
       const bool bad = (row % 37 == 3 && block % 5 == 1) || (row == 200 && block >= 24);
@@ -228,13 +229,12 @@ class ReportBrowser : public test_support::TempDirTest {
   std::string chromium(const fs::path& page, const std::string& args) {
     const test_support::TempDir profile("chromium");
     const fs::path out = dir_ / "chromium.out", err = dir_ / "chromium.err";
-    const std::string cmd =
-        "timeout 60 " + quote(chromium_.string()) +
-        " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
-        " --disable-component-update --disable-sync --disable-dev-shm-usage --hide-scrollbars"
-        " --user-data-dir=" + quote(profile.path().string()) + " " + args + " " +
-        quote("file://" + fs::absolute(page).string()) +
-        " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+    const std::string cmd = "timeout 60 " + quote(chromium_.string()) +
+                            " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+                            " --disable-component-update --disable-sync --disable-dev-shm-usage --hide-scrollbars"
+                            " --user-data-dir=" +
+                            quote(profile.path().string()) + " " + args + " " + quote("file://" + fs::absolute(page).string()) +
+                            " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
     const int status = std::system(cmd.c_str());
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::string e = slurp(err);
@@ -287,8 +287,7 @@ TEST_F(ReportBrowser, FailurePage) {
     std::vector<int> bad(std::size_t(cells), 0);
     for (std::int64_t k = 0; k < m.rows * m.blocks; ++k)
       if (m.mismatching[std::size_t(k)]) bad[std::size_t(k / m.blocks / fr * m.blocks + k % m.blocks)] = 1;
-    const std::string_view svg =
-        between(dom, fmt::format("<svg class=\"heatmap\" data-tensor=\"{}\"", m.tensor), "</svg>");
+    const std::string_view svg = between(dom, fmt::format("<svg class=\"heatmap\" data-tensor=\"{}\"", m.tensor), "</svg>");
     EXPECT_EQ(count(svg, "<rect "), std::size_t(cells)) << m.tensor;
     EXPECT_EQ(count(svg, "class=\"m\""), std::size_t(std::count(bad.begin(), bad.end(), 1))) << m.tensor;
   }

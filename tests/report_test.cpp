@@ -8,7 +8,6 @@
 #include "tests/support/html_text.h"
 #include "tests/support/temp_dir.h"
 
-
 #include <bit>
 #include <filesystem>
 #include <fstream>
@@ -107,7 +106,8 @@ Summary sample_summary(std::size_t passed, std::size_t failed) {
   s.backends = "reference vs device";
   s.seconds = 12.5;
   for (std::size_t i = 0; i < passed; ++i)
-    s.entries.push_back({fmt::format("case-{:04}", i), i % 2 ? "quantize" : "dequantize", i % 3 ? "te" : "torchao", true, "ok", ""});
+    s.entries.push_back(
+        {fmt::format("case-{:04}", i), i % 2 ? "quantize" : "dequantize", i % 3 ? "te" : "torchao", true, "ok", ""});
   for (std::size_t i = 0; i < failed; ++i)
     s.entries.push_back({fmt::format("bad-{:04}", i), "quantize", "te", false, fmt::format("data: {} mismatches", i + 1),
                          fmt::format("failures/bad-{:04}.html", i)});
@@ -260,22 +260,24 @@ TEST(ReportFailure, BlockTraceTable) {
   EXPECT_NE(elems.find(">16<"), std::string::npos);  // first element column of block 1
   EXPECT_NE(elems.find(">31<"), std::string::npos);
   // Elements 5 and 9 differ: highlighted in the header and the 4 rows.
-  EXPECT_EQ(count(elems, " bad\""), 2u * 3u);          // header + 2 code rows
-  EXPECT_EQ(count(elems, "class=\"bad\""), 2u * 2u);   // input and scaled rows
+  EXPECT_EQ(count(elems, " bad\""), 2u * 3u);         // header + 2 code rows
+  EXPECT_EQ(count(elems, "class=\"bad\""), 2u * 2u);  // input and scaled rows
 }
 
 // Stochastic rounding: the mismatch table gains each element's random byte and threshold, the
 // block trace a row of each.
 TEST(ReportFailure, StochasticRoundingShowsRandomByteAndThreshold) {
   FailureReport r = sample_failure(3, 3);
-  for (std::size_t i = 0; i < r.explanation.mismatches.size(); ++i) r.explanation.mismatches[i].sr = SrElement{std::uint8_t(200 + i), 103};
+  for (std::size_t i = 0; i < r.explanation.mismatches.size(); ++i)
+    r.explanation.mismatches[i].sr = SrElement{std::uint8_t(200 + i), 103};
   for (int j = 0; j < 16; ++j) r.explanation.traces[0].sr.push_back({std::uint8_t(j * 11), j == 5 ? 77 : 256});
   const std::string html = render_failure(r);
   const std::string_view table = between(html, "id=\"mismatches\"", "</table>");
   EXPECT_NE(table.find("<th class=\"n\">r8</th><th class=\"n\">threshold</th>"), std::string::npos);
   const std::string_view first = between(between(table, "<tbody>", "</tbody>"), "<tr>", "</tr>");
   EXPECT_NE(first.find("<td class=\"n\">200</td><td class=\"n\">103</td>"), std::string::npos) << first;
-  const std::string_view elems = between(between(html, "id=\"trace-0\"", "</table></div>"), "<table class=\"elems\">", "</table>");
+  const std::string_view elems =
+      between(between(html, "id=\"trace-0\"", "</table></div>"), "<table class=\"elems\">", "</table>");
   EXPECT_EQ(count(between(elems, "<tbody>", "</tbody>"), "<tr>"), 6u);
   EXPECT_NE(elems.find("random byte r8"), std::string::npos);
   EXPECT_NE(elems.find("<td class=\"n bad\">55</td>"), std::string::npos);  // element 5's byte, highlighted

@@ -32,8 +32,7 @@ TEST(SeedCorpus, EachFamilyBuildsCasesOfItsOwnOperationsOnly) {
 
 bool listed(const SeedFamily& f, std::string_view op, std::string_view profile) {
   for (const UnseededProfiles& u : f.unseeded)
-    if ((u.op == "*" || u.op == op) && std::find(u.profiles.begin(), u.profiles.end(), profile) != u.profiles.end())
-      return true;
+    if ((u.op == "*" || u.op == op) && std::find(u.profiles.begin(), u.profiles.end(), profile) != u.profiles.end()) return true;
   return false;
 }
 
@@ -58,7 +57,8 @@ TEST(SeedCorpus, EveryAllowedProfileIsSeededOrListedWithAReasonNeverBoth) {
         const bool has_case = seeded[std::string(op.name)].count(p) > 0;
         EXPECT_NE(has_case, listed(f, op.name, p))
             << op.name << " under " << p
-            << (has_case ? ": has a seed case, yet is listed as unseeded" : ": no seed case and no stated reason (cases/seeds/seed_corpus.cpp)");
+            << (has_case ? ": has a seed case, yet is listed as unseeded"
+                         : ": no seed case and no stated reason (cases/seeds/seed_corpus.cpp)");
         ++checked;
       }
     }

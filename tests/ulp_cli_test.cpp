@@ -73,7 +73,8 @@ TEST_F(UlpCliTest, ReplayCountsTheOneUlpAndPassesOrFailsByTheBound) {
 TEST_F(UlpCliTest, ReportsShowTheUlpHeatmapHistogramAndWorstElements) {
   const fs::path file = gemm_case(160, 144);
   const fs::path report = dir_ / "report";
-  const auto r = run(fmt::format("replay {}{} --compare ulp --max-ulp 0 --report {}", file.string(), ulp1_worker(), report.string()));
+  const auto r =
+      run(fmt::format("replay {}{} --compare ulp --max-ulp 0 --report {}", file.string(), ulp1_worker(), report.string()));
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   const std::string index = test_support::slurp_text(report / "index.html");
   EXPECT_NE(index.find("id=\"ulp-totals\""), std::string::npos);
@@ -92,8 +93,8 @@ TEST_F(UlpCliTest, ReportsShowTheUlpHeatmapHistogramAndWorstElements) {
 }
 
 TEST_F(UlpCliTest, CampaignSavesWhatFailsTheBoundAndTheSavedCaseReplays) {
-  const std::string common = fmt::format("fuzz --ops gemm{} --compare ulp --max-dim 64 --seed 3 --corpus {}", ulp1_worker(),
-                                         (dir_ / "found").string());
+  const std::string common =
+      fmt::format("fuzz --ops gemm{} --compare ulp --max-dim 64 --seed 3 --corpus {}", ulp1_worker(), (dir_ / "found").string());
   const auto pass = run(common + " --cases 40 --max-ulp 1");
   EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
   EXPECT_NE(pass.out.find("ULP distance to EXACT:"), std::string::npos) << pass.out;

@@ -106,17 +106,16 @@ TEST(UlpDistance, F32NeighboursAreOneApartInEveryBinadeAndAcrossZero) {
     float y = x;
     for (int j = 0; j < k && !std::isinf(y); ++j) y = std::nextafter(y, to);
     if (std::isinf(y)) continue;
-    ASSERT_EQ(ulp_distance(io::DType::F32, f(x), f(y)), std::uint64_t(x == 0 && y == 0 ? 0 : k))
-        << x << " " << k << " steps";
+    ASSERT_EQ(ulp_distance(io::DType::F32, f(x), f(y)), std::uint64_t(x == 0 && y == 0 ? 0 : k)) << x << " " << k << " steps";
   }
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x00000000u, 0x80000000u), 0u);                       // +0, -0
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x00000001u, 0x80000001u), 2u);                       // ±min subnormal
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x007FFFFFu, 0x00800000u), 1u);                       // subnormal -> normal
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7F7FFFFFu, 0x7F800000u), 1u);                       // FLT_MAX -> inf
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0xFF800000u, 0x7F800000u), 2u * 0x7F800000u);       // -inf -> +inf
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7FC00000u, 0xFFFFFFFFu), 0u);                       // NaN payloads
+  EXPECT_EQ(ulp_distance(io::DType::F32, 0x00000000u, 0x80000000u), 0u);                // +0, -0
+  EXPECT_EQ(ulp_distance(io::DType::F32, 0x00000001u, 0x80000001u), 2u);                // ±min subnormal
+  EXPECT_EQ(ulp_distance(io::DType::F32, 0x007FFFFFu, 0x00800000u), 1u);                // subnormal -> normal
+  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7F7FFFFFu, 0x7F800000u), 1u);                // FLT_MAX -> inf
+  EXPECT_EQ(ulp_distance(io::DType::F32, 0xFF800000u, 0x7F800000u), 2u * 0x7F800000u);  // -inf -> +inf
+  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7FC00000u, 0xFFFFFFFFu), 0u);                // NaN payloads
   EXPECT_EQ(ulp_distance(io::DType::F32, 0x7F800001u, 0x3F800000u), kUlpNan);
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7F800000u, 0x7FC00000u), kUlpNan);                // inf is not NaN
+  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7F800000u, 0x7FC00000u), kUlpNan);  // inf is not NaN
   EXPECT_EQ(ulp_bits(io::DType::F32, -1), 0x80000001u);
   EXPECT_EQ(ulp_bits(io::DType::F32, 0x7F800000), 0x7F800000u);
   EXPECT_THROW(ulp_bits(io::DType::F32, 0x7F800001), std::out_of_range);
@@ -124,10 +123,20 @@ TEST(UlpDistance, F32NeighboursAreOneApartInEveryBinadeAndAcrossZero) {
 }
 
 TEST(UlpHistogram, BucketsArePowersOfTwo) {
-  const std::map<std::uint64_t, std::string> want = {
-      {0, "0"}, {1, "1"}, {2, "2"}, {3, "3-4"}, {4, "3-4"}, {5, "5-8"}, {8, "5-8"}, {9, "9-16"}, {1u << 23, "4194305-8388608"},
-      {(1u << 23) + 1, "8388609-16777216"}, {1u << 24, "8388609-16777216"}, {(1u << 24) + 1, ">16777216"},
-      {std::uint64_t(1) << 40, ">16777216"}, {kUlpNan, "nan"}};
+  const std::map<std::uint64_t, std::string> want = {{0, "0"},
+                                                     {1, "1"},
+                                                     {2, "2"},
+                                                     {3, "3-4"},
+                                                     {4, "3-4"},
+                                                     {5, "5-8"},
+                                                     {8, "5-8"},
+                                                     {9, "9-16"},
+                                                     {1u << 23, "4194305-8388608"},
+                                                     {(1u << 23) + 1, "8388609-16777216"},
+                                                     {1u << 24, "8388609-16777216"},
+                                                     {(1u << 24) + 1, ">16777216"},
+                                                     {std::uint64_t(1) << 40, ">16777216"},
+                                                     {kUlpNan, "nan"}};
   for (const auto& [ulps, label] : want) EXPECT_EQ(UlpHistogram::label(UlpHistogram::bucket(ulps)), label) << ulps;
   EXPECT_EQ(UlpHistogram::bucket(kUlpNan), UlpHistogram::kNan);
 }
@@ -165,7 +174,8 @@ TEST(UlpReport, CountsTheDistancesAndListsTheWorstFirst) {
   const UlpReport bounded = ulp_report("d", exact, actual, 3);
   EXPECT_FALSE(bounded.passed());
   EXPECT_EQ(bounded.beyond, 2u);  // 1000 and the NaN mismatch
-  EXPECT_EQ(bounded.problem(), "d: 2 of 6 elements beyond 3 ulps; worst nan ulps at [1, 0]: exact 1 (0x3F800000), actual nan (0x7FC00000)");
+  EXPECT_EQ(bounded.problem(),
+            "d: 2 of 6 elements beyond 3 ulps; worst nan ulps at [1, 0]: exact 1 (0x3F800000), actual nan (0x7FC00000)");
   EXPECT_TRUE(ulp_report("d", exact, exact, 0).passed());
   EXPECT_EQ(ulp_report("d", exact, actual, std::nullopt, 2).worst.size(), 2u);
 }
@@ -173,9 +183,9 @@ TEST(UlpReport, CountsTheDistancesAndListsTheWorstFirst) {
 TEST(UlpReport, GridKeepsTheLargestDistanceOfEachCell) {
   // 300 x 200 elements -> cells of 3 x 2 -> a 100 x 100 grid.
   std::vector<std::uint32_t> e(300 * 200, 0x3F800000u), a = e;
-  a[0 * 200 + 1] += 5;       // cell (0, 0)
-  a[2 * 200 + 0] += 7;       // cell (0, 0): the larger one stays
-  a[299 * 200 + 199] += 1;   // cell (99, 99)
+  a[0 * 200 + 1] += 5;      // cell (0, 0)
+  a[2 * 200 + 0] += 7;      // cell (0, 0): the larger one stays
+  a[299 * 200 + 199] += 1;  // cell (99, 99)
   const UlpReport r = ulp_report("d", f32_tensor({300, 200}, e), f32_tensor({300, 200}, a), 6);
   EXPECT_EQ(r.grid.rows, 100);
   EXPECT_EQ(r.grid.cols, 100);
@@ -241,7 +251,8 @@ TEST(UlpCompare, FloatOutputsPassWithinTheBoundAndOthersStayBitwise) {
   c = compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}}), exact_only);
   EXPECT_FALSE(c.agree);
   EXPECT_EQ(c.verdict, Verdict::kMismatch);
-  EXPECT_EQ(c.problem, "d: 1 of 2 elements beyond 0 ulps; worst 1 ulps at [0, 0]: exact 1 (0x3F800000), actual 1.0000001 (0x3F800001)");
+  EXPECT_EQ(c.problem,
+            "d: 1 of 2 elements beyond 0 ulps; worst 1 ulps at [0, 0]: exact 1 (0x3F800000), actual 1.0000001 (0x3F800001)");
   // Bitwise, the same outputs mismatch.
   EXPECT_FALSE(compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}})).agree);
 

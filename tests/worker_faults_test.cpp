@@ -1,6 +1,7 @@
 // Worker faults that must not outlast or stall the harness: a worker that closes its stdout is a
 // crash; a signal to the harness kills every worker's process group; a worker that hangs on every
-// case cannot make a campaign outrun its --time; a worker's wrong dtype is reported. Workers are the fake of tests/support/fake_worker.cpp.
+// case cannot make a campaign outrun its --time; a worker's wrong dtype is reported. Workers are the fake of
+// tests/support/fake_worker.cpp.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -138,13 +139,13 @@ TEST(WorkerFaults, SignalToTheHarnessKillsEveryWorkerProcessGroupAndEndsItWithTh
     const fs::path leader = dir / "worker.pid", child = dir / "child.pid";
     // The worker's shell records its pid, starts a child in the worker's group, then becomes the
     // fake worker, which hangs on every case.
-    const std::string worker = fmt::format("sleep 600 & echo $! >{}.tmp && mv {}.tmp {}; echo $$ >{}.tmp && mv {}.tmp {}; exec {} hang-all",
-                                           child.string(), child.string(), child.string(), leader.string(), leader.string(),
-                                           leader.string(), NVFP4_FAKE_WORKER);
-    const pid_t harness = spawn_cli({"fuzz", "--backends", "reference,worker", "--worker", worker, "--worker-timeout", "300",
-                                     "--time", "300", "--jobs", "1", "--corpus", (dir / "found").string(), "--report",
-                                     (dir / "report").string()},
-                                    dir);
+    const std::string worker = fmt::format(
+        "sleep 600 & echo $! >{}.tmp && mv {}.tmp {}; echo $$ >{}.tmp && mv {}.tmp {}; exec {} hang-all", child.string(),
+        child.string(), child.string(), leader.string(), leader.string(), leader.string(), NVFP4_FAKE_WORKER);
+    const pid_t harness =
+        spawn_cli({"fuzz", "--backends", "reference,worker", "--worker", worker, "--worker-timeout", "300", "--time", "300",
+                   "--jobs", "1", "--corpus", (dir / "found").string(), "--report", (dir / "report").string()},
+                  dir);
     ASSERT_GT(harness, 0);
     const auto t0 = Clock::now();
     while (!(fs::exists(leader) && fs::exists(child)) && seconds_since(t0) < 60)
@@ -165,7 +166,8 @@ TEST(WorkerFaults, SignalToTheHarnessKillsEveryWorkerProcessGroupAndEndsItWithTh
     EXPECT_TRUE(by_signal || conventional_status) << "status " << *status;
 
     const auto t1 = Clock::now();
-    while (!(gone(worker_pid) && gone(child_pid)) && seconds_since(t1) < 5) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (!(gone(worker_pid) && gone(child_pid)) && seconds_since(t1) < 5)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_TRUE(gone(worker_pid)) << "the worker outlived the harness";
     EXPECT_TRUE(gone(child_pid)) << "the worker's child outlived the harness";
     if (!gone(worker_pid)) ::kill(worker_pid, SIGKILL);
@@ -235,8 +237,9 @@ TEST(WorkerFaults, AWrongDtypeFromTheWorkerIsASchemaFailureWithItsReport) {
   const test_support::TempDir tmp;
   const fs::path dir = tmp.path();
   const auto run = test_support::run_cli(
-      fmt::format("fuzz --backends reference,worker --worker '{} dtype' --ops quantize --cases 100 --seed {} --corpus {} --report {}",
-                  NVFP4_FAKE_WORKER, fresh_seed(), (dir / "found").string(), (dir / "report").string()),
+      fmt::format(
+          "fuzz --backends reference,worker --worker '{} dtype' --ops quantize --cases 100 --seed {} --corpus {} --report {}",
+          NVFP4_FAKE_WORKER, fresh_seed(), (dir / "found").string(), (dir / "report").string()),
       dir);
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_EQ(run.err.find("explain"), std::string::npos) << run.err;

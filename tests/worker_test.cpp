@@ -24,8 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using external::WorkerBackend;
-using nlohmann::json;
 using external::WorkerOptions;
+using nlohmann::json;
 
 WorkerOptions fake(const std::string& mode, double timeout_s = 10) {
   WorkerOptions o;
@@ -69,8 +69,8 @@ TEST(WorkerBackend, ConformingWorkerAgreesOnEveryGeneratedCaseInsideItsDeclarati
 }
 
 TEST(WorkerBackend, FaultOfOneCaseInABatchRestartsTheWorkerAndTheOthersAreAnswered) {
-  for (const auto& [mode, kind] : {std::pair{"crash", FaultKind::kCrash}, {"garbage", FaultKind::kProtocol},
-                                   {"wrong-id", FaultKind::kProtocol}}) {
+  for (const auto& [mode, kind] :
+       {std::pair{"crash", FaultKind::kCrash}, {"garbage", FaultKind::kProtocol}, {"wrong-id", FaultKind::kProtocol}}) {
     SCOPED_TRACE(mode);
     const std::uint64_t seed = fresh_seed();
     const std::vector<Case> cases = {quantize_case("rowwise", seed), quantize_case("both", seed + 1),
@@ -172,9 +172,10 @@ TEST_P(WorkerFaultClass, IsCaughtWithItsVerdictShrunkSavedAndReplaysToIt) {
 
 INSTANTIATE_TEST_SUITE_P(
     EveryClass, WorkerFaultClass,
-    ::testing::Values(FaultClass{"mismatch", Verdict::kMismatch, "quantize"}, FaultClass{"reject", Verdict::kError, "amax_global"},
-                      FaultClass{"crash", Verdict::kCrash, "quantize"}, FaultClass{"exit", Verdict::kCrash, "quantize"},
-                      FaultClass{"hang", Verdict::kTimeout, "quantize"}, FaultClass{"garbage", Verdict::kProtocol, "quantize"},
+    ::testing::Values(FaultClass{"mismatch", Verdict::kMismatch, "quantize"},
+                      FaultClass{"reject", Verdict::kError, "amax_global"}, FaultClass{"crash", Verdict::kCrash, "quantize"},
+                      FaultClass{"exit", Verdict::kCrash, "quantize"}, FaultClass{"hang", Verdict::kTimeout, "quantize"},
+                      FaultClass{"garbage", Verdict::kProtocol, "quantize"},
                       FaultClass{"wrong-id", Verdict::kProtocol, "quantize"}, FaultClass{"missing", Verdict::kSchema, "quantize"},
                       FaultClass{"extra", Verdict::kSchema, "quantize"}, FaultClass{"dtype", Verdict::kSchema, "quantize"}),
     [](const ::testing::TestParamInfo<FaultClass>& info) {
@@ -187,7 +188,8 @@ TEST(WorkerCli, FuzzWithAConformingWorkerPassesAndSelftestPasses) {
   const test_support::TempDir tmp;
   const fs::path dir = tmp.path();
   const std::string worker = std::string(" --worker '") + NVFP4_FAKE_WORKER + " conform'";
-  const auto fuzz = test_support::run_cli("fuzz --backends reference,worker --cases 200 --corpus " + (dir / "found").string() + worker, dir);
+  const auto fuzz =
+      test_support::run_cli("fuzz --backends reference,worker --cases 200 --corpus " + (dir / "found").string() + worker, dir);
   EXPECT_EQ(fuzz.exit_code, 0) << fuzz.out << fuzz.err;
   EXPECT_NE(fuzz.out.find("declares"), std::string::npos) << fuzz.out;
   const auto selftest = test_support::run_cli("worker-selftest" + worker, dir);

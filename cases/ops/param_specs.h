@@ -13,6 +13,6 @@ namespace nvfp4 {
 ParamSpec profile_param();
 
 ParamSpec enum_param(std::string_view name, std::initializer_list<std::string> allowed, std::string_view doc);  // default: first
-ParamSpec int_param(std::string_view name, std::string_view doc);  // default 0
+ParamSpec int_param(std::string_view name, std::string_view doc);                                               // default 0
 
 }  // namespace nvfp4

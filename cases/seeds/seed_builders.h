@@ -33,8 +33,7 @@ io::Tensor bf16_tensor(const Grid& g);
 std::uint32_t below(SplitMix64& rng, std::uint32_t limit_bits, int spread = 6);
 
 // Fills every element of rows [r0, r1) x cols [c0, c1) that is still +0 with values below limit.
-void fill(Grid& g, SplitMix64& rng, std::uint32_t limit_bits, std::int64_t r0, std::int64_t r1, std::int64_t c0,
-          std::int64_t c1);
+void fill(Grid& g, SplitMix64& rng, std::uint32_t limit_bits, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1);
 void fill_all(Grid& g, SplitMix64& rng, std::uint32_t limit_bits);
 
 io::Tensor random_bytes(std::int64_t rows, std::int64_t cols, std::uint64_t seed);

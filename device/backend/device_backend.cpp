@@ -25,10 +25,14 @@ namespace {
 InputType float_input(const io::Tensor& t, std::string_view op) {
   io::require_rank(t, 2, op, "x");
   switch (t.dtype) {
-    case io::DType::F32: return InputType::F32;
-    case io::DType::BF16: return InputType::BF16;
-    case io::DType::F16: return InputType::F16;
-    default: fail(op, ErrorCode::E_DTYPE, "tensor 'x' has dtype {}; expected F32, BF16 or F16", io::dtype_name(t.dtype));
+    case io::DType::F32:
+      return InputType::F32;
+    case io::DType::BF16:
+      return InputType::BF16;
+    case io::DType::F16:
+      return InputType::F16;
+    default:
+      fail(op, ErrorCode::E_DTYPE, "tensor 'x' has dtype {}; expected F32, BF16 or F16", io::dtype_name(t.dtype));
   }
 }
 
@@ -49,22 +53,46 @@ TensorMap amax_case(const Case& c, cudaStream_t s, AmaxOp kind) {
     fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
   std::vector<std::int64_t> shape;
   switch (kind) {
-    case AmaxOp::kGlobal: shape = {1}; break;
-    case AmaxOp::kRows: shape = {M}; break;
-    case AmaxOp::kCols: shape = {K}; break;
-    case AmaxOp::kBlocks1x16: shape = {M, K / 16}; break;
-    case AmaxOp::kBlocks16x1: shape = {M / 16, K}; break;
-    case AmaxOp::kTiles16x16: shape = {M / 16, K / 16}; break;
+    case AmaxOp::kGlobal:
+      shape = {1};
+      break;
+    case AmaxOp::kRows:
+      shape = {M};
+      break;
+    case AmaxOp::kCols:
+      shape = {K};
+      break;
+    case AmaxOp::kBlocks1x16:
+      shape = {M, K / 16};
+      break;
+    case AmaxOp::kBlocks16x1:
+      shape = {M / 16, K};
+      break;
+    case AmaxOp::kTiles16x16:
+      shape = {M / 16, K / 16};
+      break;
   }
   DeviceBuffer result = poisoned(sizeof(float) * shape[0] * (shape.size() > 1 ? shape[1] : 1), s);
   float* r = result.get<float>();
   switch (kind) {
-    case AmaxOp::kGlobal: launch_amax_global(x.get(), type, M, K, profile.amax, r, s); break;
-    case AmaxOp::kRows: launch_amax_rows(x.get(), type, M, K, profile.amax, r, s); break;
-    case AmaxOp::kCols: launch_amax_cols(x.get(), type, M, K, profile.amax, r, s); break;
-    case AmaxOp::kBlocks1x16: launch_amax_blocks(x.get(), type, M, K, AmaxBlock::k1x16, profile.amax, r, s); break;
-    case AmaxOp::kBlocks16x1: launch_amax_blocks(x.get(), type, M, K, AmaxBlock::k16x1, profile.amax, r, s); break;
-    case AmaxOp::kTiles16x16: launch_amax_blocks(x.get(), type, M, K, AmaxBlock::k16x16, profile.amax, r, s); break;
+    case AmaxOp::kGlobal:
+      launch_amax_global(x.get(), type, M, K, profile.amax, r, s);
+      break;
+    case AmaxOp::kRows:
+      launch_amax_rows(x.get(), type, M, K, profile.amax, r, s);
+      break;
+    case AmaxOp::kCols:
+      launch_amax_cols(x.get(), type, M, K, profile.amax, r, s);
+      break;
+    case AmaxOp::kBlocks1x16:
+      launch_amax_blocks(x.get(), type, M, K, AmaxBlock::k1x16, profile.amax, r, s);
+      break;
+    case AmaxOp::kBlocks16x1:
+      launch_amax_blocks(x.get(), type, M, K, AmaxBlock::k16x1, profile.amax, r, s);
+      break;
+    case AmaxOp::kTiles16x16:
+      launch_amax_blocks(x.get(), type, M, K, AmaxBlock::k16x16, profile.amax, r, s);
+      break;
   }
   TensorMap out;
   out["amax"] = download(result, io::DType::F32, shape, s);
@@ -99,8 +127,10 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
   } else if (o.row_scaled) {
     amax_t = DeviceBuffer(sizeof(float) * std::max<std::int64_t>(K, 1), s);
     launch_amax_rows(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
-    if (y) launch_amax_rows(y.get(), InputType::BF16, K, M, profile.amax, amax_t.get<float>(), s);
-    else launch_amax_cols(x.get(), type, M, K, profile.amax, amax_t.get<float>(), s);
+    if (y)
+      launch_amax_rows(y.get(), InputType::BF16, K, M, profile.amax, amax_t.get<float>(), s);
+    else
+      launch_amax_cols(x.get(), type, M, K, profile.amax, amax_t.get<float>(), s);
   } else {
     launch_amax_global(x.get(), type, M, K, profile.amax, amax.get<float>(), s);
     if (rht_columnwise) {
@@ -140,8 +170,10 @@ TensorMap quantize_case(const Case& c, cudaStream_t s) {
     QuantizeParams col = params;
     col.amax = params.amax_t;
     col.data_dir = SrDirection::kColumnwise;
-    if (y) launch_quantize(y.get(), InputType::BF16, K, M, col, QuantizeOutputs{outs.data_t, outs.scale_t, nullptr, nullptr}, s);
-    else launch_rht_quantize_columnwise(x.get<std::uint16_t>(), M, K, *o.rht_mask, col, outs.data_t, outs.scale_t, s);
+    if (y)
+      launch_quantize(y.get(), InputType::BF16, K, M, col, QuantizeOutputs{outs.data_t, outs.scale_t, nullptr, nullptr}, s);
+    else
+      launch_rht_quantize_columnwise(x.get<std::uint16_t>(), M, K, *o.rht_mask, col, outs.data_t, outs.scale_t, s);
   } else {
     launch_quantize(x.get(), type, M, K, params, outs, s);
   }
@@ -204,9 +236,9 @@ TensorMap dequantize_case(const Case& c, cudaStream_t s) {
   if (at.shape[0] != 1 && at.shape[0] != M)
     fail(op, ErrorCode::E_AMAX_SHAPE, "amax has {} values, expected 1 or M={}", at.shape[0], M);
   const io::DType out_dtype = dequantize_output_dtype(c);
-  const OutputType type = out_dtype == io::DType::BF16 ? OutputType::BF16
+  const OutputType type = out_dtype == io::DType::BF16  ? OutputType::BF16
                           : out_dtype == io::DType::F16 ? OutputType::F16
-                                                         : OutputType::F32;
+                                                        : OutputType::F32;
   const DeviceBuffer data = upload(dt, s), scale = upload(st, s), amax = upload(at, s);
   DeviceBuffer x = poisoned(M * K * io::dtype_size(out_dtype), s);
   launch_dequantize(data.get<std::uint8_t>(), scale.get<std::uint8_t>(), amax.get<float>(), at.shape[0], M, K, profile, type,
@@ -294,8 +326,8 @@ GemmTensors gemm_operand(const Case& c, const std::string& side, bool swizzled) 
   io::require_rank(*t.scale, 2, c.op, scale);
   io::require_dtype(*t.scale, io::DType::U8, c.op, scale);
   if (swizzled && (t.scale->shape[0] % 128 || t.scale->shape[1] % 4))
-    fail(c.op, ErrorCode::E_SCALE_SHAPE, "{} is [{}, {}]: a swizzled buffer has a multiple of 128 rows and of 4 columns",
-         scale, t.scale->shape[0], t.scale->shape[1]);
+    fail(c.op, ErrorCode::E_SCALE_SHAPE, "{} is [{}, {}]: a swizzled buffer has a multiple of 128 rows and of 4 columns", scale,
+         t.scale->shape[0], t.scale->shape[1]);
   io::require_rank(*t.amax, 1, c.op, amax);
   io::require_dtype(*t.amax, io::DType::F32, c.op, amax);
   return t;
@@ -329,12 +361,15 @@ TensorMap gemm_case(const Case& c, cudaStream_t s) {
   if (K != Kb) fail(op, ErrorCode::E_GEMM_K, "A has K={} and B has K={}", K, Kb);
   if (K == 0 || K % 16) fail(op, ErrorCode::E_GEMM_K, "K={} is not a positive multiple of 16", K);
   if (o.row_scaled && (o.alpha || o.beta))
-    fail(op, ErrorCode::E_UNSUPPORTED, "row_scaled takes neither alpha nor beta: α comes from amaxes of 1 and the result is post-scaled");
-  if (o.accumulate && !o.row_scaled) fail(op, ErrorCode::E_UNSUPPORTED, "accumulate is the row-scaled path's; use beta otherwise");
+    fail(op, ErrorCode::E_UNSUPPORTED,
+         "row_scaled takes neither alpha nor beta: α comes from amaxes of 1 and the result is post-scaled");
+  if (o.accumulate && !o.row_scaled)
+    fail(op, ErrorCode::E_UNSUPPORTED, "accumulate is the row-scaled path's; use beta otherwise");
   for (const auto& [t, name, rows] : {std::tuple{a, "a_amax", M}, std::tuple{b, "b_amax", N}}) {
     const std::int64_t n = t.amax->shape[0];
     if (n != 1 && !(o.row_scaled && n == rows))
-      fail(op, ErrorCode::E_AMAX_SHAPE, "{} has {} values, expected 1{}", name, n, o.row_scaled ? fmt::format(" or {}", rows) : "");
+      fail(op, ErrorCode::E_AMAX_SHAPE, "{} has {} values, expected 1{}", name, n,
+           o.row_scaled ? fmt::format(" or {}", rows) : "");
   }
   if (o.beta || o.accumulate) {
     if (!ct) fail(op, ErrorCode::E_UNSUPPORTED, "beta or accumulate given without the tensor c");
@@ -347,8 +382,9 @@ TensorMap gemm_case(const Case& c, cudaStream_t s) {
       fail(op, ErrorCode::E_SCALE_SHAPE, "{} is [{}, {}], expected [{}, {}] for {} rows and K={}", name, t.scale->shape[0],
            t.scale->shape[1], scale_rows(rows), scale_cols(K), rows, K);
   if (K / 16 > kGemmMaxBlocks)
-    fail(op, ErrorCode::E_UNSUPPORTED, "K={} exceeds the GPU kernel's limit of {} (K/16 <= {} blocks: the block sum is held in 64 bits)",
-         K, 16 * kGemmMaxBlocks, kGemmMaxBlocks);
+    fail(op, ErrorCode::E_UNSUPPORTED,
+         "K={} exceeds the GPU kernel's limit of {} (K/16 <= {} blocks: the block sum is held in 64 bits)", K,
+         16 * kGemmMaxBlocks, kGemmMaxBlocks);
 
   TensorMap out;
   if (M == 0 || N == 0) {  // nothing to launch
@@ -360,9 +396,9 @@ TensorMap gemm_case(const Case& c, cudaStream_t s) {
   const DeviceBuffer c_dev = ct ? upload(*ct, s) : DeviceBuffer(), bias_dev = bias ? upload(*bias, s) : DeviceBuffer();
   const GemmOperandView av{a_data.get<std::uint8_t>(), a_scale.get<std::uint8_t>(), swizzled},
       bv{b_data.get<std::uint8_t>(), b_scale.get<std::uint8_t>(), swizzled};
-  const OutputType type = out_dtype == io::DType::BF16 ? OutputType::BF16
+  const OutputType type = out_dtype == io::DType::BF16  ? OutputType::BF16
                           : out_dtype == io::DType::F16 ? OutputType::F16
-                                                         : OutputType::F32;
+                                                        : OutputType::F32;
   DeviceBuffer workspace(gemm_workspace_bytes(M, N, K, o.row_scaled), s);
   DeviceBuffer d = poisoned(std::size_t(M * N) * io::dtype_size(out_dtype), s);
   if (o.row_scaled) {
@@ -393,7 +429,8 @@ TensorMap gemm_case(const Case& c, cudaStream_t s) {
 // Every operation the kernels run (the registry's operations without a no_device_reason).
 constexpr DeviceRow kRunners[] = {
     // Expert weights [E, N, K]: one expert at a time, each its own tensor (cases/experts.h).
-    {"quantize", [](const Case& c, cudaStream_t s) { return run_per_expert(c, [s](const Case& e) { return quantize_case(e, s); }); }},
+    {"quantize",
+     [](const Case& c, cudaStream_t s) { return run_per_expert(c, [s](const Case& e) { return quantize_case(e, s); }); }},
     {"dequantize", dequantize_case},
     {"amax_global", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kGlobal); }},
     {"amax_rows", [](const Case& c, cudaStream_t s) { return amax_case(c, s, AmaxOp::kRows); }},
@@ -414,7 +451,8 @@ constexpr DeviceRow kRunners[] = {
     {"grouped_swizzle", [](const Case& c, cudaStream_t s) { return grouped_layout_case(c, s, true); }},
     {"grouped_unswizzle", [](const Case& c, cudaStream_t s) { return grouped_layout_case(c, s, false); }},
     // G independent GEMMs (cases/grouped_gemm_case.h), each through the EXACT kernel.
-    {"grouped_gemm", [](const Case& c, cudaStream_t s) { return run_grouped_gemm(c, [s](const Case& g) { return gemm_case(g, s); }); }},
+    {"grouped_gemm",
+     [](const Case& c, cudaStream_t s) { return run_grouped_gemm(c, [s](const Case& g) { return gemm_case(g, s); }); }},
 };
 
 }  // namespace
@@ -424,8 +462,7 @@ std::optional<std::string> device_unavailable_reason() {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
-    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" +
-           cudaGetErrorString(e) + ")";
+    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
   }
   if (count == 0) return std::string("no CUDA device: cudaGetDeviceCount found 0 devices");
   return std::nullopt;

@@ -114,8 +114,8 @@ TensorMap master_weights_case(const Case& c, cudaStream_t s) {
   DeviceBuffer chunks = poisoned(std::size_t(pitch) * ranks.size(), s);
   for (std::size_t rho = 0; rho < ranks.size(); ++rho) {
     ranks[rho].scale_and_cast(s);
-    NVFP4_CUDA_CHECK(cudaMemcpyAsync(chunks.get<std::uint8_t>() + rho * pitch, ranks[rho].cast_buffer(), pitch,
-                                     cudaMemcpyDeviceToDevice, s));
+    NVFP4_CUDA_CHECK(
+        cudaMemcpyAsync(chunks.get<std::uint8_t>() + rho * pitch, ranks[rho].cast_buffer(), pitch, cudaMemcpyDeviceToDevice, s));
   }
   // Every rank assembles the same result; the last one's is returned, the others must agree.
   for (RankFlow& r : ranks) r.gather_and_transpose(chunks.get<std::uint8_t>(), in.ranks, s);

@@ -19,10 +19,10 @@
 namespace nvfp4::device {
 namespace {
 
-constexpr int kTile = 64;                      // rows and columns of a tile
-constexpr int kBlocksPerTile = kTile / 16;     // 1x16 blocks per tile row, 16x1 per tile column
+constexpr int kTile = 64;                         // rows and columns of a tile
+constexpr int kBlocksPerTile = kTile / 16;        // 1x16 blocks per tile row, 16x1 per tile column
 constexpr int kThreads = kTile * kBlocksPerTile;  // one rowwise and one columnwise block each
-constexpr int kCtasPerSm = 4;                  // __launch_bounds__: at most 64 registers
+constexpr int kCtasPerSm = 4;                     // __launch_bounds__: at most 64 registers
 
 // A staged tile of T: 64 rows of 16-byte chunks, each row padded by one chunk, so that the 8
 // threads of a quarter warp reading row blocks of two adjacent rows hit different banks, while a
@@ -42,7 +42,7 @@ struct TileLayout {
 template <class T>
 struct alignas(16) TileSmem {
   uint4 stage[TileLayout<T>::kStages][TileLayout<T>::kStageChunks];
-  uint2 codes_t[kBlocksPerTile][kTile];     // columnwise codes, [row block][tile column]
+  uint2 codes_t[kBlocksPerTile][kTile];  // columnwise codes, [row block][tile column]
   std::uint8_t scale_t[kTile][kBlocksPerTile];
   float block_amax[kTile][kBlocksPerTile];  // 1x16 amaxes of the tile's rows, for 16x16 tiles
   float te_factor[2][256];                  // rowwise, columnwise (te, not row-scaled)
@@ -51,8 +51,8 @@ struct alignas(16) TileSmem {
 struct TileArgs {
   std::int64_t M, K;
   int tiles_x, tiles_y;
-  bool data_t_16;   // data_t rows start 16-byte aligned (M % 32 == 0, aligned base)
-  bool scale_t_4;   // scale_t rows start 4-byte aligned
+  bool data_t_16;  // data_t rows start 16-byte aligned (M % 32 == 0, aligned base)
+  bool scale_t_4;  // scale_t rows start 4-byte aligned
   QuantizeParams params;
   QuantizeOutputs out;
 };
@@ -132,7 +132,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
     float row_amax = 0.0f;
     if (a.out.data || q.tiles_2d) {
 #pragma unroll
-      for (int l = 0; l < 16 / L::kPerChunk; ++l) chunk_to_float<T>(stage[L::slot(r, b * (16 / L::kPerChunk) + l)], v + L::kPerChunk * l);
+      for (int l = 0; l < 16 / L::kPerChunk; ++l)
+        chunk_to_float<T>(stage[L::slot(r, b * (16 / L::kPerChunk) + l)], v + L::kPerChunk * l);
 #pragma unroll
       for (int k = 0; k < 16; ++k) row_amax = amax_step(p.amax, row_amax, v[k]);
     }
@@ -170,8 +171,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
         const BlockEncoding enc = encode(col_scale, sm.te_factor[1], q.amax_t, C, q.tiles_2d ? tile_amax(ib, c / 16) : col_amax);
         sm.scale_t[c][ib] = enc.scale_byte;
         auto value = [&](int k) { return v[k]; };
-        sm.codes_t[ib][c] = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, sr, SrDirection::kColumnwise, C * (a.M / 16) + ig)
-                                         : encode16<kTe>(p, enc.encoder, value);
+        sm.codes_t[ib][c] = q.stochastic
+                                ? encode16_sr<kTe>(p, enc.encoder, value, sr, SrDirection::kColumnwise, C * (a.M / 16) + ig)
+                                : encode16<kTe>(p, enc.encoder, value);
       }
       __syncthreads();
       // Column c's codes for row blocks 2h, 2h+1: 16 contiguous bytes of data_t when both exist.
@@ -202,8 +204,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
 
 // Writes 0x00 into the padding entries (r >= rows or j >= blocks) of a compact scale matrix,
 // and nothing else, so that unwritten real entries still show the caller's poison.
-__global__ void zero_scale_padding(std::uint8_t* scale, std::int64_t rows, std::int64_t blocks,
-                                   std::int64_t padded_rows, std::int64_t padded_cols) {
+__global__ void zero_scale_padding(std::uint8_t* scale, std::int64_t rows, std::int64_t blocks, std::int64_t padded_rows,
+                                   std::int64_t padded_cols) {
   const std::int64_t n = padded_rows * padded_cols;
   for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < n; e += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t r = e / padded_cols, j = e % padded_cols;

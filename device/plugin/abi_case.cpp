@@ -73,9 +73,8 @@ Case case_of(const char* op, const char* params_json, const nvfp4_tensor* inputs
   return c;
 }
 
-int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs,
-             nvfp4_output_allocator allocate, void* allocator_ctx, nvfp4_plugin_error* error,
-             const std::function<TensorMap(const Case&)>& run) {
+int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs, nvfp4_output_allocator allocate,
+             void* allocator_ctx, nvfp4_plugin_error* error, const std::function<TensorMap(const Case&)>& run) {
   try {
     write_outputs(run(case_of(op, params_json, inputs, n_inputs)), allocate, allocator_ctx);
     return NVFP4_PLUGIN_OK;

@@ -19,8 +19,7 @@ Case case_of(const char* op, const char* params_json, const nvfp4_tensor* inputs
 // result its exception maps to, with `error` filled (BackendUnavailable: UNAVAILABLE;
 // nvfp4::Error: REJECTED with its code; io::FormatError, UncodedRejection, a JSON error: REJECTED
 // without one; anything else: FAILED).
-int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs,
-             nvfp4_output_allocator allocate, void* allocator_ctx, nvfp4_plugin_error* error,
-             const std::function<TensorMap(const Case&)>& run);
+int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs, nvfp4_output_allocator allocate,
+             void* allocator_ctx, nvfp4_plugin_error* error, const std::function<TensorMap(const Case&)>& run);
 
 }  // namespace nvfp4::plugin

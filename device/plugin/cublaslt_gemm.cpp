@@ -231,9 +231,10 @@ State open() {
     const DeviceOperand x = upload(zero, 128, 128), w = upload(zero, 128, 128);
     Plan plan(s.api, 128, 128, 128, CUDA_R_32F, x.scale.get(), w.scale.get());
     if (const cublasStatus_t st = plan.choose(s.handle); st != CUBLAS_STATUS_SUCCESS)
-      s.unavailable = fmt::format("{} ({}): cublasLtMatmulAlgoGetHeuristic returned {} for E2M1 operands with "
-                                  "VEC16_UE4M3 scales",
-                                  kNoBlockScaledGemm, where(s.api), status_name(s.api, st));
+      s.unavailable = fmt::format(
+          "{} ({}): cublasLtMatmulAlgoGetHeuristic returned {} for E2M1 operands with "
+          "VEC16_UE4M3 scales",
+          kNoBlockScaledGemm, where(s.api), status_name(s.api, st));
   } catch (const std::exception& e) {
     s.unavailable = fmt::format("cuBLASLt cannot be used: {}", e.what());
   }

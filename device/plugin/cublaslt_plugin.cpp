@@ -19,19 +19,18 @@ namespace {
 using nlohmann::json;
 
 const std::string& declaration() {
-  static const std::string text =
-      json{{"worker", "cuBLASLt NVFP4 GEMM (E2M1 x E2M1, VEC16_UE4M3 scales, TN, compute 32F)"},
-           {"implements",
-            {{{"op", "gemm"},
-              {"params",
-               {{"output_dtype", {"F32", "BF16"}},
-                {"scale_layout", "*"},
-                {"alpha", "*"},
-                {"beta", {nullptr}},
-                {"with_bias", {false}},
-                {"row_scaled", {false}},
-                {"accumulate", {false}}}}}}}}
-          .dump();
+  static const std::string text = json{{"worker", "cuBLASLt NVFP4 GEMM (E2M1 x E2M1, VEC16_UE4M3 scales, TN, compute 32F)"},
+                                       {"implements",
+                                        {{{"op", "gemm"},
+                                          {"params",
+                                           {{"output_dtype", {"F32", "BF16"}},
+                                            {"scale_layout", "*"},
+                                            {"alpha", "*"},
+                                            {"beta", {nullptr}},
+                                            {"with_bias", {false}},
+                                            {"row_scaled", {false}},
+                                            {"accumulate", {false}}}}}}}}
+                                      .dump();
   return text;
 }
 
@@ -50,9 +49,10 @@ void check_operand(const GemmOperand& x, const char* side, std::int64_t K) {
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t j = 0; j < K / 16; ++j)
       if (x.scale(r, j) & 0x80)
-        throw UncodedRejection(fmt::format("{}_scale[{}, {}] = 0x{:02X} is negative: cuBLASLt reads scales as unsigned "
-                                           "UE4M3 (NUMERICS.md §3.20.3)",
-                                           side, r, j, x.scale(r, j)));
+        throw UncodedRejection(
+            fmt::format("{}_scale[{}, {}] = 0x{:02X} is negative: cuBLASLt reads scales as unsigned "
+                        "UE4M3 (NUMERICS.md §3.20.3)",
+                        side, r, j, x.scale(r, j)));
 }
 
 TensorMap run(const Case& c) {

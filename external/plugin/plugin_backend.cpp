@@ -73,13 +73,14 @@ std::unique_ptr<PluginBackend> load_plugin(const std::filesystem::path& path) {
   const auto run = reinterpret_cast<nvfp4_plugin_run_fn>(entry("nvfp4_plugin_run"));
   // The version first: the other entry points may mean something else in another version.
   if (const int v = abi_version(); v != NVFP4_PLUGIN_ABI_VERSION)
-    throw unavailable(fmt::format("it implements plugin ABI version {}; this nvfp4-verify loads version {}", v,
-                                  NVFP4_PLUGIN_ABI_VERSION));
+    throw unavailable(
+        fmt::format("it implements plugin ABI version {}; this nvfp4-verify loads version {}", v, NVFP4_PLUGIN_ABI_VERSION));
   const char* text = declaration();
   if (!text) throw unavailable("nvfp4_plugin_declaration returned NULL");
   json d = json::parse(text, nullptr, false);
   if (!d.is_object() || (d.contains("worker") && !d.at("worker").is_string()))
-    throw unavailable(fmt::format("its declaration is not a JSON object {{\"worker\": NAME, \"implements\": [...]}}: {:.200}", text));
+    throw unavailable(
+        fmt::format("its declaration is not a JSON object {{\"worker\": NAME, \"implements\": [...]}}: {:.200}", text));
 
   std::unique_ptr<PluginBackend> b(new PluginBackend(path, library.release()));
   b->run_ = run;
@@ -104,7 +105,8 @@ TensorMap PluginBackend::run(const Case& c) {
   if (message.empty()) message = "(no message)";
   if (!outputs.problem().empty()) throw BackendFault(FaultKind::kProtocol, fmt::format("{}: {}", who, outputs.problem()));
   switch (result) {
-    case NVFP4_PLUGIN_OK: return outputs.outputs();
+    case NVFP4_PLUGIN_OK:
+      return outputs.outputs();
     case NVFP4_PLUGIN_REJECTED: {
       const std::string code = field(error.code, sizeof error.code);
       if (code.empty()) throw UncodedRejection(fmt::format("{}: {}", c.op, message));
@@ -114,8 +116,10 @@ TensorMap PluginBackend::run(const Case& c) {
                            fmt::format("{}: rejected the case with unknown error code '{}': {}", who, code, message));
       throw Error(c.op, *known, message);
     }
-    case NVFP4_PLUGIN_FAILED: throw BackendFault(FaultKind::kCrash, fmt::format("{}: failed: {}", who, message));
-    case NVFP4_PLUGIN_UNAVAILABLE: throw BackendUnavailable(fmt::format("{}: cannot run: {}", who, message));
+    case NVFP4_PLUGIN_FAILED:
+      throw BackendFault(FaultKind::kCrash, fmt::format("{}: failed: {}", who, message));
+    case NVFP4_PLUGIN_UNAVAILABLE:
+      throw BackendUnavailable(fmt::format("{}: cannot run: {}", who, message));
   }
   throw BackendFault(FaultKind::kProtocol,
                      fmt::format("{}: nvfp4_plugin_run returned {}, which is no NVFP4_PLUGIN_* result", who, result));

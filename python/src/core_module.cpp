@@ -88,11 +88,12 @@ NB_MODULE(_core, m) {
   using namespace nvfp4::python;
   m.doc() = "nvfp4-verify's registry, reference backend and comparison (use the nvfp4_verify package)";
   nb::register_exception_translator(translate_errors);
-  m.def("registry_json", [] { return nvfp4::registry_json(NVFP4_VERSION).dump(); }, "The registry: nvfp4-verify ops --json.");
+  m.def(
+      "registry_json", [] { return nvfp4::registry_json(NVFP4_VERSION).dump(); }, "The registry: nvfp4-verify ops --json.");
   m.def("profiles_json", &profiles_json, "The numerics profiles: name, what each reproduces, knob values.");
   m.def("run", &run, nb::arg("op"), nb::arg("params_json"), nb::arg("inputs"),
         "Runs the reference backend: inputs and outputs are (name, dtype, shape, uint8 bytes) tuples.");
-  m.def("compare", &compare, nb::arg("op"), nb::arg("params_json"), nb::arg("inputs"), nb::arg("outputs"),
-        nb::arg("report_dir"), nb::arg("report_stem"),
+  m.def("compare", &compare, nb::arg("op"), nb::arg("params_json"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("report_dir"),
+        nb::arg("report_stem"),
         "Compares outputs with the reference's bit for bit; returns JSON, writes the report page when report_dir is set.");
 }

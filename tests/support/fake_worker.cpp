@@ -93,10 +93,12 @@ bool both(const Case& c) { return c.op == "quantize" && c.params.text("direction
 
 wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, const Declaration& d) {
   if (mode == "hang-all") std::this_thread::sleep_for(std::chrono::hours(1));
-  if (const std::string why = d.outside(c); !why.empty()) return wire::error_result(id, "outside my declaration: " + why, std::nullopt);
+  if (const std::string why = d.outside(c); !why.empty())
+    return wire::error_result(id, "outside my declaration: " + why, std::nullopt);
   if (mode == "v1" && c.op == "quantize" && c.inputs.at("x").shape.size() != 2)
     return wire::error_result(id, "quantize: x is not 2-D", ErrorCode::E_RANK);
-  if (mode == "reject" && c.op == "amax_global") return wire::error_result(id, "amax_global is not implemented yet", std::nullopt);
+  if (mode == "reject" && c.op == "amax_global")
+    return wire::error_result(id, "amax_global is not implemented yet", std::nullopt);
   if (mode == "crash" && both(c)) std::abort();
   if (mode == "exit" && c.op == "quantize" && c.params.text("rounding") == "stochastic") std::exit(3);
   if (mode == "hang" && both(c)) std::this_thread::sleep_for(std::chrono::hours(1));
@@ -136,7 +138,9 @@ int main(int argc, char** argv) {
       const std::string type = m->body.value("type", "");
       if (type == "bye") return 0;
       if (type == "hello") {
-        wire::write_message(1, {{{"type", "hello"}, {"protocol", protocol(mode)}, {"worker", "fake worker " + mode},
+        wire::write_message(1, {{{"type", "hello"},
+                                 {"protocol", protocol(mode)},
+                                 {"worker", "fake worker " + mode},
                                  {"implements", implements(mode)}},
                                 {}});
         continue;
