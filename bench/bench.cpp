@@ -94,11 +94,14 @@ class Bench {
     return copy_gbs_;
   }
 
+  // Over 80 lines on purpose: one table, its rows in the order docs/performance.md lists them,
+  // timed over buffers allocated once at the top; split, each part would take most of them as
+  // parameters.
   void kernels(std::int64_t M, std::int64_t K, device::InputType type) {
     const std::size_t in_size = type == device::InputType::F32 ? 4 : 2;
     const std::string dtype = type == device::InputType::F32 ? "fp32" : "bf16";
     // Input: approximately normal values (BF16 inputs narrowed on the host), uploaded once.
-    const FloatMatrix x = randn_matrix(std::size_t(M), std::size_t(K), 7);
+    const FloatMatrix x = cases::randn_matrix(std::size_t(M), std::size_t(K), 7);
     std::vector<std::uint8_t> host(std::size_t(M * K) * in_size);
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (type == device::InputType::F32)
@@ -204,6 +207,7 @@ class Bench {
   // weights (112 weights, 0.82 B elements) over 8 ranks with odd cut points, one rank's step
   // simulated on this GPU. The collectives are left out: the arena keeps this rank's partial
   // amaxes and every rank's chunk is a copy of this rank's, which changes no kernel's work.
+  // Over 80 lines on purpose, like kernels(): one table over the flow and buffers set up at the top.
   void distributed() {
     constexpr int kRanks = 8, kRank = 3;  // an interior rank: both of its boundaries share a byte
     const std::vector<device::WeightShape> shapes = device::transformer_weights(16);
@@ -212,7 +216,7 @@ class Bench {
     const std::int64_t pitch = device::chunk_pitch(ranks);
     const RankRange& range = ranks[kRank];
     const std::int64_t n = range.end - range.begin;
-    const FloatMatrix master_host = randn_matrix(1, std::size_t(n), 11);
+    const FloatMatrix master_host = cases::randn_matrix(1, std::size_t(n), 11);
     DeviceBuffer master(sizeof(float) * n), bf16(sizeof(std::uint16_t) * n), chunks(std::size_t(pitch) * kRanks),
         gathered(std::size_t(total / 2));
     master.upload(master_host.data(), s_);
@@ -309,7 +313,7 @@ class Bench {
   // The flow's kernels on one large tensor (a one-task list): the partial cast of the whole
   // tensor and of a shard with an odd start, and the nibble transpose.
   void distributed_large(std::int64_t M, std::int64_t K) {
-    const FloatMatrix host = randn_matrix(std::size_t(M), std::size_t(K), 7);
+    const FloatMatrix host = cases::randn_matrix(std::size_t(M), std::size_t(K), 7);
     const std::int64_t n = M * K, tiles = (M / 16) * (K / 16);
     DeviceBuffer master(sizeof(float) * n), x(sizeof(std::uint16_t) * n), tile_amax(sizeof(float) * tiles), amax(sizeof(float)),
         P(sizeof(float) * tiles), S(sizeof(float)), scale(scale_rows(M) * scale_cols(K)), data(n / 2), data_t(n / 2);
@@ -489,7 +493,7 @@ class Bench {
 // on one thread and on every hardware thread (the reference's own row threads).
 nlohmann::json cpu_reference() {
   const std::size_t n = 4096;
-  const FloatMatrix x = randn_matrix(n, n, 7);
+  const FloatMatrix x = cases::randn_matrix(n, n, 7);
   QuantizeOptions o;
   o.profile = default_profile().knobs;
   o.amax = amax_global(x, o.profile.amax);
@@ -529,12 +533,12 @@ nlohmann::json campaign_throughput(double seconds) {
     const fuzz::CampaignResult r = fuzz::run_campaign(
         o,
         [&](int) {
-          std::shared_ptr<Backend> b;
+          std::shared_ptr<cases::Backend> b;
           if (actual == "device")
             b = std::make_shared<device::DeviceBackend>();
           else
-            b = std::make_shared<MetamorphicBackend>();
-          return fuzz::BackendPair{std::make_shared<ReferenceBackend>(), b};
+            b = std::make_shared<cases::MetamorphicBackend>();
+          return fuzz::BackendPair{std::make_shared<cases::ReferenceBackend>(), b};
         },
         jobs);
     const double rate = double(r.cases) / r.seconds;

@@ -25,8 +25,8 @@ namespace {
 using namespace nvfp4;
 using Clock = std::chrono::steady_clock;
 
-Case small_case(const std::string& op, std::mt19937& rng) {
-  Case c = make_case(op);
+cases::Case small_case(const std::string& op, std::mt19937& rng) {
+  cases::Case c = cases::make_case(op);
   std::normal_distribution<float> normal;
   std::vector<float> x(16 * 64);
   for (float& v : x) v = normal(rng);
@@ -46,15 +46,15 @@ struct PerCase {
 };
 
 // Medians over `reps` of the wall and harness CPU seconds per case of one run_many over `cases`.
-PerCase per_case(Backend& b, const std::vector<Case>& cases, int reps) {
+PerCase per_case(cases::Backend& b, const std::vector<cases::Case>& cases, int reps) {
   std::vector<double> wall, cpu;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = Clock::now();
     const double c0 = cpu_seconds();
-    const std::vector<Outcome> out = b.run_many(cases);
+    const std::vector<cases::Outcome> out = b.run_many(cases);
     cpu.push_back((cpu_seconds() - c0) / double(cases.size()));
     wall.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / double(cases.size()));
-    for (const Outcome& o : out)
+    for (const cases::Outcome& o : out)
       if (o.fault || o.rejected) throw std::runtime_error(fmt::format("{}: {}", b.name(), o.message));
   }
   std::sort(wall.begin(), wall.end());
@@ -76,12 +76,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::mt19937 rng(std::random_device{}());
-  std::vector<Case> quantize, amax;
+  std::vector<cases::Case> quantize, amax;
   for (std::size_t i = 0; i < n; ++i) {
     quantize.push_back(small_case("quantize", rng));
     amax.push_back(small_case("amax_global", rng));
   }
-  ReferenceBackend reference;
+  cases::ReferenceBackend reference;
   external::WorkerOptions trivial_options, conform_options;
   trivial_options.command = fake + " trivial";
   conform_options.command = fake + " conform";

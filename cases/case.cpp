@@ -5,7 +5,7 @@
 #include "reference/error.h"
 #include "reference/profiles.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 const io::Tensor& case_input(const Case& c, const char* name) {
   const auto it = c.inputs.find(name);
@@ -67,4 +67,4 @@ std::vector<Outcome> Backend::run_many(std::span<const Case> cases) {
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -18,7 +18,7 @@
 #include "reference/exception.h"
 #include "reference/profile.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 using TensorMap = std::map<std::string, io::Tensor>;
 
@@ -103,4 +103,4 @@ class BackendUnavailable : public Exception {
   using Exception::Exception;
 };
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -11,7 +11,7 @@
 #include "cases/registry.h"
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 constexpr const char* kMetadataKey = "nvfp4_case";
@@ -196,4 +196,4 @@ CaseRecord case_from_file(const io::File& f, std::string_view origin) {
   }
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -11,7 +11,7 @@
 #include "cases/case.h"
 #include "cases/recipe.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // Format 2 stores exactly the operation's parameters; format 1 (read, never written) stored every
 // operation's fields side by side, and its foreign fields are ignored when read.
@@ -34,4 +34,4 @@ io::File case_to_file(const CaseRecord& r);
 // io::FormatError (with `origin` in the message) on a missing/invalid description.
 CaseRecord case_from_file(const io::File& f, std::string_view origin);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -8,7 +8,7 @@
 
 #include "cases/registry.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 using nlohmann::json;
@@ -149,4 +149,4 @@ json Declaration::to_json() const {
   return a;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -17,7 +17,7 @@
 #include "cases/case.h"
 #include "cases/operation.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 class Declaration {
  public:
@@ -59,4 +59,4 @@ bool dtype_declarable(const OperationSpec& op, const TensorSpec& t);
 // unknown.
 std::optional<io::DType> declared_dtype(std::string_view name);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

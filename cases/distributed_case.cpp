@@ -3,7 +3,7 @@
 #include "io/tensor_convert.h"
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 float single_float(const Case& c, const char* name) {
@@ -94,4 +94,4 @@ void add_cast_weight_outputs(TensorMap& out, const std::string& name, const Cast
   out[name + ".scale_t"] = io::from_byte_matrix(w.scale_t);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -4,7 +4,7 @@
 #include "io/tensor_convert.h"
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 Case expert_case(const Case& c, std::int64_t e) {
   const io::Tensor& x = case_input(c, "x");
@@ -39,4 +39,4 @@ TensorMap run_per_expert(const Case& c, const std::function<TensorMap(const Case
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -5,7 +5,7 @@
 #include "cases/case.h"
 #include "reference/gemm.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // The parameters alone: output_dtype, alpha, beta, bias, row_scaled, accumulate (pointers null).
 GemmOptions gemm_options(const Case& c);
@@ -23,4 +23,4 @@ struct GemmInputs {
 };
 void read_gemm_inputs(const Case& c, GemmInputs& in);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -12,7 +12,7 @@
 #include "reference/layout.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 constexpr std::string_view kOp = "grouped_gemm";
@@ -173,4 +173,4 @@ TensorMap run_grouped_gemm(const Case& c, const std::function<TensorMap(const Ca
   return assemble_grouped_gemm(c, outs);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -11,7 +11,7 @@
 #include "cases/params.h"
 #include "io/safetensors.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // One input or output tensor of an operation.
 struct TensorSpec {
@@ -46,4 +46,4 @@ struct OperationSpec {
   bool any_inputs() const { return inputs.size() == 1 && inputs[0].name == "*"; }
 };
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 std::string_view param_type_name(ParamType t) {
   switch (t) {
@@ -61,4 +61,4 @@ std::string Params::display(std::string_view name) const {
   return std::visit(Show{}, it->second);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

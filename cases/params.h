@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 enum class ParamType {
   kEnum,  // one of a fixed set of strings
@@ -71,4 +71,4 @@ struct ParamSpec {
   bool omit_default = false;
 };
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -2,7 +2,7 @@
 
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 std::uint16_t rht_mask_param(const Case& c) {
   const std::uint64_t mask = c.params.unsigned_integer("rht_mask");
@@ -47,4 +47,4 @@ void set_quantize_params(Case& c, BlockShape block, Direction direction, bool ro
 
 io::DType dequantize_output_dtype(const Case& c) { return *io::dtype_from_name(c.params.text("output_dtype")); }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

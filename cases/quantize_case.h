@@ -7,7 +7,7 @@
 #include "cases/case.h"
 #include "reference/quantize.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // From the parameters profile, block, direction, row_scaled, amax, scale_layout, rounding, seed,
 // offset, rht, rht_mask, and the dtype of input x.
@@ -27,4 +27,4 @@ std::string_view scale_layout_name(ScaleLayout l);  // "compact", "swizzled"
 // dequantize: the output dtype (F32, BF16 or F16) of parameter output_dtype.
 io::DType dequantize_output_dtype(const Case& c);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -10,7 +10,7 @@
 #include "io/tensor_convert.h"
 #include "reference/formulas.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 constexpr std::array<std::pair<Distribution, std::string_view>, 6> kNames = {{
@@ -255,4 +255,4 @@ FloatMatrix randn_matrix(std::size_t rows, std::size_t cols, std::uint64_t seed)
   return x;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -10,7 +10,7 @@
 #include "cases/ops/families.h"
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 using nlohmann::json;
@@ -270,4 +270,4 @@ std::string case_label(const Case& c) {
   return s;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

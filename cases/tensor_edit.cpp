@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 io::Tensor transposed(const io::Tensor& t) {
   const std::size_t rows = t.shape.at(0), cols = t.shape.at(1), size = io::dtype_size(t.dtype);
@@ -41,4 +41,4 @@ Case with_input(const Case& c, const std::string& name, io::Tensor t) {
   return d;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -268,7 +268,7 @@ std::string amax_group(const CheckpointFormat& f, const std::string& module) {
   return module;
 }
 
-QuantizedWeight quantize_for_format(Backend& b, const CheckpointFormat& f, const std::string& name, const io::Tensor& w,
+QuantizedWeight quantize_for_format(cases::Backend& b, const CheckpointFormat& f, const std::string& name, const io::Tensor& w,
                                     const std::string& profile, float amax) {
   if (w.shape.size() == 3) {
     QuantizedWeight q = quantize_experts(b, name, w, profile, f.swizzled_scales);

@@ -295,7 +295,7 @@ class Checker {
 
   const HfCheckpoint &src_, &q_;
   const CheckpointFormat& f_;
-  ReferenceBackend ref_;
+  cases::ReferenceBackend ref_;
   std::vector<std::string> modules_;
   std::set<std::string> bmm_;  // the modules that are BMM expert parameters
   std::map<std::string, std::vector<std::string>> groups_;

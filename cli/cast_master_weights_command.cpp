@@ -41,7 +41,7 @@ std::vector<std::int64_t> parse_cuts(const std::string& text) {
 void run(const CastArgs& a) {
   io::prepare_output_file(a.output, "--output");
   const io::File in = io::read_file(a.input);
-  Case c = make_case("cast_master_weights");
+  cases::Case c = cases::make_case("cast_master_weights");
   c.params.set("profile", a.profile);
   std::int64_t total = 0;
   for (const auto& [name, t] : in.tensors)  // every 2-D tensor is a master weight, in name order
@@ -55,7 +55,7 @@ void run(const CastArgs& a) {
   const std::vector<std::int64_t> cuts = a.cuts.empty() ? equal_cuts(total, a.ranks) : parse_cuts(a.cuts);
   rank_ranges(total, a.ranks, cuts);  // bad cut points fail here, before any work
   c.params.set("cuts", cuts);
-  const TensorMap result = make_backend(a.backend)->run(c);
+  const cases::TensorMap result = make_backend(a.backend)->run(c);
   io::File out;
   out.tensors = result;
   out.metadata = {
@@ -93,7 +93,7 @@ void register_cast_master_weights(CLI::App& app) {
   cmd->callback([a] {
     try {
       run(*a);
-    } catch (const BackendUnavailable& e) {
+    } catch (const cases::BackendUnavailable& e) {
       throw UsageError(fmt::format("--backend device: {}", e.what()));
     }
   });

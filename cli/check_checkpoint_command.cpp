@@ -36,12 +36,13 @@ std::string repeat_command(const CheckCheckpointArgs& a, const std::string& form
 }
 
 void write_junit_file(const std::string& file, const checkpoint::CheckpointCheck& c) {
-  write_junit(file, "nvfp4-verify check-checkpoint", {checkpoint_junit_suite(c)});
+  reports::write_junit(file, "nvfp4-verify check-checkpoint", {reports::checkpoint_junit_suite(c)});
 }
 
 void write_report(const std::string& dir, const checkpoint::HfCheckpoint& source, const checkpoint::HfCheckpoint& quantized,
-                  const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info) {
-  const std::filesystem::path index = write_checkpoint_report(dir, source, quantized, f, c, info);
+                  const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c,
+                  const reports::CheckpointReportInfo& info) {
+  const std::filesystem::path index = reports::write_checkpoint_report(dir, source, quantized, f, c, info);
   std::printf("check-checkpoint: report written to %s\n", index.string().c_str());
 }
 

@@ -52,7 +52,7 @@ void convert(const ConvertArgs& a) {
   if (std::filesystem::exists(std::filesystem::symlink_status(a.output)))
     throw UsageError(fmt::format("--output {}: already exists; give a directory that does not exist yet", a.output));
   io::prepare_output_directory(a.output, "--output");
-  std::unique_ptr<Backend> backend = make_backend(a.backend);
+  std::unique_ptr<cases::Backend> backend = make_backend(a.backend);
   const std::string profile = a.profile.empty() ? format->default_profile : a.profile;
   checkpoint::ConvertOptions o{a.input, a.output, *format, profile, a.excludes};
   std::function<void(const checkpoint::ConvertProgress&)> progress;

@@ -41,7 +41,7 @@ io::Tensor only_tensor(const std::string& path, const char* name) {
 void run(const GemmArgs& a) {
   io::prepare_output_file(a.output, "--output");
   const io::File qa = io::read_file(a.a), qb = io::read_file(a.b);
-  Case c = make_case("gemm");
+  cases::Case c = cases::make_case("gemm");
   // One scale layout for both operands: a swizzled operand beside a compact one is unswizzled.
   const bool both_swizzled = swizzled(qa) && swizzled(qb);
   c.params.set("scale_layout", std::string(both_swizzled ? "swizzled" : "compact"));
@@ -54,10 +54,10 @@ void run(const GemmArgs& a) {
     c.inputs[s + "_scale"] = scale;
     c.inputs[s + "_amax"] = require(*file, path, "amax");
   }
-  if (!a.alpha.empty()) c.params.set("alpha", F32Bits{bits_of(parse_f32("--alpha", a.alpha))});
+  if (!a.alpha.empty()) c.params.set("alpha", cases::F32Bits{bits_of(parse_f32("--alpha", a.alpha))});
   if (!a.beta.empty()) {
     if (a.c.empty()) throw UsageError("--beta needs --c C.safetensors");
-    c.params.set("beta", F32Bits{bits_of(parse_f32("--beta", a.beta))});
+    c.params.set("beta", cases::F32Bits{bits_of(parse_f32("--beta", a.beta))});
     c.inputs["c"] = only_tensor(a.c, "c");
   } else if (!a.c.empty()) {
     throw UsageError("--c needs --beta");
@@ -69,7 +69,7 @@ void run(const GemmArgs& a) {
   c.params.set("output_dtype", registry_value("gemm", "output_dtype", a.out_dtype));
   // Row-scaled operands (one amax per row) take the post-scale path of §3.20.4.
   c.params.set("row_scaled", c.inputs.at("a_amax").numel() > 1 || c.inputs.at("b_amax").numel() > 1);
-  validate_case(c);
+  cases::validate_case(c);
 
   io::File out;
   out.tensors["d"] = make_backend(a.backend)->run(c).at("d");

@@ -49,13 +49,13 @@ void run(const QuantizeArgs& a) {
   io::require_rank(t, a.experts ? 3 : 2, "quantize", name);
 
   // The case the registry's quantize runs: the same options as every backend reads.
-  Case c = make_case("quantize");
+  cases::Case c = cases::make_case("quantize");
   c.params.set("profile", a.profile);
   c.params.set("block", a.block);
   c.params.set("direction", a.direction);
   c.params.set("row_scaled", a.row_scaled);
   c.params.set("experts", a.experts);
-  if (!a.amax.empty()) c.params.set("amax", F32Bits{bits_of(parse_f32("--amax", a.amax))});
+  if (!a.amax.empty()) c.params.set("amax", cases::F32Bits{bits_of(parse_f32("--amax", a.amax))});
   c.params.set("scale_layout", a.scale_layout);
   c.params.set("rounding", a.rounding);
   c.params.set("seed", a.seed);
@@ -63,11 +63,11 @@ void run(const QuantizeArgs& a) {
   c.params.set("rht", a.rht);
   c.params.set("rht_mask", parse_rht_mask(a.rht_mask));
   c.inputs["x"] = t;
-  validate_case(c);
-  const QuantizeOptions o = quantize_options(c);
+  cases::validate_case(c);
+  const QuantizeOptions o = cases::quantize_options(c);
 
   io::File out;
-  out.tensors = operation("quantize").reference(c);
+  out.tensors = cases::operation("quantize").reference(c);
   out.metadata = {
       {"format", "nvfp4"},
       {"profile", a.profile},

@@ -21,14 +21,14 @@ void register_seed_corpus(CLI::App& app) {
   cmd->callback([output] {
     const std::filesystem::path dir(*output);
     io::prepare_output_directory(dir, "--output");
-    const std::vector<CaseRecord> cases = seed_corpus();
+    const std::vector<cases::CaseRecord> cases = cases::seed_corpus();
     std::set<std::filesystem::path> seen;  // files there before (save_case never overwrites them)
     if (std::filesystem::is_directory(dir))
       for (const auto& e : std::filesystem::directory_iterator(dir)) seen.insert(e.path());
     std::size_t written = 0, present = 0;
     std::uintmax_t bytes = 0;
-    for (const CaseRecord& r : cases) {
-      const std::filesystem::path p = save_case(dir, r);
+    for (const cases::CaseRecord& r : cases) {
+      const std::filesystem::path p = cases::save_case(dir, r);
       (seen.insert(p).second ? written : present) += 1;
       bytes += std::filesystem::file_size(p);
     }

@@ -65,7 +65,7 @@ void compare_profiles(const SelfcheckArgs& a) {
   // rounding ties far more often than FP32 values, which is where the profiles' orders differ.
   // Whether they do depends on the global amax, so the row-scaled run (one global amax per
   // row) shows the differences the 1D run (one global amax) may miss.
-  FloatMatrix x = randn_matrix(a.size, a.size, a.seed);
+  FloatMatrix x = cases::randn_matrix(a.size, a.size, a.seed);
   for (float& v : x) v = bf16_to_float(float_to_bf16(v));
   fmt::print(
       "Profiles on the built-in example: {0}x{0} approximately-randn BF16 (seed {1}), {2} blocks of 1x16;\n"

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 // Bits of element i, and whether it is a NaN of a floating-point dtype.
@@ -42,7 +42,7 @@ std::string hex(const io::Tensor& t, std::uint64_t bits) { return fmt::format("0
 
 }  // namespace
 
-std::vector<TensorDiff> diff_outputs(const TensorMap& expected, const TensorMap& actual) {
+std::vector<TensorDiff> diff_outputs(const cases::TensorMap& expected, const cases::TensorMap& actual) {
   std::vector<TensorDiff> diffs;
   auto problem = [&](const std::string& name, std::string text) {
     TensorDiff d;
@@ -92,4 +92,4 @@ std::string describe(const std::vector<TensorDiff>& diffs) {
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

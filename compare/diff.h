@@ -7,7 +7,7 @@
 
 #include "cases/case.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 struct TensorDiff {
   std::string tensor;           // output name, e.g. "scale_t"
@@ -19,9 +19,9 @@ struct TensorDiff {
 };
 
 // Every output of `expected` and `actual`, by name; returns only the tensors that differ.
-std::vector<TensorDiff> diff_outputs(const TensorMap& expected, const TensorMap& actual);
+std::vector<TensorDiff> diff_outputs(const cases::TensorMap& expected, const cases::TensorMap& actual);
 
 // One line per differing tensor, for test failure messages and replay output.
 std::string describe(const std::vector<TensorDiff>& diffs);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -10,7 +10,7 @@
 #include "cases/case.h"
 #include "compare/diff.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 // The kinds of element/byte mismatch the report names.
 enum class MismatchKind {
@@ -102,11 +102,11 @@ struct Explanation {
 // cast_master_weights: the distributed-cast bugs), else explain_bytes. Any actual outputs are
 // explained: when they are not laid out as the expected ones (a tensor missing, extra, or of
 // another dtype or shape), explain_bytes with a verdict that names the differences.
-Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual);
+Explanation explain(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
 
-Explanation explain_quantize(const Case& c, const TensorMap& expected, const TensorMap& actual);
-Explanation explain_rht(const Case& c, const TensorMap& expected, const TensorMap& actual);
+Explanation explain_quantize(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
+Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
 // Any operation: each differing output tensor with its count of differing bytes.
-Explanation explain_bytes(const Case& c, const TensorMap& expected, const TensorMap& actual);
+Explanation explain_bytes(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

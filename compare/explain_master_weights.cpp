@@ -11,7 +11,7 @@
 #include "reference/layout.h"
 #include "reference/transpose.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 constexpr std::size_t kMaxListed = 4096;
@@ -26,8 +26,8 @@ MismatchKind most_frequent(const std::map<MismatchKind, std::size_t>& kinds) {
 
 class MasterWeightsExplainer {
  public:
-  MasterWeightsExplainer(const Case& c, const TensorMap& expected, const TensorMap& actual)
-      : c_(c), expected_(expected), actual_(actual), in_(master_weights_input(c)) {}
+  MasterWeightsExplainer(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual)
+      : c_(c), expected_(expected), actual_(actual), in_(cases::master_weights_input(c)) {}
 
   Explanation run() {
     std::int64_t offset = 0;
@@ -223,18 +223,18 @@ class MasterWeightsExplainer {
     }
   }
 
-  const Case& c_;
-  const TensorMap& expected_;
-  const TensorMap& actual_;
-  const MasterWeightsInput in_;
+  const cases::Case& c_;
+  const cases::TensorMap& expected_;
+  const cases::TensorMap& actual_;
+  const cases::MasterWeightsInput in_;
   Explanation out_;
   std::map<MismatchKind, std::size_t> counts_, cause_counts_;
 };
 
 }  // namespace
 
-Explanation explain_master_weights(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+Explanation explain_master_weights(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual) {
   return MasterWeightsExplainer(c, expected, actual).run();
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -6,12 +6,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 std::string shape_text(const std::vector<std::int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
-std::string names_of(const TensorMap& m) {
+std::string names_of(const cases::TensorMap& m) {
   std::vector<std::string_view> names;
   for (const auto& [name, t] : m) names.push_back(name);
   return names.empty() ? std::string("no tensors") : fmt::format("{}", fmt::join(names, ", "));
@@ -29,7 +29,8 @@ std::string RenamedTensors::stored_name(const std::string& ours) const {
   return it == stored.end() ? ours : it->second;
 }
 
-RenamedTensors rename_tensors(const TensorMap& file, const std::map<std::string, std::string>& renames, std::string_view side) {
+RenamedTensors rename_tensors(const cases::TensorMap& file, const std::map<std::string, std::string>& renames,
+                              std::string_view side) {
   RenamedTensors out;
   std::set<std::string> renamed;
   for (const auto& [ours, theirs] : renames) {
@@ -73,4 +74,4 @@ io::Tensor as_reference_tensor(const io::Tensor& theirs, const io::Tensor& ref, 
   return full;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

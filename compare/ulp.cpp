@@ -6,7 +6,7 @@
 #include "reference/arith.h"
 #include "reference/half_float.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 // Sign bit, and the magnitude bits of +inf (all above are NaNs).
@@ -64,4 +64,4 @@ double ulp_value(io::DType dtype, std::uint32_t bits) {
   return float_of(bits);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

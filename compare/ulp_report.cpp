@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 std::uint32_t element_bits(const io::Tensor& t, std::int64_t i) {
@@ -114,7 +114,8 @@ UlpReport ulp_report(std::string tensor, const io::Tensor& expected, const io::T
   return r;
 }
 
-std::vector<UlpReport> ulp_reports(const TensorMap& expected, const TensorMap& actual, std::optional<std::uint64_t> bound) {
+std::vector<UlpReport> ulp_reports(const cases::TensorMap& expected, const cases::TensorMap& actual,
+                                   std::optional<std::uint64_t> bound) {
   std::vector<UlpReport> reports;
   for (const auto& [name, e] : expected) {
     const auto it = actual.find(name);
@@ -176,4 +177,4 @@ std::string describe_ulp_totals(const UlpTotals& t) {
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

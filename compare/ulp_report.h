@@ -13,7 +13,7 @@
 #include "cases/case.h"
 #include "compare/ulp.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 // Counts of distances in buckets 0, 1, 2, 3-4, 5-8, ..., (2^23, 2^24], > 2^24, and NaN mismatches.
 struct UlpHistogram {
@@ -73,7 +73,8 @@ UlpReport ulp_report(std::string tensor, const io::Tensor& expected, const io::T
 
 // One report per F32, BF16 or F16 tensor of `expected` that `actual` holds with the same dtype and
 // shape, in name order.
-std::vector<UlpReport> ulp_reports(const TensorMap& expected, const TensorMap& actual, std::optional<std::uint64_t> bound);
+std::vector<UlpReport> ulp_reports(const cases::TensorMap& expected, const cases::TensorMap& actual,
+                                   std::optional<std::uint64_t> bound);
 
 // Every report of a run added up: the histogram, the largest and mean distance, the worst elements
 // (with the case each comes from), and how many tensors failed the bound.
@@ -99,4 +100,4 @@ std::string ulp_value_text(io::DType dtype, std::uint32_t bits);
 // "5", or "nan" for kUlpNan.
 std::string ulps_text(std::uint64_t ulps);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -52,12 +52,12 @@ void as_bf16_input(CasePlan& p) { p.record.recipes.at("x").dtype = io::DType::BF
 
 // The quantized tensor a dequantize or transpose case starts from: the reference's output for
 // the recipe's data under the case's profile.
-TensorMap quantized(const Recipe& x, const std::string& profile, BlockShape block, bool row_scaled) {
-  Case q = make_case("quantize");
+cases::TensorMap quantized(const cases::Recipe& x, const std::string& profile, BlockShape block, bool row_scaled) {
+  cases::Case q = cases::make_case("quantize");
   q.params.set("profile", profile);
-  set_quantize_params(q, block, Direction::kRowwise, row_scaled);
-  q.inputs["x"] = generate_tensor(x);
-  return ReferenceBackend().run(q);
+  cases::set_quantize_params(q, block, Direction::kRowwise, row_scaled);
+  q.inputs["x"] = cases::generate_tensor(x);
+  return cases::ReferenceBackend().run(q);
 }
 
 // Where a cut point falls, drawn independently of the weights' shapes so that RapidCheck can
@@ -117,8 +117,8 @@ std::int64_t place_cut(const CutSpec& c, const std::vector<Shape>& shapes) {
 }
 
 // The BF16 values of a weight generated from a recipe (the flow rounds FP32 to BF16 first).
-FloatMatrix bf16_weight(const Recipe& r) {
-  return io::to_float_matrix(io::from_float_matrix(generate_values(r), io::FloatType::BF16), "generator", "w");
+FloatMatrix bf16_weight(const cases::Recipe& r) {
+  return io::to_float_matrix(io::from_float_matrix(cases::generate_values(r), io::FloatType::BF16), "generator", "w");
 }
 
 // Flat elements [s.start, s.end()) of w.
@@ -135,12 +135,12 @@ Shard shard_of(Shape s) {
   return Shard{a, b - a};
 }
 
-Shape shape_of_recipe(const Recipe& x) { return Shape{std::size_t(x.M), std::size_t(x.K)}; }
+Shape shape_of_recipe(const cases::Recipe& x) { return Shape{std::size_t(x.M), std::size_t(x.K)}; }
 Shape shape_of(const CasePlan& p) { return shape_of_recipe(p.record.recipes.at("x")); }
 
 // The drawn x's recipe, taken out of the record: the generator builds other inputs from it.
-Recipe take_x(CasePlan& p) {
-  const Recipe x = p.record.recipes.at("x");
+cases::Recipe take_x(CasePlan& p) {
+  const cases::Recipe x = p.record.recipes.at("x");
   p.record.recipes.clear();
   return x;
 }
@@ -148,16 +148,16 @@ Recipe take_x(CasePlan& p) {
 // ---- quantize family -------------------------------------------------------------------------
 
 void quantize_case(CasePlan& p, std::string_view) {
-  CaseRecord& r = p.record;
+  cases::CaseRecord& r = p.record;
   const BlockShape block = *rc::gen::element(BlockShape::k1D, BlockShape::k2D);
   const Direction direction = *rc::gen::element(Direction::kBoth, Direction::kRowwise, Direction::kColumnwise);
   const bool row_scaled = block == BlockShape::k1D && *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
   if (!row_scaled) {
     const std::optional<float> amax = *amax_override();
-    if (amax) r.c.params.set("amax", F32Bits{bits_of(*amax)});
+    if (amax) r.c.params.set("amax", cases::F32Bits{bits_of(*amax)});
   }
   const ScaleLayout layout = *rc::gen::weightedElement<ScaleLayout>({{4, ScaleLayout::kCompact}, {1, ScaleLayout::kSwizzled}});
-  set_quantize_params(r.c, block, direction, row_scaled, layout);
+  cases::set_quantize_params(r.c, block, direction, row_scaled, layout);
   // One case in four each; inRange shrinks towards 0, so a shrunk failure drops SR and rht when
   // they play no part in it.
   if (*rc::gen::inRange(0, 4) == 3) {  // stochastic rounding (§3.18)
@@ -175,9 +175,9 @@ void quantize_case(CasePlan& p, std::string_view) {
   const std::int64_t M = r.recipes.at("x").M;
   if (M % 32 == 0 && *rc::gen::inRange(0, 6) == 5) {
     const std::int64_t E = M % 48 == 0 ? 3 : 2;
-    const Recipe x = take_x(p);  // the case file stores the 3-D tensor itself
-    p.then([x, E](CaseRecord& r) {
-      io::Tensor t = generate_tensor(x);
+    const cases::Recipe x = take_x(p);  // the case file stores the 3-D tensor itself
+    p.then([x, E](cases::CaseRecord& r) {
+      io::Tensor t = cases::generate_tensor(x);
       t.shape = {E, x.M / E, x.K};
       r.c.inputs["x"] = std::move(t);
     });
@@ -187,12 +187,12 @@ void quantize_case(CasePlan& p, std::string_view) {
 
 void dequantize_case(CasePlan& p, std::string_view profile) {
   const Shape s = shape_of(p);
-  const Recipe x = take_x(p);
+  const cases::Recipe x = take_x(p);
   const bool row_scaled = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
   const bool raw = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});  // raw bytes: every code, NaN scales
   const std::uint32_t sd = raw ? *seed() : 0;
-  p.then([x, s, row_scaled, raw, sd, profile = std::string(profile)](CaseRecord& r) {
-    const TensorMap q = quantized(x, profile, BlockShape::k1D, row_scaled);
+  p.then([x, s, row_scaled, raw, sd, profile = std::string(profile)](cases::CaseRecord& r) {
+    const cases::TensorMap q = quantized(x, profile, BlockShape::k1D, row_scaled);
     r.c.inputs = {{"data", q.at("data")}, {"scale", q.at("scale")}, {"amax", q.at("amax")}};
     if (!raw) return;
     r.c.inputs["data"] = io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd));
@@ -217,7 +217,7 @@ void rht_case(CasePlan& p, std::string_view) {
 void scale_bytes_case(CasePlan& p, std::string_view) {
   const Shape s = shape_of_recipe(take_x(p));
   const std::uint32_t sd = *seed();
-  p.then([s, sd](CaseRecord& r) {
+  p.then([s, sd](cases::CaseRecord& r) {
     r.c.inputs = {{"scale", io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd))}};
   });
 }
@@ -225,12 +225,12 @@ void scale_bytes_case(CasePlan& p, std::string_view) {
 void transpose_packed_case(CasePlan& p, std::string_view) {
   const Shape s = shape_of_recipe(take_x(p));
   const std::uint32_t sd = *seed();
-  p.then([s, sd](CaseRecord& r) { r.c.inputs = {{"data", io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd))}}; });
+  p.then([s, sd](cases::CaseRecord& r) { r.c.inputs = {{"data", io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd))}}; });
 }
 
 void transpose_scales_2d_case(CasePlan& p, std::string_view profile) {
-  const Recipe x = take_x(p);
-  p.then([x, profile = std::string(profile)](CaseRecord& r) {
+  const cases::Recipe x = take_x(p);
+  p.then([x, profile = std::string(profile)](cases::CaseRecord& r) {
     r.c.inputs = {{"scale", quantized(x, profile, BlockShape::k2D, false).at("scale")}};
   });
   p.record.c.params.set("M", x.M);
@@ -240,12 +240,12 @@ void transpose_scales_2d_case(CasePlan& p, std::string_view profile) {
 // ---- the distributed weight cast (TE's path: profile te, docs/NUMERICS.md §3.15-§3.17) --------
 
 // Starts a distributed case: the weight's shape and recipe, no inputs yet.
-std::pair<Shape, Recipe> begin_distributed(CasePlan& p) {
-  const Recipe recipe = take_x(p);
+std::pair<Shape, cases::Recipe> begin_distributed(CasePlan& p) {
+  const cases::Recipe recipe = take_x(p);
   return {shape_of_recipe(recipe), recipe};
 }
 
-void set_weight_dims(CaseRecord& r, Shape s) {
+void set_weight_dims(cases::CaseRecord& r, Shape s) {
   r.c.params.set("M", std::int64_t(s.M));
   r.c.params.set("K", std::int64_t(s.K));
 }
@@ -255,14 +255,16 @@ void amax_partial_case(CasePlan& p, std::string_view) {
   set_weight_dims(p.record, s);
   const Shard shard = shard_of(s);
   p.record.c.params.set("shard_start", shard.start);
-  p.then([recipe, shard](CaseRecord& r) { r.c.inputs["xs"] = io::from_bf16_values(shard_values(bf16_weight(recipe), shard)); });
+  p.then([recipe, shard](cases::CaseRecord& r) {
+    r.c.inputs["xs"] = io::from_bf16_values(shard_values(bf16_weight(recipe), shard));
+  });
 }
 
 void fused_scale_case(CasePlan& p, std::string_view) {
   const auto [s, recipe] = begin_distributed(p);
   p.record.c.params.set("profile", std::string("te"));
   const std::optional<float> g = *amax_override();
-  p.then([recipe, g](CaseRecord& r) {
+  p.then([recipe, g](cases::CaseRecord& r) {
     const FloatMatrix w = bf16_weight(recipe);
     r.c.inputs["tile_amax"] = io::from_float_matrix(amax_tiles_16x16(w, AmaxRule::IGNORE), io::FloatType::F32);
     r.c.inputs["amax"] = io::from_float_vector(FloatVector({g ? *g : amax_global(w, AmaxRule::IGNORE)}));
@@ -271,7 +273,7 @@ void fused_scale_case(CasePlan& p, std::string_view) {
 
 void partial_cast_case(CasePlan& p, std::string_view) {
   const auto [s, recipe] = begin_distributed(p);
-  CaseRecord& plan = p.record;
+  cases::CaseRecord& plan = p.record;
   plan.c.params.set("profile", std::string("te"));
   set_weight_dims(plan, s);
   const Shard shard = shard_of(s);
@@ -279,7 +281,7 @@ void partial_cast_case(CasePlan& p, std::string_view) {
   plan.c.params.set("shard_start", shard.start);
   const std::uint32_t sd = *seed();
   const bool whole = *rc::gen::element(true, false);  // the whole prior tensor, or only the shard's bytes
-  p.then([s, recipe, shard, g, sd, whole](CaseRecord& r) {
+  p.then([s, recipe, shard, g, sd, whole](cases::CaseRecord& r) {
     const FloatMatrix w = bf16_weight(recipe);
     const FusedScale f =
         fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE), GlobalScaleRule::TE);
@@ -299,14 +301,14 @@ void partial_cast_case(CasePlan& p, std::string_view) {
 // The weights stay recipes (the case file stores them so); the plan builds them.
 void cast_master_weights_case(CasePlan& p, std::string_view) {
   const auto [s, recipe] = begin_distributed(p);
-  CaseRecord& r = p.record;
+  cases::CaseRecord& r = p.record;
   r.c.params.set("profile", std::string("te"));
   // One to four weights (the first of shape s); sparse data shrinks to one or two tiles.
   std::vector<Shape> shapes = {s};
   const int extra = *rc::gen::inRange(0, 4);
   for (int i = 0; i < extra; ++i) shapes.push_back(*shape16(64));
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    Recipe w = recipe;
+    cases::Recipe w = recipe;
     w.M = std::int64_t(shapes[i].M);
     w.K = std::int64_t(shapes[i].K);
     w.dtype = io::DType::F32;
@@ -347,9 +349,9 @@ GemmOperandBytes gemm_operand(std::size_t rows, std::size_t K, bool raw, bool na
     return o;
   }
   const std::size_t padded = (rows + 15) / 16 * 16;
-  Case q = make_case("quantize");
+  cases::Case q = cases::make_case("quantize");
   q.inputs["x"] = io::from_float_matrix(fill_data(Shape{padded, K}, Dist(sd % 3), sd), io::FloatType::F32);
-  const TensorMap t = ReferenceBackend().run(q);
+  const cases::TensorMap t = cases::ReferenceBackend().run(q);
   const ByteMatrix data = io::to_byte_matrix(t.at("data"), "gemm", "data");
   o.data = xt::view(data, xt::range(0, rows), xt::all());
   o.scale = io::to_byte_matrix(t.at("scale"), "gemm", "scale");
@@ -358,7 +360,7 @@ GemmOperandBytes gemm_operand(std::size_t rows, std::size_t K, bool raw, bool na
   return o;
 }
 
-void set_gemm_operand(CaseRecord& r, const std::string& side, const GemmOperandBytes& o, bool swizzled,
+void set_gemm_operand(cases::CaseRecord& r, const std::string& side, const GemmOperandBytes& o, bool swizzled,
                       std::optional<FloatVector> row_amax) {
   r.c.inputs[side + "_data"] = io::from_byte_matrix(o.data);
   r.c.inputs[side + "_scale"] = io::from_byte_matrix(swizzled ? swizzle_scales(o.scale) : o.scale);
@@ -374,9 +376,22 @@ FloatVector row_amaxes(std::size_t rows, std::uint32_t sd) {
   return v;
 }
 
+// Cancellation: B's rows copy A's with the second half of the blocks negated, so that whole
+// block sums cancel exactly and small remainders (where the halves differ) decide the result.
+void cancel_blocks(const GemmOperandBytes& a, GemmOperandBytes& b, std::size_t m, std::size_t n, std::size_t K) {
+  b.scale = xt::zeros<std::uint8_t>(b.scale.shape());
+  for (std::size_t row = 0; row < n; ++row)
+    for (std::size_t k = 0; k < K / 2; ++k) {
+      const std::uint8_t byte = a.data(row % m, k);
+      b.data(row, k) = k >= K / 4 ? std::uint8_t(byte ^ 0x88) : byte;
+      if (k % 8 == 0) b.scale(row, k / 8) = a.scale(row % m, k / 8);
+    }
+  if (K >= 48) b.data(0, 0) ^= 0x01;  // one block differs: its remainder survives
+}
+
 void gemm_case(CasePlan& p, std::string_view) {
   const Shape s = shape_of_recipe(take_x(p));
-  CaseRecord& plan = p.record;
+  cases::CaseRecord& plan = p.record;
   // M and N: the recipe's, or any size (not multiples of 16, 64 or 128); K: the recipe's, one
   // block, or long (up to 64k with small M and N).
   const std::size_t M =
@@ -392,8 +407,6 @@ void gemm_case(CasePlan& p, std::string_view) {
   const bool nan = raw && *rc::gen::weightedElement<bool>({{5, false}, {1, true}});
   const bool swizzled = *rc::gen::element(false, true);
   const std::uint32_t sd = *seed();
-  // Cancellation: B's rows copy A's with the second half of the blocks negated, so that whole
-  // block sums cancel exactly and small remainders (where the halves differ) decide the result.
   const bool cancel = *rc::gen::weightedElement<bool>({{4, false}, {1, true}}) && K >= 32;
   const bool row_scaled = *rc::gen::weightedElement<bool>({{5, false}, {1, true}});
   plan.c.params.set("row_scaled", row_scaled);
@@ -404,12 +417,12 @@ void gemm_case(CasePlan& p, std::string_view) {
   plan.c.params.set("output_dtype", std::string(io::dtype_name(out)));
   int beta = 0;  // 0: no C; 1: beta * C random; 2: C = D itself with beta = -1
   float bv = 0.0f;
-  Params before_c;  // the parameters of the GEMM whose D becomes C (beta = 2)
+  cases::Params before_c;  // the parameters of the GEMM whose D becomes C (beta = 2)
   if (row_scaled) {
     if (*rc::gen::element(false, true)) plan.c.params.set("accumulate", true);
   } else {
     if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}}))
-      plan.c.params.set("alpha", F32Bits{*rc::gen::weightedOneOf<std::uint32_t>(
+      plan.c.params.set("alpha", cases::F32Bits{*rc::gen::weightedOneOf<std::uint32_t>(
                                      {{3, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0x34149B93, 0x7F800000,
                                                                                         0x00000000, 0x00800000, 0xBF800000})},
                                       {1, float_bits()}})});
@@ -420,23 +433,14 @@ void gemm_case(CasePlan& p, std::string_view) {
            {1, finite_float_bits()}}));
       before_c = plan.c.params;
       if (beta == 2) bv = -1.0f;
-      plan.c.params.set("beta", F32Bits{bits_of(bv)});
+      plan.c.params.set("beta", cases::F32Bits{bits_of(bv)});
     }
   }
   const bool bias = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
   if (bias) plan.c.params.set("with_bias", true);
-  p.then([=](CaseRecord& r) {
+  p.then([=](cases::CaseRecord& r) {
     GemmOperandBytes a = gemm_operand(m, K, raw, nan, sd), b = gemm_operand(n, K, raw, nan, sd + 7);
-    if (cancel) {
-      b.scale = xt::zeros<std::uint8_t>(b.scale.shape());
-      for (std::size_t row = 0; row < n; ++row)
-        for (std::size_t k = 0; k < K / 2; ++k) {
-          const std::uint8_t byte = a.data(row % m, k);
-          b.data(row, k) = k >= K / 4 ? std::uint8_t(byte ^ 0x88) : byte;
-          if (k % 8 == 0) b.scale(row, k / 8) = a.scale(row % m, k / 8);
-        }
-      if (K >= 48) b.data(0, 0) ^= 0x01;  // one block differs: its remainder survives
-    }
+    if (cancel) cancel_blocks(a, b, m, n, K);
     std::optional<FloatVector> ra, rb;
     if (row_amax_a) ra = row_amaxes(m, sd + 11);
     if (row_amax_b) rb = row_amaxes(n, sd + 13);
@@ -447,10 +451,10 @@ void gemm_case(CasePlan& p, std::string_view) {
     if (beta) {
       FloatMatrix cm = fill_data(Shape{m, n}, Dist(sd % 3), sd + 19);
       if (beta == 2) {
-        Case d = r.c;
+        cases::Case d = r.c;
         d.params = before_c;
         d.params.set("output_dtype", std::string("F32"));
-        cm = io::to_float_matrix(ReferenceBackend().run(d).at("d"), "gemm", "d");
+        cm = io::to_float_matrix(cases::ReferenceBackend().run(d).at("d"), "gemm", "d");
       }
       r.c.inputs["c"] = io::from_float_matrix(cm, io::FloatType::F32);
     }
@@ -480,7 +484,7 @@ void grouped_layout_case(CasePlan& p, bool swizzle) {
   p.record.c.params.set("axis", std::string(inner ? "inner" : "outer"));
   p.record.c.params.set("group_sizes", sizes);
   if (!swizzle) p.record.c.params.set("extent", other);
-  p.then([=](CaseRecord& r) {
+  p.then([=](cases::CaseRecord& r) {
     const ByteMatrix compact = fill_bytes(std::size_t(rows), std::size_t(cols), sd);
     r.c.inputs["scale"] =
         swizzle ? io::from_byte_matrix(compact)
@@ -500,7 +504,7 @@ io::Tensor stacked(const std::vector<io::Tensor>& parts) {
 
 void grouped_gemm_case(CasePlan& p, std::string_view) {
   take_x(p);
-  CaseRecord& plan = p.record;
+  cases::CaseRecord& plan = p.record;
   const bool k_grouped = *rc::gen::element(false, true);
   const std::vector<std::int64_t> sizes = group_sizes(k_grouped ? 6 : 4, 16);
   const std::int64_t total = std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)), G = std::int64_t(sizes.size());
@@ -522,7 +526,7 @@ void grouped_gemm_case(CasePlan& p, std::string_view) {
   auto amaxes = [](std::size_t n, std::uint32_t s) { return io::from_float_vector(row_amaxes(n, s)); };
   if (k_grouped) {
     const std::size_t M = *rc::gen::inRange<std::size_t>(1, 40);
-    p.then([=](CaseRecord& r) {
+    p.then([=](cases::CaseRecord& r) {
       const GemmOperandBytes a = gemm_operand(M, std::size_t(total), raw, false, sd),
                              b = gemm_operand(N, std::size_t(total), raw, false, sd + 3);
       r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
@@ -536,7 +540,7 @@ void grouped_gemm_case(CasePlan& p, std::string_view) {
   }
   const std::size_t K = 16 * *rc::gen::inRange<std::size_t>(1, 8);
   const bool per_row_b = row_scaled && *rc::gen::element(false, true);  // B's amax per group and row
-  p.then([=](CaseRecord& r) {
+  p.then([=](cases::CaseRecord& r) {
     const GemmOperandBytes a = gemm_operand(std::size_t(total), K, raw, false, sd);
     r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
     r.c.inputs["a_scale"] = grouped_scales(a.scale);

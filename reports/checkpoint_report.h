@@ -13,7 +13,7 @@
 #include "checkpoint/verify.h"
 #include "reports/junit.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
 struct CheckpointReportInfo {
   std::string source, quantized, format;
@@ -32,4 +32,4 @@ std::filesystem::path write_checkpoint_report(const std::filesystem::path& dir, 
 // The JUnit suite of `c`: a testcase per module, failing with the module's verdict line.
 JunitSuite checkpoint_junit_suite(const checkpoint::CheckpointCheck& c);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

@@ -1,6 +1,6 @@
 #include "reports/escape.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
 std::string escape_markup(std::string_view text) {
   std::string r;
@@ -38,4 +38,4 @@ std::string escape_markup(std::string_view text) {
   return r;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

@@ -5,7 +5,7 @@
 #include "io/atomic_file.h"
 #include "reports/escape.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
 std::string junit_xml(const std::string& name, const std::vector<JunitSuite>& suites) {
   std::string xml = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\">\n", escape_markup(name));
@@ -31,4 +31,4 @@ void write_junit(const std::filesystem::path& file, const std::string& name, con
   io::write_file_atomic(file, junit_xml(name, suites));
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

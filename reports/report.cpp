@@ -19,7 +19,7 @@
 #include "reports/escape.h"
 #include "reports/ulp_section.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 namespace {
 
 // Rows of #mismatches; the rest are counted, not listed.
@@ -57,11 +57,11 @@ bool is_data_tensor(std::string_view t) { return t.starts_with("data"); }
 bool is_scale_tensor(std::string_view t) { return t.starts_with("scale"); }
 
 std::size_t total_mismatches(const FailureReport& r) {
-  const Explanation& e = r.explanation;
+  const compare::Explanation& e = r.explanation;
   if (e.total_mismatches != 0 || !e.mismatches.empty()) return std::max(e.total_mismatches, e.mismatches.size());
   // No element-level explanation (e.g. an operation explain() does not cover): count the diffs.
   std::size_t n = 0;
-  for (const TensorDiff& d : r.diffs) n += d.mismatches;
+  for (const compare::TensorDiff& d : r.diffs) n += d.mismatches;
   return n;
 }
 
@@ -147,7 +147,7 @@ void page_tail(Out o) { fmt::format_to(o, "</body>\n</html>\n"); }
 // ---------------------------------------------------------------------------------------------
 // Heatmap of one BlockMap.
 
-void heatmap(Out o, const Explanation::BlockMap& m) {
+void heatmap(Out o, const compare::Explanation::BlockMap& m) {
   const std::int64_t rows = std::max<std::int64_t>(m.rows, 0), blocks = std::max<std::int64_t>(m.blocks, 0);
   // Group sizes: each cell is the OR over fr rows x fb blocks.
   const std::int64_t fr = std::max<std::int64_t>(1, (rows + kMaxCells - 1) / kMaxCells);
@@ -230,7 +230,7 @@ void heatmap(Out o, const Explanation::BlockMap& m) {
 // ---------------------------------------------------------------------------------------------
 // Failure page sections.
 
-void section_maps(Out o, const Explanation& e) {
+void section_maps(Out o, const compare::Explanation& e) {
   if (e.maps.empty()) return;
   fmt::format_to(o,
                  "<section id=\"heatmaps\">\n<h2>Mismatching blocks</h2>\n"
@@ -242,7 +242,7 @@ void section_maps(Out o, const Explanation& e) {
   fmt::format_to(o, "</div>\n</section>\n");
 }
 
-void section_kinds(Out o, const Explanation& e, std::size_t total) {
+void section_kinds(Out o, const compare::Explanation& e, std::size_t total) {
   if (e.kind_counts.empty()) return;
   fmt::format_to(o,
                  "<section id=\"classification\">\n<h2>Classification</h2>\n"
@@ -251,12 +251,12 @@ void section_kinds(Out o, const Explanation& e, std::size_t total) {
   for (const auto& [kind, n] : e.kind_counts) {
     const double share = total == 0 ? 0.0 : 100.0 * double(n) / double(total);
     fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}%</td></tr>\n",
-                   escape_markup(mismatch_kind_name(kind)), n, share);
+                   escape_markup(compare::mismatch_kind_name(kind)), n, share);
   }
   fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
 }
 
-void section_diffs(Out o, const std::vector<TensorDiff>& diffs) {
+void section_diffs(Out o, const std::vector<compare::TensorDiff>& diffs) {
   fmt::format_to(o, "<section id=\"diffs-section\">\n<h2>Differing outputs</h2>\n");
   if (diffs.empty()) {
     fmt::format_to(o, "<p class=\"muted\">no output tensor differs</p>\n</section>\n");
@@ -265,7 +265,7 @@ void section_diffs(Out o, const std::vector<TensorDiff>& diffs) {
   fmt::format_to(o,
                  "<table id=\"diffs\">\n<thead><tr><th>tensor</th><th class=\"n\">mismatches</th><th class=\"n\">first index</th>"
                  "<th>expected</th><th>actual</th><th>problem</th></tr></thead>\n<tbody>\n");
-  for (const TensorDiff& d : diffs) {
+  for (const compare::TensorDiff& d : diffs) {
     fmt::format_to(o,
                    "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"mono\">{}</td>"
                    "<td class=\"mono\">{}</td><td>{}</td></tr>\n",
@@ -276,7 +276,7 @@ void section_diffs(Out o, const std::vector<TensorDiff>& diffs) {
   fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
 }
 
-void section_mismatches(Out o, const Explanation& e, std::size_t total) {
+void section_mismatches(Out o, const compare::Explanation& e, std::size_t total) {
   if (e.mismatches.empty()) return;
   const std::size_t shown = std::min(e.mismatches.size(), kMaxMismatchRows);
   fmt::format_to(o, "<section id=\"mismatches-section\">\n<h2>First mismatches</h2>\n<p class=\"muted\">the first {} of {}",
@@ -287,7 +287,7 @@ void section_mismatches(Out o, const Explanation& e, std::size_t total) {
                  "their E2M1 value, scale bytes with their E4M3 value.</p>\n");
   // Stochastically rounded cases add each element's random byte and the byte from which it rounds up.
   const bool sr =
-      std::any_of(e.mismatches.begin(), e.mismatches.end(), [](const ElementMismatch& m) { return m.sr.has_value(); });
+      std::any_of(e.mismatches.begin(), e.mismatches.end(), [](const compare::ElementMismatch& m) { return m.sr.has_value(); });
   if (sr)
     fmt::format_to(o,
                    "<p class=\"muted\">stochastic rounding: r8 is the element's random byte (§3.18.3); it rounds up "
@@ -299,7 +299,7 @@ void section_mismatches(Out o, const Explanation& e, std::size_t total) {
                  "</thead>\n<tbody>\n",
                  sr ? "<th class=\"n\">r8</th><th class=\"n\">threshold</th>" : "");
   for (std::size_t i = 0; i < shown; ++i) {
-    const ElementMismatch& m = e.mismatches[i];
+    const compare::ElementMismatch& m = e.mismatches[i];
     const bool data = is_data_tensor(m.tensor);
     std::string input, input_bits, expected, actual, block;
     if (data) {
@@ -325,12 +325,12 @@ void section_mismatches(Out o, const Explanation& e, std::size_t total) {
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n bad\">{}</td>{}<td class=\"mono\">{}</td></tr>\n",
                    i, escape_markup(m.tensor), m.row, m.col, block, escape_markup(input), input_bits, escape_markup(expected),
-                   escape_markup(actual), sr_cells, escape_markup(mismatch_kind_name(m.kind)));
+                   escape_markup(actual), sr_cells, escape_markup(compare::mismatch_kind_name(m.kind)));
   }
   fmt::format_to(o, "</tbody>\n</table></div>\n</section>\n");
 }
 
-void trace(Out o, const BlockTrace& t, std::size_t index) {
+void trace(Out o, const compare::BlockTrace& t, std::size_t index) {
   fmt::format_to(
       o,
       "<div class=\"trace\" id=\"trace-{}\">\n<h3>{} row {}, block {} <span class=\"muted\">(elements {}&#8211;{})</span></h3>\n",
@@ -398,15 +398,15 @@ void trace(Out o, const BlockTrace& t, std::size_t index) {
   float_row("input x", t.inputs, false);
   float_row("scaled y", t.scaled, true);
   if (!t.sr.empty()) {  // stochastic rounding: y rounds up iff r8 >= threshold
-    int_row("random byte r8", [](const SrElement& s) { return int(s.random_byte); });
-    int_row("rounds up from r8", [](const SrElement& s) { return s.threshold; });
+    int_row("random byte r8", [](const compare::SrElement& s) { return int(s.random_byte); });
+    int_row("rounds up from r8", [](const compare::SrElement& s) { return s.threshold; });
   }
   code_row("expected", t.expected_codes);
   code_row("actual", t.actual_codes);
   fmt::format_to(o, "</tbody>\n</table></div>\n</div>\n");
 }
 
-void section_traces(Out o, const Explanation& e) {
+void section_traces(Out o, const compare::Explanation& e) {
   if (e.traces.empty()) return;
   fmt::format_to(o,
                  "<section id=\"traces\">\n<h2>Reference intermediates of the first mismatching blocks</h2>\n"
@@ -419,7 +419,7 @@ void section_traces(Out o, const Explanation& e) {
 }
 
 // The Hadamard transform's mismatching outputs: the 16 inputs, the exact sum and both roundings.
-void section_rht(Out o, const Explanation& e) {
+void section_rht(Out o, const compare::Explanation& e) {
   if (e.rht_traces.empty()) return;
   fmt::format_to(o,
                  "<section id=\"rht-traces\">\n<h2>Transform sums of the first mismatching outputs</h2>\n"
@@ -430,7 +430,7 @@ void section_rht(Out o, const Explanation& e) {
                  "<th class=\"n\">col</th><th class=\"n\">mask</th><th>exact sum</th><th class=\"n\">binary32</th>"
                  "<th class=\"n\">expected BF16</th><th class=\"n\">actual</th><th class=\"n\">single rounding</th>"
                  "<th>inputs</th></tr></thead>\n<tbody>\n");
-  for (const RhtTrace& t : e.rht_traces) {
+  for (const compare::RhtTrace& t : e.rht_traces) {
     std::string inputs;
     for (std::size_t k = 0; k < t.inputs.size(); ++k) inputs += (k ? " " : "") + fmt::format("{}", t.inputs[k]);
     fmt::format_to(o,
@@ -443,7 +443,7 @@ void section_rht(Out o, const Explanation& e) {
   fmt::format_to(o, "</tbody>\n</table></div>\n</section>\n");
 }
 
-void section_inputs(Out o, const Case& c) {
+void section_inputs(Out o, const cases::Case& c) {
   if (c.inputs.empty()) return;
   fmt::format_to(o, "<p class=\"meta\">inputs:");
   bool first = true;
@@ -463,10 +463,109 @@ bool safe_link(std::string_view link) {
          link.find(':') == std::string_view::npos;
 }
 
+// The summary's header: its verdict, backends, facts and totals.
+void summary_header(Out o, const Summary& s, std::size_t total, std::size_t failed) {
+  fmt::format_to(o, "<header>\n<h1><span class=\"badge {}\">{}</span>{}</h1>\n", failed ? "fail" : "pass",
+                 failed ? "FAIL" : "PASS", escape_markup(s.title));
+  fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; <span id=\"seconds\" class=\"mono\">{:.1f}</span> s</p>\n",
+                 escape_markup(s.backends), s.seconds);
+  if (!s.facts.empty()) {
+    fmt::format_to(o, "<p class=\"meta\" id=\"facts\">");
+    for (std::size_t i = 0; i < s.facts.size(); ++i)
+      fmt::format_to(o, "{}{}: <b class=\"mono\">{}</b>", i ? " &#183; " : "", escape_markup(s.facts[i].first),
+                     escape_markup(s.facts[i].second));
+    fmt::format_to(o, "</p>\n");
+  }
+  fmt::format_to(o,
+                 "<div class=\"totals\"><div><span class=\"v\" id=\"total-cases\">{}</span>cases</div>"
+                 "<div class=\"ok\"><span class=\"v\" id=\"passed-cases\">{}</span>passed</div>"
+                 "<div class=\"{}\"><span class=\"v\" id=\"failed-cases\">{}</span>failed</div></div>\n</header>\n",
+                 total, passed, failed ? "bad" : "ok", failed);
+  if (s.ulp) fmt::format_to(o, "{}", render_ulp_totals(*s.ulp));
+}
+
+// The failing cases, each linking to its report page.
+void summary_failures(Out o, const Summary& s, std::size_t failed) {
+  fmt::format_to(o, "<section>\n<h2>Failures</h2>\n");
+  if (failed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");
+  fmt::format_to(o,
+                 "<table id=\"failures\">\n<thead><tr><th>case (link to its "
+                 "report)</th><th>operation</th><th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
+  for (const SummaryEntry& e : s.entries) {
+    if (e.passed) continue;
+    std::string name = escape_markup(e.name);
+    if (safe_link(e.report_link))
+      name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
+    else if (!e.report_link.empty())
+      name += fmt::format(" <span class=\"muted\">({})</span>", escape_markup(e.report_link));
+    fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
+                   name, escape_markup(e.operation), escape_markup(e.profile), escape_markup(e.detail));
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+}
+
+// Cases and failures per operation and profile.
+void summary_groups(Out o, const Summary& s) {
+  struct Counts {
+    std::size_t cases = 0, failed = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Counts> groups;
+  for (const SummaryEntry& e : s.entries) {
+    Counts& c = groups[{e.operation, e.profile}];
+    ++c.cases;
+    if (!e.passed) ++c.failed;
+  }
+  fmt::format_to(
+      o,
+      "<section>\n<h2>By operation and profile</h2>\n<table id=\"groups\">\n<thead><tr><th>operation</th><th>profile</th>"
+      "<th class=\"n\">cases</th><th class=\"n\">failed</th></tr></thead>\n<tbody>\n");
+  for (const auto& [key, c] : groups) {
+    fmt::format_to(
+        o, "<tr{}><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+        c.failed ? " class=\"bad\"" : "", escape_markup(key.first), escape_markup(key.second), c.cases, c.failed);
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+}
+
+// Every entry with its verdict (check-checkpoint's tensors).
+void summary_every_entry(Out o, const Summary& s) {
+  fmt::format_to(o,
+                 "<section>\n<h2>Every entry</h2>\n<table id=\"entries\">\n<thead><tr><th>name</th><th>verdict</th>"
+                 "<th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
+  for (const SummaryEntry& e : s.entries) {
+    std::string name = escape_markup(e.name);
+    if (safe_link(e.report_link)) name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
+    fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td>{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
+                   e.passed ? "" : " class=\"bad\"", name, e.passed ? "match" : "MISMATCH", escape_markup(e.profile),
+                   escape_markup(e.detail));
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+}
+
+// The passed cases' names, collapsed when there are many.
+void summary_passed(Out o, const Summary& s, std::size_t passed) {
+  fmt::format_to(o, "<section>\n<h2>Passed</h2>\n");
+  if (passed == 0)
+    fmt::format_to(o, "<p class=\"muted\">none</p>\n");
+  else {
+    const bool collapse = passed > kMaxOpenPassed;
+    if (collapse) fmt::format_to(o, "<details id=\"passed\"><summary>{} passed cases</summary>\n", passed);
+    fmt::format_to(o, "<ul class=\"passed\"{}>\n", collapse ? "" : " id=\"passed\"");
+    for (const SummaryEntry& e : s.entries) {
+      if (!e.passed) continue;
+      fmt::format_to(o, "<li title=\"{} {}{}{}\">{}</li>\n", escape_markup(e.operation), escape_markup(e.profile),
+                     e.detail.empty() ? "" : ": ", escape_markup(e.detail), escape_markup(e.name));
+    }
+    fmt::format_to(o, "</ul>\n");
+    if (collapse) fmt::format_to(o, "</details>\n");
+  }
+  fmt::format_to(o, "</section>\n");
+}
+
 }  // namespace
 
 std::string render_failure(const FailureReport& r) {
-  const Explanation& e = r.explanation;
+  const compare::Explanation& e = r.explanation;
   const std::size_t total = total_mismatches(r);
   std::string html;
   html.reserve(64 * 1024);
@@ -475,7 +574,7 @@ std::string render_failure(const FailureReport& r) {
 
   fmt::format_to(o, "<header>\n<h1><span class=\"badge fail\">FAIL</span>{}</h1>\n", escape_markup(r.title));
   fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; operation <b>{}</b> &#183; profile <b>{}</b></p>\n",
-                 escape_markup(r.backends), escape_markup(r.c.op), escape_markup(case_profile_name(r.c)));
+                 escape_markup(r.backends), escape_markup(r.c.op), escape_markup(cases::case_profile_name(r.c)));
   section_inputs(o, r.c);
   fmt::format_to(o, "<p class=\"count\"><span id=\"mismatch-count\">{}</span> mismatching element{} / byte{}</p>\n", total,
                  total == 1 ? "" : "s", total == 1 ? "" : "s");
@@ -506,100 +605,19 @@ std::string render_failure(const FailureReport& r) {
 }
 
 std::string render_summary(const Summary& s) {
-  std::size_t failed = 0;
-  struct Counts {
-    std::size_t cases = 0, failed = 0;
-  };
-  std::map<std::pair<std::string, std::string>, Counts> groups;
-  for (const SummaryEntry& e : s.entries) {
-    Counts& c = groups[{e.operation, e.profile}];
-    ++c.cases;
-    if (!e.passed) ++c.failed, ++failed;
-  }
+  const std::size_t failed = std::size_t(std::ranges::count_if(s.entries, [](const SummaryEntry& e) { return !e.passed; }));
   const std::size_t total = s.entries.size(), passed = total - failed;
-
   std::string html;
   html.reserve(16 * 1024 + 128 * s.entries.size());
   Out o(html);
   page_head(o, s.title.empty() ? "nvfp4-verify summary" : s.title);
-  fmt::format_to(o, "<header>\n<h1><span class=\"badge {}\">{}</span>{}</h1>\n", failed ? "fail" : "pass",
-                 failed ? "FAIL" : "PASS", escape_markup(s.title));
-  fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; <span id=\"seconds\" class=\"mono\">{:.1f}</span> s</p>\n",
-                 escape_markup(s.backends), s.seconds);
-  if (!s.facts.empty()) {
-    fmt::format_to(o, "<p class=\"meta\" id=\"facts\">");
-    for (std::size_t i = 0; i < s.facts.size(); ++i)
-      fmt::format_to(o, "{}{}: <b class=\"mono\">{}</b>", i ? " &#183; " : "", escape_markup(s.facts[i].first),
-                     escape_markup(s.facts[i].second));
-    fmt::format_to(o, "</p>\n");
-  }
-  fmt::format_to(o,
-                 "<div class=\"totals\"><div><span class=\"v\" id=\"total-cases\">{}</span>cases</div>"
-                 "<div class=\"ok\"><span class=\"v\" id=\"passed-cases\">{}</span>passed</div>"
-                 "<div class=\"{}\"><span class=\"v\" id=\"failed-cases\">{}</span>failed</div></div>\n</header>\n",
-                 total, passed, failed ? "bad" : "ok", failed);
-  if (s.ulp) fmt::format_to(o, "{}", render_ulp_totals(*s.ulp));
-
-  fmt::format_to(o, "<section>\n<h2>Failures</h2>\n");
-  if (failed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");
-  fmt::format_to(o,
-                 "<table id=\"failures\">\n<thead><tr><th>case (link to its "
-                 "report)</th><th>operation</th><th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
-  for (const SummaryEntry& e : s.entries) {
-    if (e.passed) continue;
-    std::string name = escape_markup(e.name);
-    if (safe_link(e.report_link))
-      name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
-    else if (!e.report_link.empty())
-      name += fmt::format(" <span class=\"muted\">({})</span>", escape_markup(e.report_link));
-    fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                   name, escape_markup(e.operation), escape_markup(e.profile), escape_markup(e.detail));
-  }
-  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
-
-  fmt::format_to(
-      o,
-      "<section>\n<h2>By operation and profile</h2>\n<table id=\"groups\">\n<thead><tr><th>operation</th><th>profile</th>"
-      "<th class=\"n\">cases</th><th class=\"n\">failed</th></tr></thead>\n<tbody>\n");
-  for (const auto& [key, c] : groups) {
-    fmt::format_to(
-        o, "<tr{}><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-        c.failed ? " class=\"bad\"" : "", escape_markup(key.first), escape_markup(key.second), c.cases, c.failed);
-  }
-  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
-
-  if (s.every_entry) {
-    fmt::format_to(o,
-                   "<section>\n<h2>Every entry</h2>\n<table id=\"entries\">\n<thead><tr><th>name</th><th>verdict</th>"
-                   "<th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
-    for (const SummaryEntry& e : s.entries) {
-      std::string name = escape_markup(e.name);
-      if (safe_link(e.report_link)) name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
-      fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td>{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                     e.passed ? "" : " class=\"bad\"", name, e.passed ? "match" : "MISMATCH", escape_markup(e.profile),
-                     escape_markup(e.detail));
-    }
-    fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
-    page_tail(o);
-    return html;
-  }
-
-  fmt::format_to(o, "<section>\n<h2>Passed</h2>\n");
-  if (passed == 0)
-    fmt::format_to(o, "<p class=\"muted\">none</p>\n");
-  else {
-    const bool collapse = passed > kMaxOpenPassed;
-    if (collapse) fmt::format_to(o, "<details id=\"passed\"><summary>{} passed cases</summary>\n", passed);
-    fmt::format_to(o, "<ul class=\"passed\"{}>\n", collapse ? "" : " id=\"passed\"");
-    for (const SummaryEntry& e : s.entries) {
-      if (!e.passed) continue;
-      fmt::format_to(o, "<li title=\"{} {}{}{}\">{}</li>\n", escape_markup(e.operation), escape_markup(e.profile),
-                     e.detail.empty() ? "" : ": ", escape_markup(e.detail), escape_markup(e.name));
-    }
-    fmt::format_to(o, "</ul>\n");
-    if (collapse) fmt::format_to(o, "</details>\n");
-  }
-  fmt::format_to(o, "</section>\n");
+  summary_header(o, s, total, failed);
+  summary_failures(o, s, failed);
+  summary_groups(o, s);
+  if (s.every_entry)
+    summary_every_entry(o, s);
+  else
+    summary_passed(o, s, passed);
   page_tail(o);
   return html;
 }
@@ -616,4 +634,4 @@ void write_page(const std::filesystem::path& dir, const std::string& name, const
   io::write_file_atomic(path, html);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

@@ -53,7 +53,7 @@ io::Tensor swap_last2(const io::Tensor& t) {
 // What a converter that quantizes each expert with its own amax writes: data [E, out, in/2], scales
 // [E, out, in/16] (the quantized orientation) and weight_scale_2 [E].
 checkpoint::QuantizedWeight per_expert_untransposed(const io::Tensor& w) {
-  ReferenceBackend ref;
+  cases::ReferenceBackend ref;
   const std::int64_t E = w.shape.at(0), in = w.shape.at(1), out = w.shape.at(2);
   checkpoint::QuantizedWeight q;
   q.data = io::Tensor{io::DType::U8, {E, out, in / 2}, {}};
@@ -124,7 +124,7 @@ TEST_F(CheckpointTest, Llama4BmmExpertsMatchAnIndependentRecomputation) {
   const io::Tensor ws2 = stored(p + "_weight_scale_2");
   EXPECT_EQ(std::bit_cast<std::uint32_t>(f32_of(ws2)), std::bit_cast<std::uint32_t>(g * (1.0f / 2688.0f)));
 
-  ReferenceBackend ref;
+  cases::ReferenceBackend ref;
   const std::int64_t e = 2, in = kHidden, out = 96;
   const auto q = checkpoint::quantize_weight(ref, "expert 2", expert_transposed(w, e), "modelopt", g, false);
   ASSERT_EQ(q.data.shape, (std::vector<std::int64_t>{out, in / 2}));

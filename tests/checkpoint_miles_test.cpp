@@ -97,7 +97,7 @@ TEST_F(CheckpointTest, MilesGateAndUpWithSeparateAmaxesAreNamed) {
   const float ga = amax_of(source(gate + ".weight")), ua = amax_of(source(up + ".weight"));
   ASSERT_NE(ga, ua);
   const std::string smaller = ga < ua ? gate : up, peer = ga < ua ? up : gate;
-  ReferenceBackend ref;
+  cases::ReferenceBackend ref;
   const auto q = checkpoint::quantize_for_format(ref, *checkpoint::find_format("miles"), smaller + ".weight",
                                                  source(smaller + ".weight"), "te-pyref", std::min(ga, ua));
   replace({{smaller + ".weight", q.data}, {smaller + ".weight_scale", q.scale}, {smaller + ".weight_scale_2", *q.global_scale}});

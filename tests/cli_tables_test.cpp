@@ -81,7 +81,7 @@ class CliTablesTest : public ::testing::Test {
 };
 
 std::vector<std::string> allowed(std::string_view op, std::string_view param, bool lower = false) {
-  std::vector<std::string> v = operation(op).param(param)->allowed;
+  std::vector<std::string> v = cases::operation(op).param(param)->allowed;
   if (lower)
     for (std::string& s : v) std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return v;

@@ -113,14 +113,14 @@ io::Tensor swizzled(const io::Tensor& compact) {
   return io::from_byte_matrix(swizzle_scales(io::to_byte_matrix(compact, "test", "scale")));
 }
 
-Case gemm_case(const Operand& a, const Operand& b, const Options& o) {
-  Case c = make_case("gemm");
+cases::Case gemm_case(const Operand& a, const Operand& b, const Options& o) {
+  cases::Case c = cases::make_case("gemm");
   c.inputs = {{"a_data", a.data}, {"a_scale", o.swizzled ? swizzled(a.scale) : a.scale}, {"a_amax", a.amax},
               {"b_data", b.data}, {"b_scale", o.swizzled ? swizzled(b.scale) : b.scale}, {"b_amax", b.amax}};
   c.params.set("output_dtype", std::string(io::dtype_name(o.out)));
   c.params.set("scale_layout", std::string(o.swizzled ? "swizzled" : "compact"));
-  if (o.alpha) c.params.set("alpha", F32Bits{bits_of(*o.alpha)});
-  if (o.beta) c.params.set("beta", F32Bits{bits_of(*o.beta)});
+  if (o.alpha) c.params.set("alpha", cases::F32Bits{bits_of(*o.alpha)});
+  if (o.beta) c.params.set("beta", cases::F32Bits{bits_of(*o.beta)});
   if (o.c) c.inputs["c"] = io::from_float_matrix(*o.c, o.accumulate ? float_type(o.out) : io::FloatType::F32);
   if (o.bias) {
     c.params.set("with_bias", true);
@@ -138,14 +138,16 @@ std::string describe_options(const Options& o) {
                      o.row_scaled, o.accumulate);
 }
 
-void expect_device_equals_reference(const Case& c, const std::string& what) {
-  const TensorMap want = ReferenceBackend().run(c);
-  const TensorMap got = gpu()->run(c);
-  const std::vector<TensorDiff> d = diff_outputs(want, got);
-  EXPECT_TRUE(d.empty()) << what << "\n" << describe(d);
+void expect_device_equals_reference(const cases::Case& c, const std::string& what) {
+  const cases::TensorMap want = cases::ReferenceBackend().run(c);
+  const cases::TensorMap got = gpu()->run(c);
+  const std::vector<compare::TensorDiff> d = compare::diff_outputs(want, got);
+  EXPECT_TRUE(d.empty()) << what << "\n" << compare::describe(d);
 }
 
-FloatMatrix reference_d(const Case& c) { return io::to_float_matrix(ReferenceBackend().run(c).at("d"), "test", "d"); }
+FloatMatrix reference_d(const cases::Case& c) {
+  return io::to_float_matrix(cases::ReferenceBackend().run(c).at("d"), "test", "d");
+}
 
 FloatMatrix random_matrix(std::size_t rows, std::size_t cols, std::mt19937& rng) {
   FloatMatrix m = xt::empty<float>({rows, cols});
@@ -247,11 +249,11 @@ TEST(DeviceGemm, EqualsReferenceOnQuantizedOperands) {
       const std::uint32_t seed = fresh_seed();
       std::mt19937 rng(seed);
       auto quantized = [&](std::int64_t rows) {
-        Case q = make_case("quantize");
+        cases::Case q = cases::make_case("quantize");
         q.inputs["x"] = io::from_float_matrix(random_matrix(std::size_t(rows), std::size_t(K), rng), io::FloatType::F32);
         q.params.set("profile", std::string("te"));
-        set_quantize_params(q, BlockShape::k1D, Direction::kRowwise);
-        const TensorMap t = ReferenceBackend().run(q);
+        cases::set_quantize_params(q, BlockShape::k1D, Direction::kRowwise);
+        const cases::TensorMap t = cases::ReferenceBackend().run(q);
         return Operand{t.at("data"), t.at("scale"), t.at("amax")};
       };
       Options o;
@@ -275,7 +277,7 @@ TEST(DeviceGemm, WorkedExample621IsExactlyOne) {
   for (const bool from_amax : {false, true}) {
     Options o;
     if (!from_amax) o.alpha = 1.0f;
-    const Case c = gemm_case(operand_of(qa, scales, 2688.0f), operand_of(qb, scales, 2688.0f), o);  // α = 1.0 from 2688²
+    const cases::Case c = gemm_case(operand_of(qa, scales, 2688.0f), operand_of(qb, scales, 2688.0f), o);  // α = 1.0 from 2688²
     expect_device_equals_reference(c, fmt::format("§6.21 from_amax={}", from_amax));
     const io::Tensor d = gpu()->run(c).at("d");
     std::uint32_t bits;
@@ -469,19 +471,19 @@ TEST(DeviceGemm, RejectsWhatTheReferenceRejects) {
   REQUIRE_GPU();
   std::mt19937 rng(fresh_seed());
   const Operand a = random_operand(20, 64, Scales::kFinite, rng), b = random_operand(30, 64, Scales::kFinite, rng);
-  std::vector<std::pair<std::string, Case>> cases;
+  std::vector<std::pair<std::string, cases::Case>> cases;
   cases.emplace_back("K mismatch", gemm_case(a, random_operand(30, 48, Scales::kFinite, rng), {}));
   cases.emplace_back("K = 8",
                      gemm_case(random_operand(20, 8, Scales::kFinite, rng), random_operand(30, 8, Scales::kFinite, rng), {}));
-  Case bad_scale = gemm_case(a, b, {});
+  cases::Case bad_scale = gemm_case(a, b, {});
   bad_scale.inputs["b_scale"] = io::from_byte_matrix(xt::zeros<std::uint8_t>({128, 8}));
   cases.emplace_back("b_scale [128, 8]", bad_scale);
   Options o;
   o.swizzled = true;
-  Case swizzled_shape = gemm_case(a, b, o);
+  cases::Case swizzled_shape = gemm_case(a, b, o);
   swizzled_shape.inputs["a_scale"] = io::from_byte_matrix(xt::zeros<std::uint8_t>({100, 4}));
   cases.emplace_back("swizzled a_scale [100, 4]", swizzled_shape);
-  Case bad_amax = gemm_case(a, b, {});
+  cases::Case bad_amax = gemm_case(a, b, {});
   bad_amax.inputs["a_amax"] = amax_tensor({1.0f, 2.0f});
   cases.emplace_back("a_amax of 2 values", bad_amax);
   o = {};
@@ -500,8 +502,8 @@ TEST(DeviceGemm, RejectsWhatTheReferenceRejects) {
   o.bias = FloatVector(xt::zeros<float>({29}));
   cases.emplace_back("bias [29]", gemm_case(a, b, o));
   for (const auto& [what, c] : cases) {
-    ReferenceBackend reference;
-    const Outcome want = run_outcome(reference, c), got = run_outcome(*gpu(), c);
+    cases::ReferenceBackend reference;
+    const cases::Outcome want = cases::run_outcome(reference, c), got = cases::run_outcome(*gpu(), c);
     EXPECT_TRUE(want.rejected) << what << ": the reference accepted it";
     EXPECT_TRUE(got.rejected) << what << ": the device accepted it";
     EXPECT_EQ(want.code, got.code) << what << ": reference: " << want.message << "; device: " << got.message;
@@ -515,7 +517,7 @@ TEST(DeviceGemm, RejectsKBeyondTheKernelLimitNamingIt) {
   EXPECT_GT(double(device::kGemmMaxBlocks + 1) * 121221156962304.0, 9223372036854775807.0);
   std::mt19937 rng(fresh_seed());
   const std::int64_t K = 16 * (device::kGemmMaxBlocks + 1);
-  const Case c = gemm_case(random_operand(1, K, Scales::kNearOne, rng), random_operand(1, K, Scales::kNearOne, rng), {});
+  const cases::Case c = gemm_case(random_operand(1, K, Scales::kNearOne, rng), random_operand(1, K, Scales::kNearOne, rng), {});
   const auto rows = device::device_runners();
   const auto row = std::find_if(rows.begin(), rows.end(), [](const device::DeviceRow& r) { return r.op == "gemm"; });
   ASSERT_NE(row, rows.end());

@@ -294,19 +294,19 @@ TEST(CastMasterWeights, RejectsProfilesOtherThanTe) {
 // §3.17's property, on generated cases: the flow (reference backend) equals quantize_2d of each
 // whole weight (metamorphic backend) for 1..64 ranks, cut points of every kind and 1-4 weights.
 RC_GTEST_PROP(CastMasterWeightsProperty, EqualsQuantize2DOfEachWholeWeight, ()) {
-  const CaseRecord r = *fuzz::case_record({{"cast_master_weights"}, {"te"}, 96});
-  const TensorMap flow = ReferenceBackend().run(r.c);
-  const TensorMap whole = MetamorphicBackend().run(r.c);
+  const cases::CaseRecord r = *fuzz::case_record({{"cast_master_weights"}, {"te"}, 96});
+  const cases::TensorMap flow = cases::ReferenceBackend().run(r.c);
+  const cases::TensorMap whole = cases::MetamorphicBackend().run(r.c);
   RC_ASSERT(!flow.empty());
-  const std::vector<TensorDiff> d = diff_outputs(whole, flow);
+  const std::vector<compare::TensorDiff> d = compare::diff_outputs(whole, flow);
   RC_ASSERT(d.empty());
 }
 
 // The other distributed operations' generated cases are valid and satisfy their relations.
 RC_GTEST_PROP(DistributedOpsProperty, GeneratedCasesRunAndSatisfyTheirRelations, ()) {
-  const CaseRecord r = *fuzz::case_record({{"amax_partial", "fused_scale_2d", "partial_cast_2d"}, {}, 128});
-  const TensorMap ref = ReferenceBackend().run(r.c);
-  RC_ASSERT(diff_outputs(ref, MetamorphicBackend().run(r.c)).empty());
+  const cases::CaseRecord r = *fuzz::case_record({{"amax_partial", "fused_scale_2d", "partial_cast_2d"}, {}, 128});
+  const cases::TensorMap ref = cases::ReferenceBackend().run(r.c);
+  RC_ASSERT(compare::diff_outputs(ref, cases::MetamorphicBackend().run(r.c)).empty());
 }
 
 TEST(ShardLimits, HugeWeightsAndShardsThatWouldOverflowAreRefused) {

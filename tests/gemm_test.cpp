@@ -269,9 +269,9 @@ TEST(GemmExactRound, The128BitRoundingEqualsTheCppIntRounding) {
 }
 
 TEST(GemmCases, TheSeedCorpusHoldsTheSection6_21Example) {
-  for (const CaseRecord& r : seed_corpus()) {
+  for (const cases::CaseRecord& r : cases::seed_corpus()) {
     if (r.c.op != "gemm" || r.note.find("§6.21: cancellation") == std::string::npos) continue;
-    const TensorMap out = ReferenceBackend().run(r.c);
+    const cases::TensorMap out = cases::ReferenceBackend().run(r.c);
     EXPECT_EQ(io::to_float_matrix(out.at("d"), "gemm", "d")(0, 0), 1.0f);
     return;
   }

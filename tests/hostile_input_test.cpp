@@ -59,7 +59,7 @@ class HostileInputTest : public test_support::TempDirTest {
   }
 
   // A case file whose description is `description` and whose tensors are `tensors`.
-  fs::path write_case(const std::string& name, const json& description, const TensorMap& tensors = {}) {
+  fs::path write_case(const std::string& name, const json& description, const cases::TensorMap& tensors = {}) {
     io::File f;
     f.tensors = tensors;
     f.metadata["nvfp4_case"] = description.dump();
@@ -135,7 +135,7 @@ TEST_F(HostileInputTest, ARecipeOfAnAbsurdSizeIsRefusedBeforeItIsExpanded) {
   for (const fs::path& f : {huge, wraps})
     expect_one_line("replay " + f.string() + " --backends reference,metamorphic", "exceeds the limit of 67108864 elements");
   // The limit itself still loads.
-  EXPECT_NO_THROW(load_case(write_case("ok.safetensors", recipe_case(16, 64))));
+  EXPECT_NO_THROW(cases::load_case(write_case("ok.safetensors", recipe_case(16, 64))));
 }
 
 // ---- 3. the metamorphic GEMM checks the scales' shape before reading them ----------------------
@@ -145,7 +145,7 @@ io::Tensor u8(std::vector<std::int64_t> shape) {
 }
 
 // A gemm case of 16x32 operands whose a_scale has this shape (the right one is [128, 4]).
-TensorMap gemm_inputs(std::vector<std::int64_t> a_scale) {
+cases::TensorMap gemm_inputs(std::vector<std::int64_t> a_scale) {
   const float one = 1.0f;
   const io::Tensor amax = io::make_tensor_from<float>(io::DType::F32, {1}, {&one, 1});
   return {{"a_data", u8({16, 16})}, {"a_scale", u8(a_scale)},  {"a_amax", amax},

@@ -71,7 +71,7 @@ using Bytes = std::vector<std::uint8_t>;
 // that mutated recipe sizes reach the generator.
 Bytes without_recipe_tensors(const Bytes& file) {
   io::File f = io::parse(file, "seed");
-  const CaseRecord r = case_from_file(f, "seed");
+  const cases::CaseRecord r = cases::case_from_file(f, "seed");
   for (const auto& [name, recipe] : r.recipes) f.tensors.erase(name);
   return io::serialize(f);
 }
@@ -232,7 +232,7 @@ Bytes mutate(Bytes b, const std::vector<Mutation>& ms) {
 void read_as_the_tools_do(const Bytes& b, const fs::path& scratch) {
   try {
     const io::File f = io::parse(b, "fuzz");
-    if (f.metadata.count("nvfp4_case")) case_from_file(f, "fuzz");
+    if (f.metadata.count("nvfp4_case")) cases::case_from_file(f, "fuzz");
   } catch (const io::FormatError&) {
   }
   {
@@ -275,7 +275,7 @@ TEST(InputFuzz, SeedsAreValidFilesAndMutationsChangeThem) {
   ASSERT_GE(seeds().size(), 20u);
   for (const Bytes& s : seeds()) {
     const io::File f = io::parse(s, "seed");
-    if (f.metadata.count("nvfp4_case")) EXPECT_NO_THROW(case_from_file(f, "seed"));
+    if (f.metadata.count("nvfp4_case")) EXPECT_NO_THROW(cases::case_from_file(f, "seed"));
   }
   // A number edit keeps the header length in step: the edited file is still a file, whose
   // first number (the first tensor's first data offset) is now 2^48.

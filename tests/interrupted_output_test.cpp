@@ -187,9 +187,9 @@ TEST_F(InterruptedOutputTest, AKilledFuzzLeavesOnlyCompleteCorpusCases) {
         continue;
       }
       EXPECT_EQ(e.path().extension(), ".safetensors") << name;
-      EXPECT_NO_THROW(load_case(e.path())) << name << ": a partial case under a case's name";
+      EXPECT_NO_THROW(cases::load_case(e.path())) << name << ": a partial case under a case's name";
     }
-    const std::vector<fs::path> cases = collect_case_files({corpus});
+    const std::vector<fs::path> cases = cases::collect_case_files({corpus});
     for (const fs::path& c : cases) EXPECT_NE(c.filename().string()[0], '.') << c << ": a temporary taken for a case";
   }
   // What a killed writer left (its pid is gone) goes at the next run; a live writer's stays.

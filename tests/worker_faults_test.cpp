@@ -41,14 +41,15 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 // A quantize case inside the fake worker's declaration with direction both (the fault modes'
 // trigger).
-Case quantize_both(std::uint64_t seed) {
+cases::Case quantize_both(std::uint64_t seed) {
   fuzz::CaseSpace space;
   space.ops = {"quantize"};
   space.max_dim = 32;
-  const Declaration d = Declaration::parse(json::parse(R"([{"op": "quantize", "params": {"profile": ["te"], "block": ["1d"],
+  const cases::Declaration d =
+      cases::Declaration::parse(json::parse(R"([{"op": "quantize", "params": {"profile": ["te"], "block": ["1d"],
       "direction": ["both"], "row_scaled": [false], "scale_layout": ["compact"], "rounding": ["nearest"], "rht": [false]},
       "dtype": ["F32"]}])"),
-                                           "test");
+                                "test");
   space.declarations = {&d};
   return fuzz::sample_cases(space, 1, seed).front().c;
 }
@@ -69,10 +70,10 @@ TEST(WorkerFaults, ClosingStdoutOrExitingIsACrashAtOnce) {
     o.command = command;
     o.timeout_s = 5;
     WorkerBackend worker(o);
-    const Case c = quantize_both(fresh_seed());
+    const cases::Case c = quantize_both(fresh_seed());
     const auto t0 = Clock::now();
-    const Outcome got = worker.run_many({&c, 1}).front();
-    EXPECT_EQ(got.fault, FaultKind::kCrash) << got.message;
+    const cases::Outcome got = worker.run_many({&c, 1}).front();
+    EXPECT_EQ(got.fault, cases::FaultKind::kCrash) << got.message;
     EXPECT_NE(got.message.find(said), std::string::npos) << got.message;
     EXPECT_LT(seconds_since(t0), 2) << "the harness waited for a timeout";
   }
@@ -203,7 +204,7 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) 
   ASSERT_TRUE(fs::exists(dir / "found")) << run.out << run.err;
   const std::vector<fs::path> saved = files_in(dir / "found");
   ASSERT_EQ(saved.size(), 1u) << run.out;
-  const CaseRecord r = load_case(saved.front());
+  const cases::CaseRecord r = cases::load_case(saved.front());
   EXPECT_EQ(r.found, "timeout");
   EXPECT_NE(r.origin.find("shrinking stopped by the time limit"), std::string::npos) << r.origin;
   EXPECT_TRUE(fs::is_regular_file(dir / "report" / "index.html"));
@@ -228,7 +229,7 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeACampaignOfFewCasesRunLong
   ASSERT_TRUE(fs::exists(dir / "found")) << run.out << run.err;
   const std::vector<fs::path> saved = files_in(dir / "found");
   ASSERT_EQ(saved.size(), 1u) << run.out;
-  const CaseRecord r = load_case(saved.front());
+  const cases::CaseRecord r = cases::load_case(saved.front());
   EXPECT_EQ(r.found, "timeout");
   EXPECT_NE(r.origin.find("shrinking stopped after 4 reruns that timed out"), std::string::npos) << r.origin;
 }

@@ -9,7 +9,7 @@
 #include "reference/amax.h"
 #include "reference/formulas.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 FloatMatrix input_x(const Case& c) { return io::to_float_matrix(case_input(c, "x"), c.op, "x"); }
@@ -87,4 +87,4 @@ std::vector<OperationSpec> amax_operations() {
   };
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

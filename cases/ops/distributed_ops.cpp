@@ -14,7 +14,7 @@
 #include "reference/layout.h"
 #include "reference/partial_amax.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 io::Tensor matrix(const FloatMatrix& m) { return io::from_float_matrix(m, io::FloatType::F32); }
@@ -196,4 +196,4 @@ std::vector<OperationSpec> distributed_operations() {
   return {amax, fused, cast, flow};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

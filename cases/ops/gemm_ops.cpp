@@ -12,7 +12,7 @@
 
 #include <xtensor/xview.hpp>
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 TensorMap output(const Case& c, const FloatMatrix& d) {
@@ -206,4 +206,4 @@ std::vector<OperationSpec> gemm_operations() {
   return {g};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

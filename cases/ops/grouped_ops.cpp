@@ -12,7 +12,7 @@
 #include "reference/grouped_layout.h"
 #include "reference/layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 GroupAxis axis_param(const Case& c) { return c.params.text("axis") == "inner" ? GroupAxis::kInner : GroupAxis::kOuter; }
@@ -184,4 +184,4 @@ std::vector<OperationSpec> grouped_operations() {
   return {s, u, g};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -7,7 +7,7 @@
 #include "reference/error.h"
 #include "reference/hadamard.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 TensorMap run_rht(const Case& c) {
@@ -60,4 +60,4 @@ std::vector<OperationSpec> hadamard_operations() {
   return {op};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

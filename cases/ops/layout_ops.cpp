@@ -11,7 +11,7 @@
 #include "reference/scale_layout.h"
 #include "reference/transpose.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 ByteMatrix byte_input(const Case& c, const char* name) { return io::to_byte_matrix(case_input(c, name), c.op, name); }
@@ -112,4 +112,4 @@ std::vector<OperationSpec> layout_operations() {
   };
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

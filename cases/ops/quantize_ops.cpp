@@ -11,7 +11,7 @@
 #include "reference/error.h"
 #include "reference/layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 TensorMap run_quantize(const Case& c) {
@@ -202,4 +202,4 @@ std::vector<OperationSpec> quantize_operations() {
   return {q, d};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -8,7 +8,7 @@
 #include "cases/seeds/families.h"
 #include "cases/seeds/seed_builders.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 
 void add_amax_seeds(std::vector<CaseRecord>& out) {
   Grid g(32, 48);
@@ -30,4 +30,4 @@ void add_amax_seeds(std::vector<CaseRecord>& out) {
                                         op, std::string_view(p) == "te" ? "IGNORE" : "PROPAGATE", p)));
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

@@ -16,7 +16,7 @@
 #include "reference/e2m1.h"
 #include "reference/shard.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 // W[r][c] = f4(c mod 16): element e of a 16-column-aligned row has code e mod 16 (§6.16).
@@ -104,4 +104,4 @@ void add_distributed_seeds(std::vector<CaseRecord>& out) {
   add_flow_steps(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

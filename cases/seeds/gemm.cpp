@@ -16,7 +16,7 @@
 #include "reference/profiles.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 // One operand row by row from hexadecimal bytes: data "66 66 ..." and one scale byte per block.
@@ -169,4 +169,4 @@ void add_gemm_seeds(std::vector<CaseRecord>& out) {
   add_products(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

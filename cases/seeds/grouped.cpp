@@ -13,7 +13,7 @@
 #include "reference/profiles.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 void add_grouped_layouts(std::vector<CaseRecord>& out) {
@@ -109,4 +109,4 @@ void add_grouped_seeds(std::vector<CaseRecord>& out) {
   add_moe_wgrad(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

@@ -9,7 +9,7 @@
 #include "cases/seeds/seed_builders.h"
 #include "reference/hadamard.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 
 void add_hadamard_seeds(std::vector<CaseRecord>& out) {
   // §6.19's four vectors as columns 0-3 of a 16x16 BF16 tensor (the transform runs down columns).
@@ -41,4 +41,4 @@ void add_hadamard_seeds(std::vector<CaseRecord>& out) {
   out.push_back(std::move(r));
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

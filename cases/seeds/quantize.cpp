@@ -13,7 +13,7 @@
 #include "reference/hadamard.h"
 #include "reference/profiles.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 void add_shapes(std::vector<CaseRecord>& out) {
@@ -198,4 +198,4 @@ void add_quantize_seeds(std::vector<CaseRecord>& out) {
   add_dequantize(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

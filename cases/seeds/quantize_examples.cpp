@@ -13,7 +13,7 @@
 #include "cases/seeds/seed_builders.h"
 #include "reference/profiles.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 // ---- §6.7-§6.9: one block of a worked example inside a 16x16 BF16 tensor ---------------------
@@ -245,4 +245,4 @@ void add_quantize_worked_examples(std::vector<CaseRecord>& out) {
   add_amax_overrides(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

@@ -14,7 +14,7 @@
 #include "reference/arith.h"
 #include "reference/quantize.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 
 // A matrix of binary32 bit patterns, written into a case as F32 (bits kept exactly, NaN
 // payloads included) or BF16 (the values must be BF16-exact: low 16 bits zero).
@@ -56,4 +56,4 @@ CaseRecord quantize_recipe_case(const Quant& q, const Recipe& rec, std::string n
 // A case of `op` (its profile parameter, where it has one, set to `profile`).
 CaseRecord op_case(std::string_view op, const std::string& profile, std::map<std::string, io::Tensor> inputs, std::string note);
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

@@ -2,7 +2,7 @@
 
 #include "cases/seeds/families.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 std::span<const SeedFamily> seed_families() {
   static const std::vector<SeedFamily> table = {
@@ -37,4 +37,4 @@ std::vector<CaseRecord> seed_corpus() {
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

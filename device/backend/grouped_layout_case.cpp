@@ -26,13 +26,13 @@ GroupBlock block_of(GroupAxis axis, std::int64_t first, std::int64_t size, std::
 
 }  // namespace
 
-TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
+cases::TensorMap grouped_layout_case(const cases::Case& c, cudaStream_t s, bool swizzle) {
   const std::string_view op = c.op;
   const GroupAxis axis = c.params.text("axis") == "inner" ? GroupAxis::kInner : GroupAxis::kOuter;
   const std::vector<std::int64_t>& sizes = c.params.integers("group_sizes");
   const std::int64_t total = std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0));
   check_groups(op, sizes, total);
-  const io::Tensor& in = case_input(c, "scale");
+  const io::Tensor& in = cases::case_input(c, "scale");
   io::require_dtype(in, io::DType::U8, op, "scale");
   std::int64_t rows, cols;  // the whole compact matrix
   if (swizzle) {
@@ -80,7 +80,7 @@ TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
     first += size;
     offset += b.g_rows * b.g_cols;
   }
-  TensorMap out;
+  cases::TensorMap out;
   out["scale"] = swizzle ? download(result, io::DType::U8, {grouped}, s) : download(result, io::DType::U8, {rows, cols}, s);
   return out;
 }

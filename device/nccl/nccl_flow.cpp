@@ -60,19 +60,20 @@ Sizes sizes(const WeightShape& w) {
 // FP32 master weights from the fuzzer's recipes, several distributions in turn (NaN, ±inf,
 // subnormals, zero blocks, E2M1 ties, values that round to BF16 infinity), generated in parallel.
 std::vector<FloatMatrix> master_weights(const std::vector<WeightShape>& shapes, std::uint64_t seed) {
-  static constexpr Distribution kDists[] = {Distribution::kRandn, Distribution::kSpecials, Distribution::kBlockLogUniform,
-                                            Distribution::kTies, Distribution::kUniform};
+  static constexpr cases::Distribution kDists[] = {cases::Distribution::kRandn, cases::Distribution::kSpecials,
+                                                   cases::Distribution::kBlockLogUniform, cases::Distribution::kTies,
+                                                   cases::Distribution::kUniform};
   std::vector<FloatMatrix> weights(shapes.size());
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i; (i = next++) < shapes.size();) {
-      Recipe r;
+      cases::Recipe r;
       r.dist = kDists[i % std::size(kDists)];
       r.seed = seed * 1000003 + i;
       r.M = shapes[i].M;
       r.K = shapes[i].K;
       if (i % 8 == 7) r.active_blocks = 0;  // an all-zero weight: g = 0
-      weights[i] = generate_values(r);
+      weights[i] = cases::generate_values(r);
     }
   };
   {
@@ -292,6 +293,49 @@ std::string message(std::exception_ptr e) {
   }
 }
 
+// The whole weights quantized on GPU 0 by the single-tensor kernels, before the ranks start.
+void quantize_on_first_gpu(Run& run) {
+  NVFP4_CUDA_CHECK(cudaSetDevice(0));
+  cudaStream_t stream = nullptr;
+  NVFP4_CUDA_CHECK(cudaStreamCreate(&stream));
+  try {
+    run.quantized = quantize_whole(run.weights, run.profile, stream);
+  } catch (...) {
+    cudaStreamDestroy(stream);
+    throw;
+  }
+  NVFP4_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+// Every rank's steps on its GPU, one thread each, then the communicators released; throws with
+// every rank's error when one failed.
+std::vector<RankOutcome> run_ranks(int R, Run& run) {
+  std::vector<ncclComm_t> comms(std::size_t(R), nullptr);
+  NVFP4_NCCL_CHECK(ncclCommInitAll(comms.data(), R, nullptr));  // devices 0 .. R-1
+  std::vector<RankOutcome> outcomes(static_cast<std::size_t>(R));
+  {
+    std::vector<std::jthread> threads;
+    for (int rho = 0; rho < R; ++rho)
+      threads.emplace_back(rank_main, rho, comms[std::size_t(rho)], std::ref(run), std::ref(outcomes[std::size_t(rho)]));
+  }  // joined here
+  std::string errors;
+  for (int rho = 0; rho < R; ++rho) {
+    RankOutcome& o = outcomes[std::size_t(rho)];
+    if (o.error) errors += fmt::format("\n  rank {} (GPU {}): {}", rho, rho, message(o.error));
+    if (!o.abort_error.empty()) errors += fmt::format("\n  rank {}: {}", rho, o.abort_error);
+  }
+  for (int rho = 0; rho < R; ++rho) {
+    if (outcomes[std::size_t(rho)].comm_aborted) continue;
+    // After a failure a healthy rank's peers may be gone: abort rather than a destroy that may wait for them.
+    const ncclResult_t r = errors.empty() ? ncclCommDestroy(comms[std::size_t(rho)]) : ncclCommAbort(comms[std::size_t(rho)]);
+    if (r != ncclSuccess)
+      errors +=
+          fmt::format("\n  rank {}: releasing the communicator: {} ({})", rho, ncclGetErrorString(r), ncclGetLastError(nullptr));
+  }
+  if (!errors.empty()) throw std::runtime_error("the NCCL flow failed:" + errors);
+  return outcomes;
+}
+
 }  // namespace
 
 NcclFlowResult run_nccl_flow(const NcclFlowOptions& options) {
@@ -332,42 +376,9 @@ NcclFlowResult run_nccl_flow(const NcclFlowOptions& options) {
   // Reference (b) on the CPU while the GPUs work.
   run.reference =
       std::async(std::launch::async, [&run] { return cast_master_weights(run.weights, run.ranks, run.profile); }).share();
-  {
-    NVFP4_CUDA_CHECK(cudaSetDevice(0));
-    cudaStream_t stream = nullptr;
-    NVFP4_CUDA_CHECK(cudaStreamCreate(&stream));
-    try {
-      run.quantized = quantize_whole(run.weights, run.profile, stream);
-    } catch (...) {
-      cudaStreamDestroy(stream);
-      throw;
-    }
-    NVFP4_CUDA_CHECK(cudaStreamDestroy(stream));
-  }
+  quantize_on_first_gpu(run);
 
-  std::vector<ncclComm_t> comms(std::size_t(R), nullptr);
-  NVFP4_NCCL_CHECK(ncclCommInitAll(comms.data(), R, nullptr));  // devices 0 .. R-1
-  std::vector<RankOutcome> outcomes(static_cast<std::size_t>(R));
-  {
-    std::vector<std::jthread> threads;
-    for (int rho = 0; rho < R; ++rho)
-      threads.emplace_back(rank_main, rho, comms[std::size_t(rho)], std::ref(run), std::ref(outcomes[std::size_t(rho)]));
-  }  // joined here
-  std::string errors;
-  for (int rho = 0; rho < R; ++rho) {
-    RankOutcome& o = outcomes[std::size_t(rho)];
-    if (o.error) errors += fmt::format("\n  rank {} (GPU {}): {}", rho, rho, message(o.error));
-    if (!o.abort_error.empty()) errors += fmt::format("\n  rank {}: {}", rho, o.abort_error);
-  }
-  for (int rho = 0; rho < R; ++rho) {
-    if (outcomes[std::size_t(rho)].comm_aborted) continue;
-    // After a failure a healthy rank's peers may be gone: abort rather than a destroy that may wait for them.
-    const ncclResult_t r = errors.empty() ? ncclCommDestroy(comms[std::size_t(rho)]) : ncclCommAbort(comms[std::size_t(rho)]);
-    if (r != ncclSuccess)
-      errors +=
-          fmt::format("\n  rank {}: releasing the communicator: {} ({})", rho, ncclGetErrorString(r), ncclGetLastError(nullptr));
-  }
-  if (!errors.empty()) throw std::runtime_error("the NCCL flow failed:" + errors);
+  const std::vector<RankOutcome> outcomes = run_ranks(R, run);
 
   for (const RankOutcome& o : outcomes) {
     result.last_step_ms = std::max(result.last_step_ms, o.last_step_ms);

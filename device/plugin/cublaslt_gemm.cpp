@@ -18,7 +18,7 @@
 #include "reference/layout.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4::cublaslt {
+namespace nvfp4::device::cublaslt {
 namespace {
 
 using device::DeviceBuffer;
@@ -252,7 +252,7 @@ const std::optional<std::string>& nvfp4_gemm_unavailable() { return state().unav
 
 io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, io::DType output) {
   State& s = state();
-  if (s.unavailable) throw BackendUnavailable(*s.unavailable);
+  if (s.unavailable) throw cases::BackendUnavailable(*s.unavailable);
   const std::int64_t M = std::int64_t(a.data.shape(0)), N = std::int64_t(b.data.shape(0)), K = 2 * std::int64_t(a.data.shape(1));
   const std::size_t size = io::dtype_size(output);
   io::Tensor d{output, {M, N}, std::vector<std::uint8_t>(std::size_t(M * N) * size, 0)};
@@ -279,4 +279,4 @@ io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, i
   return d;
 }
 
-}  // namespace nvfp4::cublaslt
+}  // namespace nvfp4::device::cublaslt

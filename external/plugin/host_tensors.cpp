@@ -47,7 +47,7 @@ HostBuffer::HostBuffer(std::size_t bytes) : size_(bytes) {
   if (!data_) throw std::bad_alloc();
 }
 
-InputViews::InputViews(const TensorMap& inputs) {
+InputViews::InputViews(const cases::TensorMap& inputs) {
   buffers_.reserve(inputs.size());
   shapes_.reserve(inputs.size());
   for (const auto& [name, t] : inputs) {
@@ -101,8 +101,8 @@ void* OutputCollector::add(const char* name, const char* dtype, int ndim, const 
   return o.buffer.data();
 }
 
-TensorMap OutputCollector::outputs() const {
-  TensorMap out;
+cases::TensorMap OutputCollector::outputs() const {
+  cases::TensorMap out;
   for (const Output& o : outputs_) out[o.name] = io::make_tensor(o.dtype, o.shape, {o.buffer.data(), o.buffer.size()});
   return out;
 }

@@ -186,7 +186,7 @@ class CheckpointTest : public TempDirTest {
   io::Tensor source(const std::string& name) { return io::read_file(shard_of(dir_ / "src", name)).tensors.at(name); }
   io::Tensor stored(const std::string& name) { return io::read_file(shard_of(dir_ / "q", name)).tensors.at(name); }
   checkpoint::QuantizedWeight quantize(const std::string& module, const std::string& profile, float amax, bool swizzled = false) {
-    ReferenceBackend ref;
+    cases::ReferenceBackend ref;
     return checkpoint::quantize_weight(ref, module, source(module + ".weight"), profile, amax, swizzled);
   }
 
