@@ -20,8 +20,8 @@ void validate_shard(std::string_view op, std::int64_t M, std::int64_t K, const S
   constexpr std::int64_t kMaxDim = std::int64_t{1} << 31;
   if (M > kMaxDim || K > kMaxDim) fail(op, ErrorCode::E_SHARD, "a {}x{} weight: M and K are limited to 2^31", M, K);
   if (s.start < 0 || s.length < 0 || s.start > M * K || s.length > M * K - s.start)  // end() could overflow
-    fail(op, ErrorCode::E_SHARD, "shard [{}, {}) is not inside the {} elements of a {}x{} weight", s.start, s.start + s.length,
-         M * K, M, K);
+    fail(op, ErrorCode::E_SHARD, "the shard of {} elements at {} is not inside the {} elements of a {}x{} weight", s.length,
+         s.start, M * K, M, K);
 }
 
 }  // namespace nvfp4

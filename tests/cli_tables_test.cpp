@@ -109,7 +109,8 @@ TEST_F(CliTablesTest, TheRegistrysPerOperationBackendsAreKnownBackends) {
   const std::vector<std::string> known = known_backends();
   const test_support::CliRun r = run("ops --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto& op : nlohmann::json::parse(r.out).at("operations"))
+  const nlohmann::json registry = nlohmann::json::parse(r.out);  // outlives the loop over its operations
+  for (const auto& op : registry.at("operations"))
     for (const auto& [name, _] : op.at("backends").items())
       EXPECT_NE(std::find(known.begin(), known.end(), name), known.end()) << op.at("name") << " names backend " << name;
 }
