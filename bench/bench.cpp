@@ -88,19 +88,24 @@ class Bench {
     const std::size_t bytes = std::size_t(1) << 30;
     DeviceBuffer a(bytes), b(bytes);
     a.poison(s_, 1);
-    const double ms = median_ms([&] { NVFP4_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s_)); });
+    const double ms =
+        median_ms([&] { NVFP4_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s_)); });
     copy_gbs_ = 2.0 * bytes / ms / 1e6;  // bytes read plus written
     return copy_gbs_;
   }
 
+  // Over 80 lines on purpose: one table, its rows in the order docs/performance.md lists them,
+  // timed over buffers allocated once at the top; split, each part would take most of them as
+  // parameters.
   void kernels(std::int64_t M, std::int64_t K, device::InputType type) {
     const std::size_t in_size = type == device::InputType::F32 ? 4 : 2;
     const std::string dtype = type == device::InputType::F32 ? "fp32" : "bf16";
     // Input: approximately normal values (BF16 inputs narrowed on the host), uploaded once.
-    const FloatMatrix x = randn_matrix(std::size_t(M), std::size_t(K), 7);
+    const FloatMatrix x = cases::randn_matrix(std::size_t(M), std::size_t(K), 7);
     std::vector<std::uint8_t> host(std::size_t(M * K) * in_size);
     for (std::size_t i = 0; i < x.size(); ++i) {
-      if (type == device::InputType::F32) std::memcpy(&host[4 * i], &x.data()[i], 4);
+      if (type == device::InputType::F32)
+        std::memcpy(&host[4 * i], &x.data()[i], 4);
       else {
         const std::uint16_t h = float_to_bf16(x.data()[i]);
         std::memcpy(&host[2 * i], &h, 2);
@@ -133,7 +138,8 @@ class Bench {
     prs.amax = rows.get<float>();
     prs.amax_t = cols.get<float>();
     const double one_dir = in_bytes + data_bytes + scale_bytes, two_dir = in_bytes + 2 * (data_bytes + scale_bytes);
-    time("amax_global", dtype, M, K, in_bytes, [&] { device::launch_amax_global(in.get(), type, M, K, te.amax, amax.get<float>(), s_); });
+    time("amax_global", dtype, M, K, in_bytes,
+         [&] { device::launch_amax_global(in.get(), type, M, K, te.amax, amax.get<float>(), s_); });
     const double rn_rowwise = time("quantize rowwise", dtype, M, K, one_dir, quantize(p, row_out));
     time("quantize columnwise", dtype, M, K, one_dir, quantize(p, col_out));
     const double rn_both = time("quantize both", dtype, M, K, two_dir, quantize(p, both_out));
@@ -157,12 +163,14 @@ class Bench {
       py.amax = py.amax_t = amax_y.get<float>();
       py.data_dir = SrDirection::kColumnwise;
       // Its first pass alone: amax(rht(x)), x read once.
-      time("rht amax", dtype, M, K, in_bytes, [&] { device::launch_rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_); });
+      time("rht amax", dtype, M, K, in_bytes,
+           [&] { device::launch_rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_); });
       // The fused pair the device backend runs: amax(rht(x)) must be known before any code, so x is
       // read twice (counted), and rht(x) is never stored.
       time("rht + columnwise quantize", dtype, M, K, one_dir + in_bytes, [&] {
         device::launch_rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_);
-        device::launch_rht_quantize_columnwise(xb, M, K, kRhtDefaultMask, py, data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>(), s_);
+        device::launch_rht_quantize_columnwise(xb, M, K, kRhtDefaultMask, py, data_t.get<std::uint8_t>(),
+                                               scale_t.get<std::uint8_t>(), s_);
       });
       device::QuantizeParams py_sr = py;
       py_sr.stochastic = true;
@@ -170,19 +178,23 @@ class Bench {
       py_sr.offset = psr.offset;
       time("rht + columnwise quantize SR", dtype, M, K, one_dir + in_bytes, [&] {
         device::launch_rht_amax(xb, M, K, kRhtDefaultMask, te.amax, amax_y.get<float>(), s_);
-        device::launch_rht_quantize_columnwise(xb, M, K, kRhtDefaultMask, py_sr, data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>(), s_);
+        device::launch_rht_quantize_columnwise(xb, M, K, kRhtDefaultMask, py_sr, data_t.get<std::uint8_t>(),
+                                               scale_t.get<std::uint8_t>(), s_);
       });
     }
     const device::OutputType ot = type == device::InputType::F32 ? device::OutputType::F32 : device::OutputType::BF16;
     time("dequantize", dtype, M, K, data_bytes + scale_bytes + in_bytes, [&] {
-      device::launch_dequantize(data.get<std::uint8_t>(), scale.get<std::uint8_t>(), amax.get<float>(), 1, M, K, te, ot, out.get(), s_);
+      device::launch_dequantize(data.get<std::uint8_t>(), scale.get<std::uint8_t>(), amax.get<float>(), 1, M, K, te, ot,
+                                out.get(), s_);
     });
     time("transpose packed", dtype, M, K, 2 * data_bytes,
          [&] { device::launch_transpose_packed(data.get<std::uint8_t>(), M, K, data_t.get<std::uint8_t>(), s_); });
-    const double swizzle_ms = time("swizzle scales", dtype, M, K, 2 * scale_bytes,
-         [&] { device::launch_swizzle_scales(scale.get<std::uint8_t>(), sr, sc, swz.get<std::uint8_t>(), s_); });
-    const double transpose_ms = time("transpose scales 2d", dtype, M, K, scale_bytes + double(sr_t * sc_t),
-         [&] { device::launch_transpose_scales_2d(scale.get<std::uint8_t>(), M, K, scale_t.get<std::uint8_t>(), s_); });
+    const double swizzle_ms = time("swizzle scales", dtype, M, K, 2 * scale_bytes, [&] {
+      device::launch_swizzle_scales(scale.get<std::uint8_t>(), sr, sc, swz.get<std::uint8_t>(), s_);
+    });
+    const double transpose_ms = time("transpose scales 2d", dtype, M, K, scale_bytes + double(sr_t * sc_t), [&] {
+      device::launch_transpose_scales_2d(scale.get<std::uint8_t>(), M, K, scale_t.get<std::uint8_t>(), s_);
+    });
     // The launch floor of the small scale kernels, timed the same way (events around one launch).
     const double empty_ms = median_ms([&] { device::launch_empty_kernel(s_); });
     rows_.push_back({"empty kernel launch", dtype, M, K, empty_ms, 0.0});
@@ -195,6 +207,7 @@ class Bench {
   // weights (112 weights, 0.82 B elements) over 8 ranks with odd cut points, one rank's step
   // simulated on this GPU. The collectives are left out: the arena keeps this rank's partial
   // amaxes and every rank's chunk is a copy of this rank's, which changes no kernel's work.
+  // Over 80 lines on purpose, like kernels(): one table over the flow and buffers set up at the top.
   void distributed() {
     constexpr int kRanks = 8, kRank = 3;  // an interior rank: both of its boundaries share a byte
     const std::vector<device::WeightShape> shapes = device::transformer_weights(16);
@@ -203,7 +216,7 @@ class Bench {
     const std::int64_t pitch = device::chunk_pitch(ranks);
     const RankRange& range = ranks[kRank];
     const std::int64_t n = range.end - range.begin;
-    const FloatMatrix master_host = randn_matrix(1, std::size_t(n), 11);
+    const FloatMatrix master_host = cases::randn_matrix(1, std::size_t(n), 11);
     DeviceBuffer master(sizeof(float) * n), bf16(sizeof(std::uint16_t) * n), chunks(std::size_t(pitch) * kRanks),
         gathered(std::size_t(total / 2));
     master.upload(master_host.data(), s_);
@@ -224,8 +237,7 @@ class Bench {
     // Bytes each launch must move: every input read once, every output written once.
     const auto tiles = [](std::int64_t M, std::int64_t K) { return double((M / 16) * (K / 16)); };
     double amax_bytes = 0, fused_bytes = 0, cast_bytes = 0, tp_bytes = 0, ts_bytes = 0, gather_bytes = double(total / 2);
-    for (const device::PartialAmaxTask& t : flow.amax_tasks().tasks())
-      amax_bytes += 2.0 * t.length + 4.0 * tiles(t.M, t.K) + 4;
+    for (const device::PartialAmaxTask& t : flow.amax_tasks().tasks()) amax_bytes += 2.0 * t.length + 4.0 * tiles(t.M, t.K) + 4;
     for (const device::FusedScaleTask& t : flow.fused_scale_tasks().tasks())
       fused_bytes += 8.0 * tiles(t.M, t.K) + 8 + double(scale_rows(t.M) * scale_cols(t.K));
     for (const device::PartialCastTask& t : flow.cast_tasks().tasks()) {
@@ -238,10 +250,11 @@ class Bench {
     for (const RankRange& r : ranks) gather_bytes += double(r.buffer_bytes());
     const double round_bytes = 6.0 * n, arena_bytes = 4.0 * flow.amax_arena_floats(), chunk_bytes = double(pitch);
 
-    fmt::print("\ndistributed master-weight cast: {} weights (16 layers: q, k, v, o 2048x2048, gate, up 5632x2048, down "
-               "2048x5632), {} elements, {} ranks with odd cut points; rank {} on this GPU: elements [{}, {}), chunk "
-               "pitch {} bytes; collectives left out\n",
-               shapes.size(), total, kRanks, kRank, range.begin, range.end, pitch);
+    fmt::print(
+        "\ndistributed master-weight cast: {} weights (16 layers: q, k, v, o 2048x2048, gate, up 5632x2048, down "
+        "2048x5632), {} elements, {} ranks with odd cut points; rank {} on this GPU: elements [{}, {}), chunk "
+        "pitch {} bytes; collectives left out\n",
+        shapes.size(), total, kRanks, kRank, range.begin, range.end, pitch);
     fmt::print("  {:<44} {:>12} {:>12} {:>13} {:>8}\n", "launch", "median", "moved", "bandwidth", "of copy");
     nlohmann::json& rows = dist_["kernels"];
     rows.push_back(time_dist("memset amax arena", arena_bytes,
@@ -249,24 +262,26 @@ class Bench {
     rows.push_back(time_dist("round_to_bf16", round_bytes,
                              [&] { device::launch_round_to_bf16(master.get<float>(), n, bf16.get<std::uint16_t>(), s_); }));
     rows.push_back(time_dist("amax_partial", amax_bytes, [&] { device::launch_amax_partial(flow.amax_tasks(), te.amax, s_); }));
-    rows.push_back(time_dist("fused_scale_2d", fused_bytes, [&] { device::launch_fused_scale_2d(flow.fused_scale_tasks(), te.gs, s_); }));
+    rows.push_back(
+        time_dist("fused_scale_2d", fused_bytes, [&] { device::launch_fused_scale_2d(flow.fused_scale_tasks(), te.gs, s_); }));
     rows.push_back(time_dist("memset chunk", chunk_bytes,
                              [&] { NVFP4_CUDA_CHECK(cudaMemsetAsync(flow.cast_buffer(), 0, std::size_t(pitch), s_)); }));
     rows.push_back(time_dist("partial_cast_2d", cast_bytes, [&] { device::launch_partial_cast_2d(flow.cast_tasks(), s_); }));
     rows.push_back(time_dist("gather_nibbles", gather_bytes, [&] {
       device::launch_gather_nibbles(chunks.get<std::uint8_t>(), pitch, ranks, gathered.get<std::uint8_t>(), s_);
     }));
-    rows.push_back(time_dist("transpose_packed", tp_bytes, [&] { device::launch_transpose_packed(flow.transpose_packed_tasks(), s_); }));
+    rows.push_back(
+        time_dist("transpose_packed", tp_bytes, [&] { device::launch_transpose_packed(flow.transpose_packed_tasks(), s_); }));
     rows.push_back(time_dist("transpose_scales_2d", ts_bytes,
                              [&] { device::launch_transpose_scales_2d(flow.transpose_scales_tasks(), s_); }));
     rows.push_back(time_dist("phase partial_amax", arena_bytes + round_bytes + amax_bytes, [&] { flow.partial_amax(s_); }));
     rows.push_back(time_dist("phase scale_and_cast", fused_bytes + chunk_bytes + cast_bytes, [&] { flow.scale_and_cast(s_); }));
     rows.push_back(time_dist("phase gather_and_transpose", gather_bytes + tp_bytes + ts_bytes,
                              [&] { flow.gather_and_transpose(chunks.get<std::uint8_t>(), ranks, s_); }));
-    rows.push_back(time_dist("step (the three phases)",
-                             arena_bytes + round_bytes + amax_bytes + fused_bytes + chunk_bytes + cast_bytes + gather_bytes +
-                                 tp_bytes + ts_bytes,
-                             step));
+    rows.push_back(time_dist(
+        "step (the three phases)",
+        arena_bytes + round_bytes + amax_bytes + fused_bytes + chunk_bytes + cast_bytes + gather_bytes + tp_bytes + ts_bytes,
+        step));
     dist_["weights"] = shapes.size();
     dist_["elements"] = total;
     dist_["ranks"] = kRanks;
@@ -284,11 +299,12 @@ class Bench {
     const nlohmann::json few = launches_per_step(layer_flow, layer_chunks.get<std::uint8_t>(), layer_ranks);
     const nlohmann::json all = launches_per_step(flow, chunks.get<std::uint8_t>(), ranks);
     const bool same = few["nodes"] == all["nodes"] && few["kernels"] == all["kernels"];
-    fmt::print("  launches per step (nodes of a CUDA graph captured from one step): {} weights: {} ({} kernels, {} memsets); "
-               "{} weights: {} ({} kernels, {} memsets): {}\n",
-               layer.size(), few["nodes"].get<int>(), few["kernels"].get<int>(), few["memsets"].get<int>(), shapes.size(),
-               all["nodes"].get<int>(), all["kernels"].get<int>(), all["memsets"].get<int>(),
-               same ? "independent of the list length" : "DEPENDS ON THE LIST LENGTH");
+    fmt::print(
+        "  launches per step (nodes of a CUDA graph captured from one step): {} weights: {} ({} kernels, {} memsets); "
+        "{} weights: {} ({} kernels, {} memsets): {}\n",
+        layer.size(), few["nodes"].get<int>(), few["kernels"].get<int>(), few["memsets"].get<int>(), shapes.size(),
+        all["nodes"].get<int>(), all["kernels"].get<int>(), all["memsets"].get<int>(),
+        same ? "independent of the list length" : "DEPENDS ON THE LIST LENGTH");
     dist_["launches_per_step"] = {few, all};
     dist_["launches_independent_of_list_length"] = same;
     NVFP4_CUDA_CHECK(cudaStreamSynchronize(s_));
@@ -297,11 +313,10 @@ class Bench {
   // The flow's kernels on one large tensor (a one-task list): the partial cast of the whole
   // tensor and of a shard with an odd start, and the nibble transpose.
   void distributed_large(std::int64_t M, std::int64_t K) {
-    const FloatMatrix host = randn_matrix(std::size_t(M), std::size_t(K), 7);
+    const FloatMatrix host = cases::randn_matrix(std::size_t(M), std::size_t(K), 7);
     const std::int64_t n = M * K, tiles = (M / 16) * (K / 16);
-    DeviceBuffer master(sizeof(float) * n), x(sizeof(std::uint16_t) * n), tile_amax(sizeof(float) * tiles),
-        amax(sizeof(float)), P(sizeof(float) * tiles), S(sizeof(float)), scale(scale_rows(M) * scale_cols(K)), data(n / 2),
-        data_t(n / 2);
+    DeviceBuffer master(sizeof(float) * n), x(sizeof(std::uint16_t) * n), tile_amax(sizeof(float) * tiles), amax(sizeof(float)),
+        P(sizeof(float) * tiles), S(sizeof(float)), scale(scale_rows(M) * scale_cols(K)), data(n / 2), data_t(n / 2);
     master.upload(host.data(), s_);
     const std::uint16_t* xs = x.get<std::uint16_t>();
     device::launch_round_to_bf16(master.get<float>(), n, x.get<std::uint16_t>(), s_);
@@ -324,7 +339,8 @@ class Bench {
     fmt::print("  single {}x{} BF16 tensor (one-task lists):\n", M, K);
     nlohmann::json& rows = dist_["large"];
     const std::string shape = fmt::format(" {}x{}", M, K);
-    rows.push_back(time_dist("partial_cast_2d whole tensor" + shape, cast_bytes(n), [&] { device::launch_partial_cast_2d(whole, s_); }));
+    rows.push_back(
+        time_dist("partial_cast_2d whole tensor" + shape, cast_bytes(n), [&] { device::launch_partial_cast_2d(whole, s_); }));
     rows.push_back(time_dist(fmt::format("partial_cast_2d shard from {}", odd), cast_bytes(n - odd),
                              [&] { device::launch_partial_cast_2d(shard, s_); }));
     rows.push_back(time_dist("transpose_packed" + shape, double(n), [&] { device::launch_transpose_packed(transpose, s_); }));
@@ -377,8 +393,14 @@ class Bench {
     j["gemm"] = gemm_;
     j["distributed"] = dist_;
     for (const Row& r : rows_)
-      j["kernels"].push_back({{"kernel", r.kernel}, {"dtype", r.dtype}, {"M", r.M}, {"K", r.K}, {"median_ms", r.ms},
-                              {"bytes", r.bytes}, {"gbs", r.bytes / r.ms / 1e6}, {"fraction_of_copy", r.bytes / r.ms / 1e6 / copy_gbs_}});
+      j["kernels"].push_back({{"kernel", r.kernel},
+                              {"dtype", r.dtype},
+                              {"M", r.M},
+                              {"K", r.K},
+                              {"median_ms", r.ms},
+                              {"bytes", r.bytes},
+                              {"gbs", r.bytes / r.ms / 1e6},
+                              {"fraction_of_copy", r.bytes / r.ms / 1e6 / copy_gbs_}});
     return j;
   }
 
@@ -415,7 +437,8 @@ class Bench {
   nlohmann::json time_dist(const std::string& name, double bytes, F&& launch) {
     const double ms = median_ms(launch);
     const double gbs = bytes / ms / 1e6;
-    fmt::print("  {:<44} {:>9.4f} ms {:>9.1f} MB {:>8.0f} GB/s {:>6.1f} %\n", name, ms, bytes / 1e6, gbs, 100.0 * gbs / copy_gbs_);
+    fmt::print("  {:<44} {:>9.4f} ms {:>9.1f} MB {:>8.0f} GB/s {:>6.1f} %\n", name, ms, bytes / 1e6, gbs,
+               100.0 * gbs / copy_gbs_);
     return {{"kernel", name}, {"median_ms", ms}, {"bytes", bytes}, {"gbs", gbs}, {"fraction_of_copy", gbs / copy_gbs_}};
   }
 
@@ -470,7 +493,7 @@ class Bench {
 // on one thread and on every hardware thread (the reference's own row threads).
 nlohmann::json cpu_reference() {
   const std::size_t n = 4096;
-  const FloatMatrix x = randn_matrix(n, n, 7);
+  const FloatMatrix x = cases::randn_matrix(n, n, 7);
   QuantizeOptions o;
   o.profile = default_profile().knobs;
   o.amax = amax_global(x, o.profile.amax);
@@ -490,8 +513,10 @@ nlohmann::json cpu_reference() {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const double all = seconds([&] { quantize(x, o); });
   const double elems = double(n) * n;
-  fmt::print("CPU reference, quantize 1D rowwise te, 4096x4096 FP32: {:.1f} M elements/s on 1 thread, {:.1f} M elements/s on {} threads\n",
-             elems / one / 1e6, elems / all / 1e6, threads);
+  fmt::print(
+      "CPU reference, quantize 1D rowwise te, 4096x4096 FP32: {:.1f} M elements/s on 1 thread, {:.1f} M elements/s on {} "
+      "threads\n",
+      elems / one / 1e6, elems / all / 1e6, threads);
   return {{"elements", elems}, {"single_thread_eps", elems / one}, {"all_threads_eps", elems / all}, {"threads", threads}};
 }
 
@@ -508,10 +533,12 @@ nlohmann::json campaign_throughput(double seconds) {
     const fuzz::CampaignResult r = fuzz::run_campaign(
         o,
         [&](int) {
-          std::shared_ptr<Backend> b;
-          if (actual == "device") b = std::make_shared<device::DeviceBackend>();
-          else b = std::make_shared<MetamorphicBackend>();
-          return fuzz::BackendPair{std::make_shared<ReferenceBackend>(), b};
+          std::shared_ptr<cases::Backend> b;
+          if (actual == "device")
+            b = std::make_shared<device::DeviceBackend>();
+          else
+            b = std::make_shared<cases::MetamorphicBackend>();
+          return fuzz::BackendPair{std::make_shared<cases::ReferenceBackend>(), b};
         },
         jobs);
     const double rate = double(r.cases) / r.seconds;
@@ -541,9 +568,11 @@ int run_bench(const BenchOptions& options, const VendorGemm& vendor) {
   NVFP4_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
   Bench b(options);
   fmt::print("GPU: {} ({} SMs); median of {} launches after warm-up, {}\n", prop.name, prop.multiProcessorCount,
-             options.repetitions, options.cold_l2 ? "each with L2 flushed and the GPU idle before it" : "back to back (--warm-l2)");
+             options.repetitions,
+             options.cold_l2 ? "each with L2 flushed and the GPU idle before it" : "back to back (--warm-l2)");
   fmt::print("device-to-device copy: {:.0f} GB/s (bytes read + written)\n", b.copy_bandwidth());
-  fmt::print("  {:<26} {:<5} {:>11} {:>12} {:>12} {:>13} {:>8}\n", "kernel", "dtype", "shape", "median", "moved", "bandwidth", "of copy");
+  fmt::print("  {:<26} {:<5} {:>11} {:>12} {:>12} {:>13} {:>8}\n", "kernel", "dtype", "shape", "median", "moved", "bandwidth",
+             "of copy");
   std::vector<std::int64_t> sizes = {8192};
   if (options.large) sizes.push_back(16384);
   for (const std::int64_t n : sizes)

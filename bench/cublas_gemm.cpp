@@ -12,7 +12,8 @@ namespace nvfp4::bench {
 namespace {
 
 void check(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(call) + ": cuBLAS status " + std::to_string(int(status)));
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(call) + ": cuBLAS status " + std::to_string(int(status)));
 }
 
 // The handle and the operands live as long as the launch that uses them.
@@ -40,9 +41,9 @@ std::function<void()> prepare(std::int64_t M, std::int64_t N, std::int64_t K, cu
   return [g] {
     const float alpha = 1.0f, beta = 0.0f;
     // Column-major view: D^T [N, M] = B [N, K] · A^T [K, M]; both buffers have leading dimension K.
-    check(cublasGemmEx(g->handle, CUBLAS_OP_T, CUBLAS_OP_N, int(g->N), int(g->M), int(g->K), &alpha, g->b.get(),
-                       CUDA_R_16BF, int(g->K), g->a.get(), CUDA_R_16BF, int(g->K), &beta, g->d.get(), CUDA_R_32F,
-                       int(g->N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    check(cublasGemmEx(g->handle, CUBLAS_OP_T, CUBLAS_OP_N, int(g->N), int(g->M), int(g->K), &alpha, g->b.get(), CUDA_R_16BF,
+                       int(g->K), g->a.get(), CUDA_R_16BF, int(g->K), &beta, g->d.get(), CUDA_R_32F, int(g->N),
+                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
           "cublasGemmEx");
   };
 }

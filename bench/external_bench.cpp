@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <random>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cases/reference_backend.h"
 #include "cases/registry.h"
@@ -25,8 +25,8 @@ namespace {
 using namespace nvfp4;
 using Clock = std::chrono::steady_clock;
 
-Case small_case(const std::string& op, std::mt19937& rng) {
-  Case c = make_case(op);
+cases::Case small_case(const std::string& op, std::mt19937& rng) {
+  cases::Case c = cases::make_case(op);
   std::normal_distribution<float> normal;
   std::vector<float> x(16 * 64);
   for (float& v : x) v = normal(rng);
@@ -46,15 +46,15 @@ struct PerCase {
 };
 
 // Medians over `reps` of the wall and harness CPU seconds per case of one run_many over `cases`.
-PerCase per_case(Backend& b, const std::vector<Case>& cases, int reps) {
+PerCase per_case(cases::Backend& b, const std::vector<cases::Case>& cases, int reps) {
   std::vector<double> wall, cpu;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = Clock::now();
     const double c0 = cpu_seconds();
-    const std::vector<Outcome> out = b.run_many(cases);
+    const std::vector<cases::Outcome> out = b.run_many(cases);
     cpu.push_back((cpu_seconds() - c0) / double(cases.size()));
     wall.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / double(cases.size()));
-    for (const Outcome& o : out)
+    for (const cases::Outcome& o : out)
       if (o.fault || o.rejected) throw std::runtime_error(fmt::format("{}: {}", b.name(), o.message));
   }
   std::sort(wall.begin(), wall.end());
@@ -76,12 +76,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::mt19937 rng(std::random_device{}());
-  std::vector<Case> quantize, amax;
+  std::vector<cases::Case> quantize, amax;
   for (std::size_t i = 0; i < n; ++i) {
     quantize.push_back(small_case("quantize", rng));
     amax.push_back(small_case("amax_global", rng));
   }
-  ReferenceBackend reference;
+  cases::ReferenceBackend reference;
   external::WorkerOptions trivial_options, conform_options;
   trivial_options.command = fake + " trivial";
   conform_options.command = fake + " conform";
@@ -94,14 +94,16 @@ int main(int argc, char** argv) {
   const auto us = [](double s) { return s * 1e6; };
   fmt::print("external backends, {} small cases per run (quantize te 16x64 F32; amax_global 16x64 F32), median of {}\n", n, reps);
   fmt::print("  {:<40} {:>9.2f} us/case wall\n", "reference quantize, in process", us(ref_q));
-  fmt::print("  {:<40} {:>9.2f} us/case wall, {:.2f} us harness CPU\n", "trivial worker", us(worker.wall), us(worker.harness_cpu));
+  fmt::print("  {:<40} {:>9.2f} us/case wall, {:.2f} us harness CPU\n", "trivial worker", us(worker.wall),
+             us(worker.harness_cpu));
   fmt::print("  {:<40} {:>9.2f} us/case wall ({:.2f}x the reference in process)\n", "worker running the reference",
              us(worker_ref.wall), worker_ref.wall / ref_q);
   fmt::print("  {:<40} {:>9.2f} us/case wall\n", "reference amax_global, in process", us(ref_a));
   fmt::print("  {:<40} {:>9.2f} us/case wall (overhead {:.2f} us)\n", "example plugin amax_global", us(plug), us(plug - ref_a));
   // The harness's own overhead: its CPU time per case with a worker that does nothing. The wall
   // time adds the worker's own decoding and encoding, and the scheduling of two processes.
-  fmt::print("harness overhead per small case: {:.2f} us harness CPU, {:.2f} us wall with a trivial C++ worker (target <= 50 us): {}\n",
-             us(worker.harness_cpu), us(worker.wall), us(worker.harness_cpu) <= 50 ? "met" : "MISSED");
+  fmt::print(
+      "harness overhead per small case: {:.2f} us harness CPU, {:.2f} us wall with a trivial C++ worker (target <= 50 us): {}\n",
+      us(worker.harness_cpu), us(worker.wall), us(worker.harness_cpu) <= 50 ? "met" : "MISSED");
   return 0;
 }

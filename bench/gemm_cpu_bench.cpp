@@ -5,8 +5,8 @@
 #include <random>
 #include <thread>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "reference/gemm.h"
 #include "reference/profiles.h"

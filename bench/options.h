@@ -19,12 +19,12 @@ struct BenchOptions {
 // Adds the flags that set `o` to `app`; `o` must outlive the parse.
 inline void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--repetitions", o.repetitions, "timed launches per kernel")->capture_default_str();
-  app.add_flag_callback("--small", [&o] { o.large = false; }, "skip the 16384 x 16384 shapes");
+  app.add_flag_callback(
+      "--small", [&o] { o.large = false; }, "skip the 16384 x 16384 shapes");
   app.add_option("--json", o.json_path, "also write the results as JSON to this file");
-  app.add_option("--campaign-seconds", o.campaign_seconds, "length of each timed fuzz campaign (0: none)")
-      ->capture_default_str();
-  app.add_flag_callback("--warm-l2", [&o] { o.cold_l2 = false; },
-                        "time runs back to back, each starting with the last one's data in L2");
+  app.add_option("--campaign-seconds", o.campaign_seconds, "length of each timed fuzz campaign (0: none)")->capture_default_str();
+  app.add_flag_callback(
+      "--warm-l2", [&o] { o.cold_l2 = false; }, "time runs back to back, each starting with the last one's data in L2");
 }
 
 }  // namespace nvfp4::bench

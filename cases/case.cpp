@@ -5,7 +5,7 @@
 #include "reference/error.h"
 #include "reference/profiles.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 const io::Tensor& case_input(const Case& c, const char* name) {
   const auto it = c.inputs.find(name);
@@ -26,9 +26,12 @@ std::string case_profile_name(const Case& c) { return c.params.has("profile") ? 
 
 std::string_view fault_kind_name(FaultKind k) {
   switch (k) {
-    case FaultKind::kCrash: return "crash";
-    case FaultKind::kTimeout: return "timeout";
-    case FaultKind::kProtocol: return "protocol";
+    case FaultKind::kCrash:
+      return "crash";
+    case FaultKind::kTimeout:
+      return "timeout";
+    case FaultKind::kProtocol:
+      return "protocol";
   }
   return "?";
 }
@@ -64,4 +67,4 @@ std::vector<Outcome> Backend::run_many(std::span<const Case> cases) {
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -18,7 +18,7 @@
 #include "reference/exception.h"
 #include "reference/profile.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 using TensorMap = std::map<std::string, io::Tensor>;
 
@@ -67,10 +67,10 @@ struct Outcome {
   std::optional<ErrorCode> code;  // the rejection's code (none for io::FormatError)
   bool any_code = false;          // an UncodedRejection
   std::optional<FaultKind> fault;
-  std::string message;            // the rejection's or fault's message
-  double seconds = 0;             // time spent on this case
-  bool cut_off = false;           // not answered before the backend's deadline: no verdict
-  bool skipped = false;           // not sent: an earlier case of the batch timed out (docs/design/harness.md)
+  std::string message;   // the rejection's or fault's message
+  double seconds = 0;    // time spent on this case
+  bool cut_off = false;  // not answered before the backend's deadline: no verdict
+  bool skipped = false;  // not sent: an earlier case of the batch timed out (docs/design/harness.md)
 };
 
 // What an external backend declares it implements (cases/declaration.h); nullptr: everything.
@@ -103,4 +103,4 @@ class BackendUnavailable : public Exception {
   using Exception::Exception;
 };
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -11,7 +11,7 @@
 #include "cases/registry.h"
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 constexpr const char* kMetadataKey = "nvfp4_case";
@@ -151,8 +151,8 @@ nlohmann::json describe_case(const CaseRecord& r) {
     const auto it = r.recipes.find(name);
     inputs[name] = it != r.recipes.end() ? json{{"recipe", recipe_to_json(it->second)}} : json{{"tensor", true}};
   }
-  json d = {{"format", kCaseFormatVersion}, {"op", r.c.op}, {"params", std::move(params)},
-            {"inputs", std::move(inputs)},  {"origin", r.origin},            {"note", r.note}};
+  json d = {{"format", kCaseFormatVersion}, {"op", r.c.op},       {"params", std::move(params)},
+            {"inputs", std::move(inputs)},  {"origin", r.origin}, {"note", r.note}};
   if (!r.found.empty()) d["found"] = r.found;  // absent otherwise, so that older files keep their hashes
   return d;
 }
@@ -179,7 +179,8 @@ io::File case_to_file(const CaseRecord& r) {
 CaseRecord case_from_file(const io::File& f, std::string_view origin) {
   const auto it = f.metadata.find(kMetadataKey);
   if (it == f.metadata.end())
-    throw io::FormatError(fmt::format("{}: not an nvfp4-verify case: no \"{}\" description in __metadata__", origin, kMetadataKey));
+    throw io::FormatError(
+        fmt::format("{}: not an nvfp4-verify case: no \"{}\" description in __metadata__", origin, kMetadataKey));
   json d;
   try {
     d = json::parse(it->second);
@@ -195,4 +196,4 @@ CaseRecord case_from_file(const io::File& f, std::string_view origin) {
   }
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

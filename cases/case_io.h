@@ -11,7 +11,7 @@
 #include "cases/case.h"
 #include "cases/recipe.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // Format 2 stores exactly the operation's parameters; format 1 (read, never written) stored every
 // operation's fields side by side, and its foreign fields are ignored when read.
@@ -20,8 +20,8 @@ constexpr int kCaseFormatVersion = 2;
 struct CaseRecord {
   Case c;
   std::map<std::string, Recipe> recipes;  // inputs that a recipe generates (tensor stored too)
-  std::string origin;  // who made it: "seed corpus", "fuzz campaign seed=.. shard=..", "regression #.."
-  std::string note;    // free text: what the case exercises, the upstream bug it reproduces
+  std::string origin;                     // who made it: "seed corpus", "fuzz campaign seed=.. shard=..", "regression #.."
+  std::string note;                       // free text: what the case exercises, the upstream bug it reproduces
   // The verdict with which a campaign saved it ("mismatch", "crash", ...; compare/compare.h), so
   // that replay can tell whether it still fails the same way; "" for seed and regression cases.
   std::string found;
@@ -34,4 +34,4 @@ io::File case_to_file(const CaseRecord& r);
 // io::FormatError (with `origin` in the message) on a missing/invalid description.
 CaseRecord case_from_file(const io::File& f, std::string_view origin);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

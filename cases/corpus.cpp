@@ -10,7 +10,7 @@
 
 #include "reference/exception.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 namespace fs = std::filesystem;
@@ -76,4 +76,4 @@ std::vector<fs::path> collect_case_files(const std::vector<fs::path>& paths) {
 
 CaseRecord load_case(const fs::path& file) { return case_from_file(io::read_file(file), file.string()); }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -7,7 +7,7 @@
 
 #include "cases/case_io.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // Saves r into dir (created if needed) as "case-<16 hex digits>.safetensors"; returns the path.
 // Saving a case that is already there (same content) returns the existing path.
@@ -19,4 +19,4 @@ std::vector<std::filesystem::path> collect_case_files(const std::vector<std::fil
 
 CaseRecord load_case(const std::filesystem::path& file);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

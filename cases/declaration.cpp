@@ -8,7 +8,7 @@
 
 #include "cases/registry.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 using nlohmann::json;
@@ -49,8 +49,7 @@ Declaration Declaration::parse(const json& implements, std::string_view who) {
         op.named.insert(pname);
         if (values.is_string() && values.get<std::string>() == kAnyValue) continue;
         if (!values.is_array() || values.empty())
-          bad(who, fmt::format("{}: parameter '{}' must list its accepted values, or be \"{}\" for any", name, pname,
-                               kAnyValue));
+          bad(who, fmt::format("{}: parameter '{}' must list its accepted values, or be \"{}\" for any", name, pname, kAnyValue));
         std::vector<ParamValue>& list = op.params[pname];
         for (const json& v : values) {
           try {
@@ -150,4 +149,4 @@ json Declaration::to_json() const {
   return a;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

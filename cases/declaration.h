@@ -17,7 +17,7 @@
 #include "cases/case.h"
 #include "cases/operation.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 class Declaration {
  public:
@@ -29,7 +29,7 @@ class Declaration {
     // The accepted values of every parameter but those declared "*".
     std::map<std::string, std::vector<ParamValue>, std::less<>> params;
     std::set<std::string, std::less<>> named;  // the parameters the declaration names
-    std::vector<io::DType> dtypes;  // accepted dtypes of multi-dtype inputs; empty: any
+    std::vector<io::DType> dtypes;             // accepted dtypes of multi-dtype inputs; empty: any
 
     // The operation's parameters the declaration does not name, in registry order.
     std::vector<const ParamSpec*> held_at_default() const;
@@ -59,4 +59,4 @@ bool dtype_declarable(const OperationSpec& op, const TensorSpec& t);
 // unknown.
 std::optional<io::DType> declared_dtype(std::string_view name);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

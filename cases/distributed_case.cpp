@@ -3,7 +3,7 @@
 #include "io/tensor_convert.h"
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 float single_float(const Case& c, const char* name) {
@@ -19,8 +19,8 @@ FloatMatrix tile_matrix(const Case& c, const char* name, std::int64_t M, std::in
   io::require_dtype(t, io::DType::F32, op, name);
   FloatMatrix m = io::to_float_matrix(t, op, name);
   if (M >= 0 && (std::int64_t(m.shape(0)) != M / 16 || std::int64_t(m.shape(1)) != K / 16))
-    fail(op, ErrorCode::E_SCALE_SHAPE, "tensor '{}' is [{}, {}]; a {}x{} weight has [{}, {}] tiles", name, m.shape(0),
-         m.shape(1), M, K, M / 16, K / 16);
+    fail(op, ErrorCode::E_SCALE_SHAPE, "tensor '{}' is [{}, {}]; a {}x{} weight has [{}, {}] tiles", name, m.shape(0), m.shape(1),
+         M, K, M / 16, K / 16);
   return m;
 }
 
@@ -36,9 +36,7 @@ ShardInput shard_input(const Case& c) {
   return in;
 }
 
-FusedScaleInput fused_scale_input(const Case& c) {
-  return {tile_matrix(c, "tile_amax", -1, -1), single_float(c, "amax")};
-}
+FusedScaleInput fused_scale_input(const Case& c) { return {tile_matrix(c, "tile_amax", -1, -1), single_float(c, "amax")}; }
 
 PartialCastInput partial_cast_input(const Case& c) {
   const std::string_view op = c.op;
@@ -51,16 +49,15 @@ PartialCastInput partial_cast_input(const Case& c) {
   if (data.shape.size() == 2) {
     in.target = CastTarget::kWholeTensor;
     if (data.shape[0] != in.shard.M || data.shape[1] != in.shard.K / 2)
-      fail(op, ErrorCode::E_DATA_SHAPE, "whole-tensor 'data' is [{}, {}]; expected [{}, {}]", data.shape[0],
-           data.shape[1], in.shard.M, in.shard.K / 2);
+      fail(op, ErrorCode::E_DATA_SHAPE, "whole-tensor 'data' is [{}, {}]; expected [{}, {}]", data.shape[0], data.shape[1],
+           in.shard.M, in.shard.K / 2);
   } else if (data.shape.size() == 1) {
     in.target = CastTarget::kShardLocal;
     if (data.shape[0] != in.shard.shard.local_bytes())
       fail(op, ErrorCode::E_DATA_SHAPE, "shard-local 'data' has {} bytes; the shard [{}, {}) covers {}", data.shape[0],
            in.shard.shard.start, in.shard.shard.end(), in.shard.shard.local_bytes());
   } else {
-    fail(op, ErrorCode::E_RANK, "tensor 'data' has rank {}; expected 1 (shard-local) or 2 (whole tensor)",
-         data.shape.size());
+    fail(op, ErrorCode::E_RANK, "tensor 'data' has rank {}; expected 1 (shard-local) or 2 (whole tensor)", data.shape.size());
   }
   in.data = data.bytes;
   return in;
@@ -97,4 +94,4 @@ void add_cast_weight_outputs(TensorMap& out, const std::string& name, const Cast
   out[name + ".scale_t"] = io::from_byte_matrix(w.scale_t);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

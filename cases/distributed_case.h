@@ -10,7 +10,7 @@
 #include "reference/master_weights.h"
 #include "reference/partial_cast.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // amax_partial, partial_cast_2d: xs (1-D BF16) is W.flat[shard_start, shard_start + len) of an M x K weight.
 struct ShardInput {
@@ -50,4 +50,4 @@ MasterWeightsInput master_weights_input(const Case& c);
 // NAME.data, NAME.scale, NAME.amax, NAME.data_t, NAME.scale_t.
 void add_cast_weight_outputs(TensorMap& out, const std::string& name, const CastWeight& w);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -4,12 +4,11 @@
 #include "io/tensor_convert.h"
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 Case expert_case(const Case& c, std::int64_t e) {
   const io::Tensor& x = case_input(c, "x");
-  if (x.shape.size() != 3)
-    fail(c.op, ErrorCode::E_RANK, "experts: x has rank {}; expert weights are [E, N, K]", x.shape.size());
+  if (x.shape.size() != 3) fail(c.op, ErrorCode::E_RANK, "experts: x has rank {}; expert weights are [E, N, K]", x.shape.size());
   Case one = c;
   one.params.set("experts", false);
   one.inputs["x"] = leading_slice(x, e);
@@ -40,4 +39,4 @@ TensorMap run_per_expert(const Case& c, const std::function<TensorMap(const Case
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -6,7 +6,7 @@
 
 #include "cases/case.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // With parameter `experts` false, quantize(c). Otherwise x must be [E, N, K] (E_RANK): each
 // expert x[e] quantized by `quantize` as a 2-D case, the outputs stacked along a new first axis.
@@ -17,4 +17,4 @@ TensorMap run_per_expert(const Case& c, const std::function<TensorMap(const Case
 Case expert_case(const Case& c, std::int64_t e);
 TensorMap expert_outputs(const TensorMap& stacked, std::int64_t e);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

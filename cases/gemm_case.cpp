@@ -5,7 +5,7 @@
 #include "reference/error.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 GemmOperand operand(const Case& c, const std::string& side, bool swizzled) {
@@ -63,4 +63,4 @@ void read_gemm_inputs(const Case& c, GemmInputs& in) {
   }
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -5,7 +5,7 @@
 #include "cases/case.h"
 #include "reference/gemm.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // The parameters alone: output_dtype, alpha, beta, bias, row_scaled, accumulate (pointers null).
 GemmOptions gemm_options(const Case& c);
@@ -15,12 +15,12 @@ io::DType gemm_output_dtype(const Case& c);
 // Everything the reference needs, scales compact (unswizzled when the case stores them swizzled).
 struct GemmInputs {
   GemmOperand a, b;
-  FloatMatrix c;      // empty unless the case has tensor c
-  FloatVector bias;   // empty unless parameter bias
+  FloatMatrix c;        // empty unless the case has tensor c
+  FloatVector bias;     // empty unless parameter bias
   GemmOptions options;  // c and bias point into this object: do not copy it
   GemmInputs() = default;
   GemmInputs(const GemmInputs&) = delete;
 };
 void read_gemm_inputs(const Case& c, GemmInputs& in);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -12,7 +12,7 @@
 #include "reference/layout.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 constexpr std::string_view kOp = "grouped_gemm";
@@ -35,8 +35,7 @@ io::Tensor amax_values(const io::Tensor& t, std::int64_t first, std::int64_t n) 
 }
 
 void require_shape(const io::Tensor& t, const std::vector<std::int64_t>& shape, const char* name, ErrorCode code) {
-  if (t.shape != shape)
-    fail(kOp, code, "{} is [{}], expected [{}]", name, fmt::join(t.shape, ", "), fmt::join(shape, ", "));
+  if (t.shape != shape) fail(kOp, code, "{} is [{}], expected [{}]", name, fmt::join(t.shape, ", "), fmt::join(shape, ", "));
 }
 
 // The whole compact scale matrix of a grouped operand: as stored, or from the grouped bytes.
@@ -72,9 +71,11 @@ std::vector<Case> m_grouped(const Case& c, const std::vector<std::int64_t>& size
   const bool row_scaled = c.params.flag("row_scaled");
   const io::Tensor &aa = case_input(c, "a_amax"), &ba = case_input(c, "b_amax");
   if (aa.numel() != G && !(row_scaled && aa.numel() == T))
-    fail(kOp, ErrorCode::E_AMAX_SHAPE, "a_amax has {} values: one per group ({}){}", aa.numel(), G, row_scaled ? " or per row" : "");
+    fail(kOp, ErrorCode::E_AMAX_SHAPE, "a_amax has {} values: one per group ({}){}", aa.numel(), G,
+         row_scaled ? " or per row" : "");
   if (ba.numel() != G && !(row_scaled && ba.numel() == G * N))
-    fail(kOp, ErrorCode::E_AMAX_SHAPE, "b_amax has {} values: one per group ({}){}", ba.numel(), G, row_scaled ? " or per row of each weight" : "");
+    fail(kOp, ErrorCode::E_AMAX_SHAPE, "b_amax has {} values: one per group ({}){}", ba.numel(), G,
+         row_scaled ? " or per row of each weight" : "");
   const ByteMatrix a_scale = whole_compact(c, "a_scale", GroupAxis::kOuter, sizes, scale_cols(2 * half_k));
   const bool swizzled_b = c.params.text("scale_layout") == "swizzled";
   std::vector<Case> out;
@@ -86,7 +87,8 @@ std::vector<Case> m_grouped(const Case& c, const std::vector<std::int64_t>& size
     k.inputs["a_amax"] = aa.numel() == G ? amax_values(aa, g, 1) : amax_values(aa, first, sizes[g]);
     k.inputs["b_data"] = leading_slice(bd, g);
     const io::Tensor b_scale = leading_slice(bs, g);
-    k.inputs["b_scale"] = swizzled_b ? io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(b_scale, kOp, "b_scale"))) : b_scale;
+    k.inputs["b_scale"] =
+        swizzled_b ? io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(b_scale, kOp, "b_scale"))) : b_scale;
     k.inputs["b_amax"] = ba.numel() == G ? amax_values(ba, g, 1) : amax_values(ba, g * N, N);
     out.push_back(std::move(k));
     first += sizes[g];
@@ -98,7 +100,8 @@ std::vector<Case> m_grouped(const Case& c, const std::vector<std::int64_t>& size
 // scales gives exactly (so that α = ±inf or NaN still gives NaN, and every other α +0.0).
 void zero_block(Case& k, const std::string& side, std::int64_t rows) {
   k.inputs[side + "_data"] = io::make_tensor(io::DType::U8, {rows, 8}, std::vector<std::uint8_t>(std::size_t(rows * 8)));
-  k.inputs[side + "_scale"] = io::make_tensor(io::DType::U8, {scale_rows(rows), 4}, std::vector<std::uint8_t>(std::size_t(scale_rows(rows) * 4)));
+  k.inputs[side + "_scale"] =
+      io::make_tensor(io::DType::U8, {scale_rows(rows), 4}, std::vector<std::uint8_t>(std::size_t(scale_rows(rows) * 4)));
 }
 
 std::vector<Case> k_grouped(const Case& c, const std::vector<std::int64_t>& sizes) {
@@ -115,7 +118,8 @@ std::vector<Case> k_grouped(const Case& c, const std::vector<std::int64_t>& size
   const ByteMatrix a_scale = whole_compact(c, "a_scale", GroupAxis::kInner, sizes, scale_rows(M));
   const ByteMatrix b_scale = whole_compact(c, "b_scale", GroupAxis::kInner, sizes, scale_rows(N));
   if (std::int64_t(a_scale.shape(0)) != scale_rows(M) || std::int64_t(b_scale.shape(0)) != scale_rows(N))
-    fail(kOp, ErrorCode::E_SCALE_SHAPE, "scale rows [{}, {}], expected [{}, {}]", a_scale.shape(0), b_scale.shape(0), scale_rows(M), scale_rows(N));
+    fail(kOp, ErrorCode::E_SCALE_SHAPE, "scale rows [{}, {}], expected [{}, {}]", a_scale.shape(0), b_scale.shape(0),
+         scale_rows(M), scale_rows(N));
   std::vector<Case> out;
   std::int64_t first = 0;
   for (std::int64_t g = 0; g < G; ++g) {
@@ -153,7 +157,8 @@ TensorMap assemble_grouped_gemm(const Case& c, const std::vector<TensorMap>& out
   d.dtype = dt == "BF16" ? io::DType::BF16 : dt == "F16" ? io::DType::F16 : io::DType::F32;
   const io::Tensor& b = case_input(c, "b_data");
   const std::int64_t N = m ? b.shape[1] : b.shape[0];
-  d.shape = m ? std::vector<std::int64_t>{0, N} : std::vector<std::int64_t>{std::int64_t(outs.size()), case_input(c, "a_data").shape[0], N};
+  d.shape = m ? std::vector<std::int64_t>{0, N}
+              : std::vector<std::int64_t>{std::int64_t(outs.size()), case_input(c, "a_data").shape[0], N};
   for (const TensorMap& o : outs) {
     const io::Tensor& part = o.at("d");
     if (m) d.shape[0] += part.shape[0];
@@ -168,4 +173,4 @@ TensorMap run_grouped_gemm(const Case& c, const std::function<TensorMap(const Ca
   return assemble_grouped_gemm(c, outs);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -9,7 +9,7 @@
 
 #include "cases/case.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // One gemm case per group, in group order (M-grouped: empty groups included, with no rows).
 // Throws nvfp4::Error (E_GROUPS, E_DATA_SHAPE, E_SCALE_SHAPE, E_AMAX_SHAPE, E_UNSUPPORTED).
@@ -22,4 +22,4 @@ TensorMap assemble_grouped_gemm(const Case& c, const std::vector<TensorMap>& gro
 // Split, run each group with `gemm`, assemble.
 TensorMap run_grouped_gemm(const Case& c, const std::function<TensorMap(const Case&)>& gemm);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -5,7 +5,7 @@
 
 #include "cases/case.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 class MetamorphicBackend : public Backend {
  public:
@@ -13,4 +13,4 @@ class MetamorphicBackend : public Backend {
   TensorMap run(const Case& c) override;
 };
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -6,16 +6,22 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 std::string_view param_type_name(ParamType t) {
   switch (t) {
-    case ParamType::kEnum: return "enum";
-    case ParamType::kBool: return "bool";
-    case ParamType::kInt: return "int";
-    case ParamType::kUInt: return "uint";
-    case ParamType::kIntList: return "int_list";
-    case ParamType::kF32Bits: return "f32_bits";
+    case ParamType::kEnum:
+      return "enum";
+    case ParamType::kBool:
+      return "bool";
+    case ParamType::kInt:
+      return "int";
+    case ParamType::kUInt:
+      return "uint";
+    case ParamType::kIntList:
+      return "int_list";
+    case ParamType::kF32Bits:
+      return "f32_bits";
   }
   return "unknown";
 }
@@ -55,4 +61,4 @@ std::string Params::display(std::string_view name) const {
   return std::visit(Show{}, it->second);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

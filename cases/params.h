@@ -11,15 +11,15 @@
 #include <variant>
 #include <vector>
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 enum class ParamType {
-  kEnum,      // one of a fixed set of strings
+  kEnum,  // one of a fixed set of strings
   kBool,
-  kInt,       // signed 64-bit
-  kUInt,      // unsigned 64-bit (seeds, offsets)
-  kIntList,   // list of signed 64-bit integers
-  kF32Bits,   // null or an exact binary32 value, stored as its bits ("0x40C00000")
+  kInt,      // signed 64-bit
+  kUInt,     // unsigned 64-bit (seeds, offsets)
+  kIntList,  // list of signed 64-bit integers
+  kF32Bits,  // null or an exact binary32 value, stored as its bits ("0x40C00000")
 };
 std::string_view param_type_name(ParamType t);
 
@@ -71,4 +71,4 @@ struct ParamSpec {
   bool omit_default = false;
 };
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -2,7 +2,7 @@
 
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 std::uint16_t rht_mask_param(const Case& c) {
   const std::uint64_t mask = c.params.unsigned_integer("rht_mask");
@@ -29,9 +29,11 @@ QuantizeOptions quantize_options(const Case& c) {
   o.amax = p.f32("amax");
   o.scale_layout = p.text("scale_layout") == "swizzled" ? ScaleLayout::kSwizzled : ScaleLayout::kCompact;
   if (const auto x = c.inputs.find("x"); x != c.inputs.end())
-    o.input = x->second.dtype == io::DType::BF16 ? InputFormat::kBF16
-              : x->second.dtype == io::DType::F16 ? InputFormat::kF16 : InputFormat::kF32;
-  if (p.text("rounding") == "stochastic") o.stochastic = StochasticRounding{p.unsigned_integer("seed"), p.unsigned_integer("offset")};
+    o.input = x->second.dtype == io::DType::BF16  ? InputFormat::kBF16
+              : x->second.dtype == io::DType::F16 ? InputFormat::kF16
+                                                  : InputFormat::kF32;
+  if (p.text("rounding") == "stochastic")
+    o.stochastic = StochasticRounding{p.unsigned_integer("seed"), p.unsigned_integer("offset")};
   if (p.flag("rht")) o.rht_mask = rht_mask_param(c);
   return o;
 }
@@ -45,4 +47,4 @@ void set_quantize_params(Case& c, BlockShape block, Direction direction, bool ro
 
 io::DType dequantize_output_dtype(const Case& c) { return *io::dtype_from_name(c.params.text("output_dtype")); }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

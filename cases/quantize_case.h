@@ -7,7 +7,7 @@
 #include "cases/case.h"
 #include "reference/quantize.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // From the parameters profile, block, direction, row_scaled, amax, scale_layout, rounding, seed,
 // offset, rht, rht_mask, and the dtype of input x.
@@ -20,11 +20,11 @@ std::uint16_t rht_mask_param(const Case& c);
 void set_quantize_params(Case& c, BlockShape block, Direction direction, bool row_scaled = false,
                          ScaleLayout layout = ScaleLayout::kCompact);
 
-std::string_view block_name(BlockShape b);        // "1d", "2d"
-std::string_view direction_name(Direction d);     // "rowwise", "columnwise", "both"
+std::string_view block_name(BlockShape b);          // "1d", "2d"
+std::string_view direction_name(Direction d);       // "rowwise", "columnwise", "both"
 std::string_view scale_layout_name(ScaleLayout l);  // "compact", "swizzled"
 
 // dequantize: the output dtype (F32, BF16 or F16) of parameter output_dtype.
 io::DType dequantize_output_dtype(const Case& c);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

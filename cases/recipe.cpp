@@ -10,7 +10,7 @@
 #include "io/tensor_convert.h"
 #include "reference/formulas.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 constexpr std::array<std::pair<Distribution, std::string_view>, 6> kNames = {{
@@ -30,7 +30,7 @@ float pow2(int e) {  // 2^e for e in [-149, 127], exact
 float irwin_hall(SplitMix64& rng) {
   std::int64_t sum = 0;
   for (int i = 0; i < 12; ++i) sum += std::int64_t(rng.next() >> 40);  // 24-bit uniform
-  return float(sum - 6 * (std::int64_t(1) << 24)) / 16777216.0f;     // exact power-of-two scaling
+  return float(sum - 6 * (std::int64_t(1) << 24)) / 16777216.0f;       // exact power-of-two scaling
 }
 
 float with_random_sign(SplitMix64& rng, float v) { return (rng.next() & 1) ? -v : v; }
@@ -69,9 +69,9 @@ void fill_uniform(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
 
 void fill_block_log_uniform(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
   for_blocks_before(x, n, [&](std::size_t r, std::size_t c0) {
-      const int e = int(rng.below(277)) - 149;  // the block's top exponent
-      for (std::size_t c = c0; c < std::min(x.shape(1), c0 + 16); ++c)
-        x(r, c) = with_random_sign(rng, random_with_exponent(rng, e - int(rng.below(13))));
+    const int e = int(rng.below(277)) - 149;  // the block's top exponent
+    for (std::size_t c = c0; c < std::min(x.shape(1), c0 + 16); ++c)
+      x(r, c) = with_random_sign(rng, random_with_exponent(rng, e - int(rng.below(13))));
   });
 }
 
@@ -80,21 +80,22 @@ void fill_block_log_uniform(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
 // values land exactly on ties); some blocks instead get an amax that puts te's pre-cast block
 // scale on an E4M3 rounding tie.
 void fill_ties(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
-  static constexpr float kPoints[] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 5.0f, 6.0f};
+  static constexpr float kPoints[] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f,
+                                      2.0f, 2.5f,  3.0f, 3.5f,  4.0f, 5.0f,  6.0f};
   const int top = int(rng.below(41)) - 20;
   const float g = 6.0f * pow2(top);
   const float m = mul_rn(global_scale(GlobalScaleRule::TE, g).S, constants::recip6());  // te's RN(S * r6)
   for_blocks_before(x, n, [&](std::size_t r, std::size_t c0) {
-      const int e = top - int(rng.below(12));
-      for (std::size_t c = c0; c < c0 + 16; ++c) x(r, c) = with_random_sign(rng, kPoints[rng.below(15)] * pow2(e));
-      x(r, c0 + rng.below(16)) = with_random_sign(rng, 6.0f * pow2(e));
-      if (rng.below(4) == 0) {
-        // Midpoint between two adjacent E4M3 codes k and k+1 (k < 0x7E), divided by m.
-        const std::uint8_t k = std::uint8_t(1 + rng.below(0x7D));
-        const float tie = 0.5f * (e4m3_decode(k) + e4m3_decode(k + 1));
-        const float A = div_rn(tie, m);
-        if (A <= g) x(r, c0 + rng.below(16)) = with_random_sign(rng, A);
-      }
+    const int e = top - int(rng.below(12));
+    for (std::size_t c = c0; c < c0 + 16; ++c) x(r, c) = with_random_sign(rng, kPoints[rng.below(15)] * pow2(e));
+    x(r, c0 + rng.below(16)) = with_random_sign(rng, 6.0f * pow2(e));
+    if (rng.below(4) == 0) {
+      // Midpoint between two adjacent E4M3 codes k and k+1 (k < 0x7E), divided by m.
+      const std::uint8_t k = std::uint8_t(1 + rng.below(0x7D));
+      const float tie = 0.5f * (e4m3_decode(k) + e4m3_decode(k + 1));
+      const float A = div_rn(tie, m);
+      if (A <= g) x(r, c0 + rng.below(16)) = with_random_sign(rng, A);
+    }
   });
   x(0, 0) = g;  // the tensor amax is g
 }
@@ -107,16 +108,16 @@ void fill_sr_thresholds(FloatMatrix& x, SplitMix64& rng, std::size_t n) {
   static constexpr float kLower[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f};
   const int top = int(rng.below(41)) - 20;
   for_blocks_before(x, n, [&](std::size_t r, std::size_t c0) {
-      const int e = top - int(rng.below(12));
-      for (std::size_t c = c0; c < c0 + 16; ++c) {
-        const float lower = kLower[rng.below(std::size(kLower))];
-        const float step = lower >= 4.0f ? 2.0f : (lower >= 2.0f ? 1.0f : 0.5f);
-        float v = (lower + step * float(1 + rng.below(255)) / 256.0f) * pow2(e);
-        const std::uint64_t nudge = rng.below(4);
-        if (nudge < 2) v = std::nextafter(v, nudge == 0 ? 0.0f : INFINITY);
-        x(r, c) = with_random_sign(rng, v);
-      }
-      x(r, c0 + rng.below(16)) = with_random_sign(rng, 6.0f * pow2(e));
+    const int e = top - int(rng.below(12));
+    for (std::size_t c = c0; c < c0 + 16; ++c) {
+      const float lower = kLower[rng.below(std::size(kLower))];
+      const float step = lower >= 4.0f ? 2.0f : (lower >= 2.0f ? 1.0f : 0.5f);
+      float v = (lower + step * float(1 + rng.below(255)) / 256.0f) * pow2(e);
+      const std::uint64_t nudge = rng.below(4);
+      if (nudge < 2) v = std::nextafter(v, nudge == 0 ? 0.0f : INFINITY);
+      x(r, c) = with_random_sign(rng, v);
+    }
+    x(r, c0 + rng.below(16)) = with_random_sign(rng, 6.0f * pow2(e));
   });
   x(0, 0) = 6.0f * pow2(top);  // the tensor amax
 }
@@ -166,12 +167,24 @@ FloatMatrix generate_values(const Recipe& r) {
   // Clamped before the multiplication, which a hostile count would wrap.
   const std::size_t n = r.active_blocks >= 0 ? std::min(x.size() / 16, std::size_t(r.active_blocks)) * 16 : x.size();
   switch (r.dist) {
-    case Distribution::kRandn: fill_randn(x, rng, n); break;
-    case Distribution::kUniform: fill_uniform(x, rng, n); break;
-    case Distribution::kBlockLogUniform: fill_block_log_uniform(x, rng, n); break;
-    case Distribution::kTies: if (x.size()) fill_ties(x, rng, n); break;
-    case Distribution::kSpecials: fill_specials(x, rng); break;
-    case Distribution::kSrThresholds: if (x.size()) fill_sr_thresholds(x, rng, n); break;
+    case Distribution::kRandn:
+      fill_randn(x, rng, n);
+      break;
+    case Distribution::kUniform:
+      fill_uniform(x, rng, n);
+      break;
+    case Distribution::kBlockLogUniform:
+      fill_block_log_uniform(x, rng, n);
+      break;
+    case Distribution::kTies:
+      if (x.size()) fill_ties(x, rng, n);
+      break;
+    case Distribution::kSpecials:
+      fill_specials(x, rng);
+      break;
+    case Distribution::kSrThresholds:
+      if (x.size()) fill_sr_thresholds(x, rng, n);
+      break;
   }
   if (r.active_blocks >= 0)
     for (std::size_t i = n; i < x.size(); ++i) x.data()[i] = 0.0f;
@@ -181,16 +194,25 @@ FloatMatrix generate_values(const Recipe& r) {
 io::Tensor generate_tensor(const Recipe& r) {
   const FloatMatrix x = generate_values(r);
   switch (r.dtype) {
-    case io::DType::F32: return io::from_float_matrix(x, io::FloatType::F32);
-    case io::DType::BF16: return io::from_float_matrix(x, io::FloatType::BF16);
-    case io::DType::F16: return io::from_float_matrix(x, io::FloatType::F16);
-    default: throw std::runtime_error("recipe dtype " + std::string(io::dtype_name(r.dtype)) + " is not F32, BF16 or F16");
+    case io::DType::F32:
+      return io::from_float_matrix(x, io::FloatType::F32);
+    case io::DType::BF16:
+      return io::from_float_matrix(x, io::FloatType::BF16);
+    case io::DType::F16:
+      return io::from_float_matrix(x, io::FloatType::F16);
+    default:
+      throw std::runtime_error("recipe dtype " + std::string(io::dtype_name(r.dtype)) + " is not F32, BF16 or F16");
   }
 }
 
 nlohmann::json recipe_to_json(const Recipe& r) {
-  return {{"version", r.version}, {"dist", distribution_name(r.dist)}, {"seed", r.seed}, {"M", r.M},
-          {"K", r.K},             {"dtype", io::dtype_name(r.dtype)},        {"active_blocks", r.active_blocks}};
+  return {{"version", r.version},
+          {"dist", distribution_name(r.dist)},
+          {"seed", r.seed},
+          {"M", r.M},
+          {"K", r.K},
+          {"dtype", io::dtype_name(r.dtype)},
+          {"active_blocks", r.active_blocks}};
 }
 
 namespace {
@@ -199,7 +221,8 @@ namespace {
 template <class T>
 T integer_field(const nlohmann::json& j, const char* key) {
   const nlohmann::json& v = j.at(key);
-  if (!v.is_number_integer()) throw std::runtime_error(std::string("bad recipe: ") + key + " must be an integer, not " + v.dump());
+  if (!v.is_number_integer())
+    throw std::runtime_error(std::string("bad recipe: ") + key + " must be an integer, not " + v.dump());
   return v.get<T>();
 }
 
@@ -232,4 +255,4 @@ FloatMatrix randn_matrix(std::size_t rows, std::size_t cols, std::uint64_t seed)
   return x;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -14,7 +14,7 @@
 #include "io/safetensors.h"
 #include "reference/tensor.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 constexpr int kRecipeVersion = 1;
 
@@ -73,4 +73,4 @@ Recipe recipe_from_json(const nlohmann::json& j);  // throws std::runtime_error 
 // divided by 2^24): the self-check's built-in example.
 FloatMatrix randn_matrix(std::size_t rows, std::size_t cols, std::uint64_t seed);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -3,7 +3,7 @@
 
 #include "cases/case.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 class ReferenceBackend : public Backend {
  public:
@@ -11,4 +11,4 @@ class ReferenceBackend : public Backend {
   TensorMap run(const Case& c) override;  // validates c against the registry first
 };
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -10,7 +10,7 @@
 #include "cases/ops/families.h"
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 using nlohmann::json;
@@ -25,12 +25,18 @@ std::vector<OperationSpec> build_registry() {
 
 bool holds_type(const ParamValue& v, ParamType t) {
   switch (t) {
-    case ParamType::kEnum: return std::holds_alternative<std::string>(v);
-    case ParamType::kBool: return std::holds_alternative<bool>(v);
-    case ParamType::kInt: return std::holds_alternative<std::int64_t>(v);
-    case ParamType::kUInt: return std::holds_alternative<std::uint64_t>(v);
-    case ParamType::kIntList: return std::holds_alternative<std::vector<std::int64_t>>(v);
-    case ParamType::kF32Bits: return std::holds_alternative<F32Bits>(v);
+    case ParamType::kEnum:
+      return std::holds_alternative<std::string>(v);
+    case ParamType::kBool:
+      return std::holds_alternative<bool>(v);
+    case ParamType::kInt:
+      return std::holds_alternative<std::int64_t>(v);
+    case ParamType::kUInt:
+      return std::holds_alternative<std::uint64_t>(v);
+    case ParamType::kIntList:
+      return std::holds_alternative<std::vector<std::int64_t>>(v);
+    case ParamType::kF32Bits:
+      return std::holds_alternative<F32Bits>(v);
   }
   return false;
 }
@@ -204,9 +210,7 @@ json param_to_json(const ParamValue& v) {
     json operator()(std::int64_t i) const { return i; }
     json operator()(std::uint64_t u) const { return u; }
     json operator()(const std::vector<std::int64_t>& l) const { return l; }
-    json operator()(const F32Bits& b) const {
-      return b.bits ? json{{"bits", fmt::format("0x{:08X}", *b.bits)}} : json(nullptr);
-    }
+    json operator()(const F32Bits& b) const { return b.bits ? json{{"bits", fmt::format("0x{:08X}", *b.bits)}} : json(nullptr); }
   };
   return std::visit(ToJson{}, v);
 }
@@ -216,13 +220,11 @@ json registry_json(std::string_view tool_version) {
   for (const OperationSpec& op : operations()) {
     json params = json::array();
     for (const ParamSpec& p : op.params) {
-      json j = {{"name", p.name}, {"type", param_type_name(p.type)}, {"default", param_to_json(p.default_value)},
-                {"doc", p.doc}};
+      json j = {{"name", p.name}, {"type", param_type_name(p.type)}, {"default", param_to_json(p.default_value)}, {"doc", p.doc}};
       if (p.type == ParamType::kEnum) j["allowed"] = p.allowed;
       params.push_back(std::move(j));
     }
-    json device = op.no_device_reason.empty() ? json{{"runs", true}}
-                                              : json{{"runs", false}, {"reason", op.no_device_reason}};
+    json device = op.no_device_reason.empty() ? json{{"runs", true}} : json{{"runs", false}, {"reason", op.no_device_reason}};
     ops.push_back({{"name", op.name},
                    {"family", op.family},
                    {"summary", op.summary},
@@ -268,4 +270,4 @@ std::string case_label(const Case& c) {
   return s;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -12,7 +12,7 @@
 
 #include "cases/operation.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 std::span<const OperationSpec> operations();
 
@@ -50,4 +50,4 @@ nlohmann::json registry_json(std::string_view tool_version);
 // shape and every parameter that differs from its default.
 std::string case_label(const Case& c);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

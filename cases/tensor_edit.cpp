@@ -2,14 +2,13 @@
 
 #include <cstring>
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 io::Tensor transposed(const io::Tensor& t) {
   const std::size_t rows = t.shape.at(0), cols = t.shape.at(1), size = io::dtype_size(t.dtype);
   io::Tensor out{t.dtype, {std::int64_t(cols), std::int64_t(rows)}, std::vector<std::uint8_t>(t.bytes.size())};
   for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c)
-      std::memcpy(&out.bytes[(c * rows + r) * size], &t.bytes[(r * cols + c) * size], size);
+    for (std::size_t c = 0; c < cols; ++c) std::memcpy(&out.bytes[(c * rows + r) * size], &t.bytes[(r * cols + c) * size], size);
   return out;
 }
 
@@ -42,4 +41,4 @@ Case with_input(const Case& c, const std::string& name, io::Tensor t) {
   return d;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -8,12 +8,12 @@
 
 #include "cases/case.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
-io::Tensor transposed(const io::Tensor& t);                                      // 2-D, any dtype
-io::Tensor row_slice(const io::Tensor& t, std::int64_t r0, std::int64_t n);      // rows [r0, r0 + n)
-io::Tensor leading_slice(const io::Tensor& t, std::int64_t i);                  // slice i of a [G, ...] tensor
+io::Tensor transposed(const io::Tensor& t);                                  // 2-D, any dtype
+io::Tensor row_slice(const io::Tensor& t, std::int64_t r0, std::int64_t n);  // rows [r0, r0 + n)
+io::Tensor leading_slice(const io::Tensor& t, std::int64_t i);               // slice i of a [G, ...] tensor
 io::Tensor concat_rows(const std::vector<io::Tensor>& parts, std::int64_t cols, io::DType dtype);
 Case with_input(const Case& c, const std::string& name, io::Tensor t);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -38,8 +38,7 @@ std::uint64_t byte_size(const io::TensorInfo& t) {
 // The tensors a shard of the output declares, in the source shard's order.
 std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint& src, const std::string& file,
                                                              const std::map<std::string, std::string>& group_of,
-                                                             const std::set<std::string>& bmm,
-                                                             const CheckpointFormat& f) {
+                                                             const std::set<std::string>& bmm, const CheckpointFormat& f) {
   std::vector<std::pair<std::string, io::TensorInfo>> out;
   for (const std::string& t : src.tensors_of(file)) {
     const io::TensorInfo& in = src.info(t);
@@ -72,11 +71,11 @@ std::vector<std::pair<std::string, io::TensorInfo>> declared(const HfCheckpoint&
   return out;
 }
 
-void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint& src,
+void write_output(const ConvertOptions& o, cases::Backend& backend, const HfCheckpoint& src,
                   const std::map<std::string, std::string>& group_of, const std::set<std::string>& bmm,
-                  const std::map<std::string, float>& group_amax,
-                  const std::vector<std::string>& exclude_modules, const fs::path& tmp, ConvertProgress& p,
-                  const std::function<void(const ConvertProgress&)>& progress, ConvertSummary& s) {
+                  const std::map<std::string, float>& group_amax, const std::vector<std::string>& exclude_modules,
+                  const fs::path& tmp, ConvertProgress& p, const std::function<void(const ConvertProgress&)>& progress,
+                  ConvertSummary& s) {
   const CheckpointFormat& f = o.format;
   nlohmann::json weight_map = nlohmann::json::object();
   std::uint64_t total_size = 0;
@@ -119,8 +118,7 @@ void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint&
     out.commit();
     ++s.shards;
   }
-  if (src.sharded())
-    write_json(tmp / kIndexFile, {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}});
+  if (src.sharded()) write_json(tmp / kIndexFile, {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}});
   for (const std::string& name : src.other_files()) {
     if (name == "config.json")
       write_json(tmp / name, f.with_quantization_config(src.config(), exclude_modules));
@@ -130,40 +128,28 @@ void write_output(const ConvertOptions& o, Backend& backend, const HfCheckpoint&
   if (f.hf_quant_config) write_json(tmp / "hf_quant_config.json", f.hf_quant_config(exclude_modules));
 }
 
-}  // namespace
-
-ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
-                                  const std::function<void(const ConvertProgress&)>& progress) {
-  // "OUT/" names OUT: its temporary sibling must not land inside it.
-  fs::path output = o.output.lexically_normal();
-  if (!output.has_filename()) output = output.parent_path();
-  if (fs::exists(fs::symlink_status(output)))
-    throw io::FormatError(
-        fmt::format("{}: already exists; convert-checkpoint writes a new directory only", output.string()));
-  const NamedProfile* profile = find_profile(o.profile);
-  if (!profile)
-    throw Error("convert-checkpoint", ErrorCode::E_UNSUPPORTED,
-                fmt::format("unknown profile {} (profiles: {})", o.profile, profile_names(", ")));
-  if (profile->knobs.exported == ExportedGlobal::NONE && o.format.stored_global == StoredGlobal::PROFILE)
-    throw Error("convert-checkpoint", ErrorCode::E_UNSUPPORTED,
-                fmt::format("profile {} exports no global scale; format {} stores one ({}*)", o.profile, o.format.name,
-                            o.format.global_suffix));
-  const HfCheckpoint src(o.input);
-
+// Which tensors are quantized and in which shared-amax group, which are BMM-style experts, and the
+// format's ignore list; refuses what the format cannot write.
+struct ConvertPlan {
   std::map<std::string, std::string> group_of;  // quantized tensor -> its shared-amax group
   std::set<std::string> bmm;                    // those of them that are BMM-style 3-D experts
   std::vector<std::string> exclude_modules;     // the format's ignore list, without repeats
+  ConvertProgress progress;                     // its totals: the bytes and tensors both passes read
+};
+
+ConvertPlan plan_conversion(const ConvertOptions& o, const HfCheckpoint& src) {
+  ConvertPlan plan;
+  auto& [group_of, bmm, exclude_modules, p] = plan;
   std::set<std::string> excluded;
-  ConvertProgress p;
   for (const auto& [t, file] : src.weight_map()) {
     const io::TensorInfo& info = src.info(t);
     p.bytes_total += byte_size(info);
     if (is_bmm_selected(o.format, t, info, o.excludes)) {
       if (!o.format.bmm_layout)
-        throw io::FormatError(fmt::format(
-            "{}: {} is a 3-D expert tensor [E, in, out]; format {} stores experts as separate 2-D modules, and "
-            "convert-checkpoint does not split fused experts",
-            o.input.string(), t, o.format.name));
+        throw io::FormatError(
+            fmt::format("{}: {} is a 3-D expert tensor [E, in, out]; format {} stores experts as separate 2-D modules, and "
+                        "convert-checkpoint does not split fused experts",
+                        o.input.string(), t, o.format.name));
       if (!is_bmm_model(o.format, src.config()))
         throw io::FormatError(fmt::format(
             "{}: {} is a 3-D expert tensor of a model of type '{}'; format {} writes ModelOpt's transposed "
@@ -182,8 +168,8 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
     }
     if (!o.format.stacked_experts && info.shape.size() == 3 && is_selected(o.format, t, o.excludes))
       throw io::FormatError(fmt::format(
-          "{}: {} is a 3-D expert tensor; format {} {}, so convert-checkpoint does not write it",
-          o.input.string(), t, o.format.name,
+          "{}: {} is a 3-D expert tensor; format {} {}, so convert-checkpoint does not write it", o.input.string(), t,
+          o.format.name,
           o.format.bmm_layout ? "stores 3-D experts only as the BMM parameters of Llama-4 / GPT-OSS (names without "
                                 "\".weight\", docs/guides/checkpoints.md section 2.7); a 3-D \".weight\" has no documented layout"
                               : "stores experts as separate 2-D modules"));
@@ -200,14 +186,21 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
     for (const auto& [t, g] : group_of) members[g].push_back(t);
     for (const auto& [t, g] : group_of)
       if (src.info(t).shape.size() == 3 && !bmm.count(t) && members.at(g).size() > 1)
-        throw io::FormatError(fmt::format(
-            "{}: {} is a 3-D expert tensor in a shared-amax group ({}); format {} shares an amax for 2-D weights "
-            "only",
-            o.input.string(), t, fmt::join(members.at(g), ", "), o.format.name));
+        throw io::FormatError(
+            fmt::format("{}: {} is a 3-D expert tensor in a shared-amax group ({}); format {} shares an amax for 2-D weights "
+                        "only",
+                        o.input.string(), t, fmt::join(members.at(g), ", "), o.format.name));
   }
+  return plan;
+}
 
-  // Pass 1: every quantized weight's amax, combined per group under the profile's NaN rule (a BMM
-  // expert parameter's over all its experts).
+// Pass 1: every quantized weight's amax, combined per group under the profile's NaN rule (a BMM
+// expert parameter's over all its experts).
+std::map<std::string, float> group_amaxes(const ConvertOptions& o, cases::Backend& backend, const HfCheckpoint& src,
+                                          const ConvertPlan& plan, ConvertProgress& p,
+                                          const std::function<void(const ConvertProgress&)>& progress) {
+  const std::map<std::string, std::string>& group_of = plan.group_of;
+  const std::set<std::string>& bmm = plan.bmm;
   std::map<std::string, float> group_amax;
   for (const std::string& file : src.shards())
     for (const std::string& t : src.tensors_of(file)) {
@@ -221,11 +214,36 @@ ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
       ++p.tensors_done;
       if (progress) progress(p);
     }
+  return group_amax;
+}
+
+}  // namespace
+
+ConvertSummary convert_checkpoint(const ConvertOptions& o, cases::Backend& backend,
+                                  const std::function<void(const ConvertProgress&)>& progress) {
+  // "OUT/" names OUT: its temporary sibling must not land inside it.
+  fs::path output = o.output.lexically_normal();
+  if (!output.has_filename()) output = output.parent_path();
+  if (fs::exists(fs::symlink_status(output)))
+    throw io::FormatError(fmt::format("{}: already exists; convert-checkpoint writes a new directory only", output.string()));
+  const NamedProfile* profile = find_profile(o.profile);
+  if (!profile)
+    throw Error("convert-checkpoint", ErrorCode::E_UNSUPPORTED,
+                fmt::format("unknown profile {} (profiles: {})", o.profile, profile_names(", ")));
+  if (profile->knobs.exported == ExportedGlobal::NONE && o.format.stored_global == StoredGlobal::PROFILE)
+    throw Error("convert-checkpoint", ErrorCode::E_UNSUPPORTED,
+                fmt::format("profile {} exports no global scale; format {} stores one ({}*)", o.profile, o.format.name,
+                            o.format.global_suffix));
+  const HfCheckpoint src(o.input);
+
+  ConvertPlan plan = plan_conversion(o, src);
+  ConvertProgress& p = plan.progress;
+  const std::map<std::string, float> group_amax = group_amaxes(o, backend, src, plan, p, progress);
 
   // Pass 2, into a temporary directory renamed onto the output at the end.
   io::AtomicDirectory out(output);
   ConvertSummary s;
-  write_output(o, backend, src, group_of, bmm, group_amax, exclude_modules, out.path(), p, progress, s);
+  write_output(o, backend, src, plan.group_of, plan.bmm, group_amax, plan.exclude_modules, out.path(), p, progress, s);
   out.commit(io::AtomicDirectory::Existing::kRefuse);
   return s;
 }

@@ -35,7 +35,7 @@ struct ConvertSummary {
 // is left at `output`. Throws cli-independent errors: io::FormatError (bad input), nvfp4::Error
 // (an unknown profile, a weight the backend rejects), OutputError (cannot write there), and for an
 // existing `output` an io::FormatError saying so.
-ConvertSummary convert_checkpoint(const ConvertOptions& o, Backend& backend,
+ConvertSummary convert_checkpoint(const ConvertOptions& o, cases::Backend& backend,
                                   const std::function<void(const ConvertProgress&)>& progress = {});
 
 }  // namespace nvfp4::checkpoint

@@ -8,9 +8,7 @@
 namespace nvfp4::checkpoint {
 namespace {
 
-bool matches(const std::string& pattern, const std::string& name) {
-  return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
-}
+bool matches(const std::string& pattern, const std::string& name) { return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0; }
 
 bool is_float(io::DType d) { return d == io::DType::BF16 || d == io::DType::F16 || d == io::DType::F32; }
 
@@ -20,8 +18,7 @@ nlohmann::json producer() { return {{"name", "nvfp4-verify"}, {"version", NVFP4_
 
 // The 2-D linears left unquantized, one by one (docs/guides/checkpoints.md section 2.4).
 std::vector<std::string> modelopt_ignored(const std::string& t, const io::TensorInfo& info) {
-  if (info.shape.size() == 2 && t.ends_with(".weight") && t.find("embed_tokens") == std::string::npos)
-    return {module_of(t)};
+  if (info.shape.size() == 2 && t.ends_with(".weight") && t.find("embed_tokens") == std::string::npos) return {module_of(t)};
   return {};
 }
 
@@ -51,19 +48,21 @@ nlohmann::json modelopt_quantization_config(nlohmann::json config, const std::ve
 // activation quantization: the converter calibrates none), docs/guides/checkpoints.md section 3.4.
 nlohmann::json compressed_tensors_quantization_config(nlohmann::json config, const std::vector<std::string>& ignore) {
   if (!config.is_object()) config = nlohmann::json::object();
-  const nlohmann::json weights = {{"num_bits", 4},        {"type", "float"},  {"strategy", "tensor_group"},
-                                  {"group_size", 16},     {"symmetric", true}, {"dynamic", false},
-                                  {"scale_dtype", "torch.float8_e4m3fn"}};
-  config["quantization_config"] = {
-      {"quant_method", "compressed-tensors"},
-      {"format", "nvfp4-pack-quantized"},
-      {"quantization_status", "compressed"},
-      {"config_groups",
-       {{"group_0",
-         {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", nullptr}, {"output_activations", nullptr},
-          {"format", "nvfp4-pack-quantized"}}}}},
-      {"ignore", ignore},
-      {"producer", producer()}};
+  const nlohmann::json weights = {
+      {"num_bits", 4},     {"type", "float"},  {"strategy", "tensor_group"},          {"group_size", 16},
+      {"symmetric", true}, {"dynamic", false}, {"scale_dtype", "torch.float8_e4m3fn"}};
+  config["quantization_config"] = {{"quant_method", "compressed-tensors"},
+                                   {"format", "nvfp4-pack-quantized"},
+                                   {"quantization_status", "compressed"},
+                                   {"config_groups",
+                                    {{"group_0",
+                                      {{"targets", {"Linear"}},
+                                       {"weights", weights},
+                                       {"input_activations", nullptr},
+                                       {"output_activations", nullptr},
+                                       {"format", "nvfp4-pack-quantized"}}}}},
+                                   {"ignore", ignore},
+                                   {"producer", producer()}};
   return config;
 }
 
@@ -110,12 +109,10 @@ float recip_pyref_s(float g) { return div_rn(1.0f, global_scale(GlobalScaleRule:
 
 // What formats A and B share: the Linear layers left out (docs/guides/checkpoints.md section 2.5), the
 // modules that share one global amax (section 2.6), and the BMM expert parameters (section 2.7).
-const std::vector<std::string> kLinearExclusions = {"*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate",
-                                                    "*mlp.shared_expert_gate", "*block_sparse_moe.gate"};
-const std::vector<std::vector<std::string>> kAttentionAndMlpSharing = {{"q_proj", "k_proj", "v_proj"},
-                                                                       {"gate_proj", "up_proj"}};
-const std::vector<std::string> kBmmExpertParameters = {"model.layers.*.experts.gate_up_proj",
-                                                       "model.layers.*.experts.down_proj"};
+const std::vector<std::string> kLinearExclusions = {
+    "*embed_tokens*", "*lm_head*", "*norm*", "*router*", "*mlp.gate", "*mlp.shared_expert_gate", "*block_sparse_moe.gate"};
+const std::vector<std::vector<std::string>> kAttentionAndMlpSharing = {{"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}};
+const std::vector<std::string> kBmmExpertParameters = {"model.layers.*.experts.gate_up_proj", "model.layers.*.experts.down_proj"};
 
 std::span<const CheckpointFormat> checkpoint_formats() {
   static const std::vector<CheckpointFormat> formats = {
@@ -204,8 +201,7 @@ std::vector<std::int64_t> global_shape(const CheckpointFormat& f, std::vector<st
 
 std::string module_of(const std::string& weight_name) {
   const std::string suffix = ".weight";
-  if (weight_name.size() > suffix.size() &&
-      weight_name.compare(weight_name.size() - suffix.size(), suffix.size(), suffix) == 0)
+  if (weight_name.size() > suffix.size() && weight_name.compare(weight_name.size() - suffix.size(), suffix.size(), suffix) == 0)
     return weight_name.substr(0, weight_name.size() - suffix.size());
   return weight_name;
 }
@@ -247,8 +243,7 @@ bool is_bmm_selected(const CheckpointFormat& f, const std::string& tensor, const
 std::string model_type_of(const nlohmann::json& config) {
   if (!config.is_object()) return "";
   for (const nlohmann::json* c : {config.contains("text_config") ? &config["text_config"] : nullptr, &config})
-    if (c && c->is_object() && c->value("model_type", nlohmann::json()).is_string())
-      return (*c)["model_type"].get<std::string>();
+    if (c && c->is_object() && c->value("model_type", nlohmann::json()).is_string()) return (*c)["model_type"].get<std::string>();
   return "";
 }
 
@@ -273,8 +268,8 @@ std::string amax_group(const CheckpointFormat& f, const std::string& module) {
   return module;
 }
 
-QuantizedWeight quantize_for_format(Backend& b, const CheckpointFormat& f, const std::string& name,
-                                    const io::Tensor& w, const std::string& profile, float amax) {
+QuantizedWeight quantize_for_format(cases::Backend& b, const CheckpointFormat& f, const std::string& name, const io::Tensor& w,
+                                    const std::string& profile, float amax) {
   if (w.shape.size() == 3) {
     QuantizedWeight q = quantize_experts(b, name, w, profile, f.swizzled_scales);
     if (!q.global_scale && f.stored_global == StoredGlobal::RECIP_PYREF_S) {

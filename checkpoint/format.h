@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checkpoint/weight_quantizer.h"
@@ -111,7 +111,7 @@ std::string amax_group(const CheckpointFormat& f, const std::string& module);
 // one (format A under a profile exporting none). A 3-D w [E, N, K] is quantized expert by expert
 // (quantize_experts), each expert with its own amax: `amax` is not used, and the global scale is
 // [E].
-QuantizedWeight quantize_for_format(Backend& b, const CheckpointFormat& f, const std::string& name,
-                                    const io::Tensor& w, const std::string& profile, float amax);
+QuantizedWeight quantize_for_format(cases::Backend& b, const CheckpointFormat& f, const std::string& name, const io::Tensor& w,
+                                    const std::string& profile, float amax);
 
 }  // namespace nvfp4::checkpoint

@@ -41,14 +41,12 @@ HfCheckpoint::HfCheckpoint(const fs::path& dir) : dir_(dir) {
     }
     std::sort(shard_names_.begin(), shard_names_.end());
     for (const std::string& f : shard_names_) {
-      if (!fs::exists(dir / f))
-        throw io::FormatError(fmt::format("{}: names shard {}, which does not exist", index.string(), f));
+      if (!fs::exists(dir / f)) throw io::FormatError(fmt::format("{}: names shard {}, which does not exist", index.string(), f));
       files_.emplace(f, io::LazyFile(dir / f));
     }
     for (const auto& [tensor, f] : weight_map_)
       if (!files_.at(f).header().tensors.count(tensor))
-        throw io::FormatError(
-            fmt::format("{}: names tensor {} in {}, which does not hold it", index.string(), tensor, f));
+        throw io::FormatError(fmt::format("{}: names tensor {} in {}, which does not hold it", index.string(), tensor, f));
   } else if (fs::exists(dir / kSingleFile)) {
     shard_names_.push_back(kSingleFile);
     files_.emplace(kSingleFile, io::LazyFile(dir / kSingleFile));

@@ -28,7 +28,7 @@ io::Tensor as_expected(const io::Tensor& expected, const io::Tensor& stored) {
 
 TensorCase tensor_case(const HfCheckpoint& source, const HfCheckpoint& quantized, const CheckpointFormat& f,
                        const std::string& profile, const std::string& module) {
-  ReferenceBackend ref;
+  cases::ReferenceBackend ref;
   // The group's amax over the quantized modules of `quantized` sharing the module's key, as
   // check_checkpoint computes it.
   const std::string key = amax_group(f, module);
@@ -44,10 +44,10 @@ TensorCase tensor_case(const HfCheckpoint& source, const HfCheckpoint& quantized
   }
 
   TensorCase out;
-  out.c = make_case("quantize");
+  out.c = cases::make_case("quantize");
   out.c.params.set("profile", profile);
   out.c.params.set("direction", std::string("rowwise"));
-  out.c.params.set("amax", F32Bits{std::bit_cast<std::uint32_t>(amax)});
+  out.c.params.set("amax", cases::F32Bits{std::bit_cast<std::uint32_t>(amax)});
   out.c.params.set("scale_layout", std::string(f.swizzled_scales ? "swizzled" : "compact"));
   out.c.inputs["x"] = source_weight(source, module);
   try {
@@ -73,10 +73,10 @@ TensorCase tensor_case(const HfCheckpoint& source, const HfCheckpoint& quantized
   }
   if (out.expected.count("global_scale") && quantized.has(module + f.global_suffix)) {
     const io::Tensor g = quantized.read(module + f.global_suffix);
-    out.actual["global_scale"] = g.bytes.size() == out.expected.at("global_scale").bytes.size()
-                                     ? io::Tensor{out.expected.at("global_scale").dtype,
-                                                  out.expected.at("global_scale").shape, g.bytes}
-                                     : g;
+    out.actual["global_scale"] =
+        g.bytes.size() == out.expected.at("global_scale").bytes.size()
+            ? io::Tensor{out.expected.at("global_scale").dtype, out.expected.at("global_scale").shape, g.bytes}
+            : g;
   }
   return out;
 }

@@ -14,15 +14,15 @@
 namespace nvfp4::checkpoint {
 
 struct TensorCase {
-  Case c;             // quantize, inputs {x: the source <module>.weight}
-  TensorMap expected; // the reference's outputs of c
+  cases::Case c;              // quantize, inputs {x: the source <module>.weight}
+  cases::TensorMap expected;  // the reference's outputs of c
   // expected with data, scale and global_scale replaced by the stored <module>.weight,
   // .weight_scale and .weight_scale_2 bytes: a linear [N, K/16] scale is placed into the compact
   // layout's padded matrix (its padding taken from expected, so that it cannot differ); a stored
   // tensor of another shape is kept as it is (explain() then reports the tensor as different).
   // global_scale is present only where the profile exports one (a format's own RN(1/S) is not an
   // output of quantize; TensorVerdict::global_differs says whether it matches).
-  TensorMap actual;
+  cases::TensorMap actual;
 };
 
 // Throws io::FormatError as check_checkpoint does for a module lacking a tensor or its source (a

@@ -43,9 +43,8 @@ class Checker {
         bmm_.insert(modules_.back());
       }
     if (modules_.empty())
-      throw io::FormatError(
-          fmt::format("{}: no tensor named *{}: no quantized module to check (format {})", q.dir().string(),
-                      f.scale_suffix, f.name));
+      throw io::FormatError(fmt::format("{}: no tensor named *{}: no quantized module to check (format {})", q.dir().string(),
+                                        f.scale_suffix, f.name));
     for (const std::string& m : modules_) groups_[group_key(m)].push_back(m);
   }
 
@@ -54,9 +53,9 @@ class Checker {
   TensorVerdict check(const std::string& m, const std::string& profile, bool classify) {
     const Stored s = stored(m);
     if (stacked(m) && groups_.at(group_key(m)).size() > 1)
-      throw io::FormatError(fmt::format(
-          "{}: {} is 3-D expert weights in a shared-amax group; format {} shares an amax for 2-D weights only",
-          q_.dir().string(), m, f_.name));
+      throw io::FormatError(
+          fmt::format("{}: {} is 3-D expert weights in a shared-amax group; format {} shares an amax for 2-D weights only",
+                      q_.dir().string(), m, f_.name));
     const QuantizedWeight e = expect(profile, m, amax_for(profile, m));
     TensorVerdict v = compare(m, s, e, true);
     if (!v.match() && classify) v.fault = fault(m, s, e, v, profile);
@@ -86,11 +85,11 @@ class Checker {
     const std::string name = source_name(m);
     io::Tensor w = src_.read(name);
     if (bmm(m) && w.shape.size() != 3)
-      throw io::FormatError(fmt::format("{}: {} is not 3-D [E, in, out] (the source of {})", src_.dir().string(), name,
-                                        scale_name(m)));
+      throw io::FormatError(
+          fmt::format("{}: {} is not 3-D [E, in, out] (the source of {})", src_.dir().string(), name, scale_name(m)));
     if (!bmm(m) && w.shape.size() != 2 && !(w.shape.size() == 3 && f_.stacked_experts))
-      throw io::FormatError(fmt::format("{}: {} is not 2-D{}", src_.dir().string(), name,
-                                        f_.stacked_experts ? " or 3-D [E, N, K]" : ""));
+      throw io::FormatError(
+          fmt::format("{}: {} is not 2-D{}", src_.dir().string(), name, f_.stacked_experts ? " or 3-D [E, N, K]" : ""));
     return w;
   }
 
@@ -98,9 +97,7 @@ class Checker {
   bool stacked(const std::string& m) const { return !bmm(m) && source_info(m).shape.size() == 3; }
 
   // The amax the module is quantized with: its group's, or (3-D) none, each expert having its own.
-  float amax_for(const std::string& profile, const std::string& m) {
-    return stacked(m) ? 0.0f : group_amax(profile, m);
-  }
+  float amax_for(const std::string& profile, const std::string& m) { return stacked(m) ? 0.0f : group_amax(profile, m); }
 
   Stored stored(const std::string& m) {
     Stored s{q_.read(data_name(m)), q_.read(scale_name(m)), q_.read(global_name(m))};
@@ -116,8 +113,7 @@ class Checker {
       if (!one_byte(s.data.dtype) || (s.data.shape != Shape{E, in / 2, out} && s.data.shape != Shape{E, out, in / 2}))
         throw io::FormatError(fmt::format("{}: {} is not a byte tensor [{}, {}, {}] (docs/guides/checkpoints.md section 2.7)",
                                           where, data_name(m), E, in / 2, out));
-      if (!one_byte(s.scale.dtype) ||
-          (s.scale.shape != Shape{E, in / 16, out} && s.scale.shape != Shape{E, out, in / 16}))
+      if (!one_byte(s.scale.dtype) || (s.scale.shape != Shape{E, in / 16, out} && s.scale.shape != Shape{E, out, in / 16}))
         throw io::FormatError(fmt::format("{}: {} is not a byte tensor [{}, {}, {}] (docs/guides/checkpoints.md section 2.7)",
                                           where, scale_name(m), E, in / 16, out));
       if (s.global.dtype != io::DType::F32 || (s.global.numel() != 1 && s.global.numel() != E))
@@ -127,19 +123,17 @@ class Checker {
     if (w.shape.size() == 3 && f_.stacked_experts) {  // expert weights [E, N, K]
       const std::int64_t E = w.shape.at(0), n = w.shape.at(1), k = w.shape.at(2);
       if (!one_byte(s.data.dtype) || s.data.shape != std::vector<std::int64_t>{E, n, k / 2})
-        throw io::FormatError(
-            fmt::format("{}: {}{} is not a byte tensor [{}, {}, {}]", where, m, f_.data_suffix, E, n, k / 2));
+        throw io::FormatError(fmt::format("{}: {}{} is not a byte tensor [{}, {}, {}]", where, m, f_.data_suffix, E, n, k / 2));
       if (!one_byte(s.scale.dtype) || s.scale.shape.size() != 3 || s.scale.shape.at(0) != E)
         throw io::FormatError(fmt::format("{}: {}{} is not a 3-D byte tensor [{}, ...]", where, m, f_.scale_suffix, E));
       if (s.global.dtype != io::DType::F32 || s.global.numel() != E)
-        throw io::FormatError(fmt::format("{}: {}{} is not {} F32 values (one per expert)", where, m,
-                                          f_.global_suffix, E));
+        throw io::FormatError(fmt::format("{}: {}{} is not {} F32 values (one per expert)", where, m, f_.global_suffix, E));
       return s;
     }
     if (w.shape.size() != 2) throw io::FormatError(fmt::format("{}: {}.weight is not 2-D", src_.dir().string(), m));
     if (!one_byte(s.data.dtype) || s.data.shape != std::vector<std::int64_t>{w.shape.at(0), w.shape.at(1) / 2})
-      throw io::FormatError(fmt::format("{}: {}{} is not a byte tensor [{}, {}]", where, m, f_.data_suffix,
-                                        w.shape.at(0), w.shape.at(1) / 2));
+      throw io::FormatError(
+          fmt::format("{}: {}{} is not a byte tensor [{}, {}]", where, m, f_.data_suffix, w.shape.at(0), w.shape.at(1) / 2));
     if (!one_byte(s.scale.dtype) || s.scale.shape.size() != 2)
       throw io::FormatError(fmt::format("{}: {}{} is not a 2-D byte tensor", where, m, f_.scale_suffix));
     if (s.global.dtype != io::DType::F32 || s.global.numel() != 1)
@@ -197,8 +191,7 @@ class Checker {
     } else if (data_ok && global_ok) {
       const QuantizedWeight other =
           stacked(m) ? quantize_experts(ref_, m + ".weight", source(m), profile, !f_.swizzled_scales)
-                     : quantize_weight(ref_, m + ".weight", source(m), profile, group_amax(profile, m),
-                                       !f_.swizzled_scales);
+                     : quantize_weight(ref_, m + ".weight", source(m), profile, group_amax(profile, m), !f_.swizzled_scales);
       if (s.scale.bytes == other.scale.bytes)
         return f_.swizzled_scales ? "scales linear where the format stores them swizzled"
                                   : "scales swizzled where the format stores them linear";
@@ -212,8 +205,7 @@ class Checker {
       if (const auto layout = bmm_layout_fault(m, s, e, profile)) return *layout;
     const std::vector<std::string>& members = groups_.at(group_key(m));
     const float own = own_amax(profile, m);
-    if (members.size() > 1 &&
-        std::bit_cast<std::uint32_t>(own) != std::bit_cast<std::uint32_t>(group_amax(profile, m)) &&
+    if (members.size() > 1 && std::bit_cast<std::uint32_t>(own) != std::bit_cast<std::uint32_t>(group_amax(profile, m)) &&
         compare(m, s, expect(profile, m, own), true).match()) {
       std::string peers;
       for (const std::string& p : members)
@@ -224,8 +216,7 @@ class Checker {
       const std::string name(p.name);
       if (name == profile) continue;
       const bool exports = p.knobs.exported != ExportedGlobal::NONE || f_.stored_global != StoredGlobal::PROFILE;
-      if (compare(m, s, expect(name, m, amax_for(name, m)), exports).match())
-        return "another profile: " + name;
+      if (compare(m, s, expect(name, m, amax_for(name, m)), exports).match()) return "another profile: " + name;
     }
     return "";
   }
@@ -257,7 +248,8 @@ class Checker {
     per_expert.scale = transpose_last2(per_expert.scale);
     if (const auto d = layout(per_expert))
       return "one weight_scale_2 per expert (each expert quantized with its own amax), where ModelOpt stores one for "
-             "the whole 3-D tensor" + (d->empty() ? "" : "; " + *d);
+             "the whole 3-D tensor" +
+             (d->empty() ? "" : "; " + *d);
     return std::nullopt;
   }
 
@@ -271,8 +263,7 @@ class Checker {
       if (other < 0) continue;
       const std::string n = g[1].str() + std::to_string(other) + g[3].str();
       if (!q_.has(n + f_.scale_suffix) || !src_.has(n + ".weight")) continue;
-      if (expect(profile, n, group_amax(profile, n)).scale.bytes == s.scale.bytes)
-        return std::to_string(other);
+      if (expect(profile, n, group_amax(profile, n)).scale.bytes == s.scale.bytes) return std::to_string(other);
     }
     return std::nullopt;
   }
@@ -304,7 +295,7 @@ class Checker {
 
   const HfCheckpoint &src_, &q_;
   const CheckpointFormat& f_;
-  ReferenceBackend ref_;
+  cases::ReferenceBackend ref_;
   std::vector<std::string> modules_;
   std::set<std::string> bmm_;  // the modules that are BMM expert parameters
   std::map<std::string, std::vector<std::string>> groups_;
@@ -314,8 +305,8 @@ class Checker {
 }  // namespace
 
 std::string TensorVerdict::counts() const {
-  return fmt::format("data: {} of {} bytes differ; weight_scale: {} of {} bytes differ; {} {}", data_diff, data_total,
-                     scale_diff, scale_total, global_name, global_differs ? "differs" : "matches");
+  return fmt::format("data: {} of {} bytes differ; weight_scale: {} of {} bytes differ; {} {}", data_diff, data_total, scale_diff,
+                     scale_total, global_name, global_differs ? "differs" : "matches");
 }
 
 std::string TensorVerdict::line() const {
@@ -368,10 +359,10 @@ std::string modelopt_or_miles(const HfCheckpoint& q) {
   }
   if (modules == 0 || placeholders == 0 || !experts_only) return "modelopt";
   if (placeholders == modules) return "miles";
-  throw io::FormatError(fmt::format(
-      "{}: cannot tell format modelopt (A) from miles (C): {} of {} quantized modules have input_scale 1.0 (format C "
-      "writes it for all, format A for none): give --format",
-      q.dir().string(), placeholders, modules));
+  throw io::FormatError(
+      fmt::format("{}: cannot tell format modelopt (A) from miles (C): {} of {} quantized modules have input_scale 1.0 (format C "
+                  "writes it for all, format A for none): give --format",
+                  q.dir().string(), placeholders, modules));
 }
 
 }  // namespace
@@ -387,11 +378,10 @@ std::string detect_format(const HfCheckpoint& quantized) {
   if (method == "modelopt" || std::filesystem::exists(quantized.dir() / "hf_quant_config.json"))
     return modelopt_or_miles(quantized);
   if (method.empty())
-    throw io::FormatError(
-        fmt::format("{}: no hf_quant_config.json and no quantization_config.quant_method: give --format",
-                    quantized.dir().string()));
-  throw io::FormatError(fmt::format("{}: quant_method {} is not a supported format (supported: {})",
-                                    quantized.dir().string(), method, supported_formats()));
+    throw io::FormatError(fmt::format("{}: no hf_quant_config.json and no quantization_config.quant_method: give --format",
+                                      quantized.dir().string()));
+  throw io::FormatError(fmt::format("{}: quant_method {} is not a supported format (supported: {})", quantized.dir().string(),
+                                    method, supported_formats()));
 }
 
 }  // namespace nvfp4::checkpoint

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/hf_checkpoint.h"
 #include "checkpoint/format.h"
+#include "checkpoint/hf_checkpoint.h"
 
 namespace nvfp4::checkpoint {
 
@@ -20,7 +20,7 @@ struct TensorVerdict {
   std::size_t data_diff = 0, data_total = 0, scale_diff = 0, scale_total = 0;
   bool global_differs = false;
   std::string global_name = "weight_scale_2";  // the format's name of the stored global scale
-  std::string fault;  // the fault class that reproduces it exactly, or "" (match, or unexplained)
+  std::string fault;                           // the fault class that reproduces it exactly, or "" (match, or unexplained)
   bool match() const { return data_diff == 0 && scale_diff == 0 && !global_differs; }
   // "data: 3 of 2048 bytes differ; weight_scale: 0 of 256 bytes differ; weight_scale_2 matches"
   std::string counts() const;

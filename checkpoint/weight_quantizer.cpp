@@ -15,9 +15,9 @@ namespace {
 // The registry's rowwise quantize of a weight under `profile` (its errors labelled with the
 // tensor's name); `tune` sets the case's other parameters.
 template <class Tune>
-TensorMap quantize_rowwise(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
-                           bool swizzled, Tune tune) {
-  Case c = make_case("quantize");
+cases::TensorMap quantize_rowwise(cases::Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
+                                  bool swizzled, Tune tune) {
+  cases::Case c = cases::make_case("quantize");
   c.params.set("profile", profile);
   c.params.set("direction", std::string("rowwise"));
   c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
@@ -32,8 +32,8 @@ TensorMap quantize_rowwise(Backend& b, const std::string& name, const io::Tensor
 
 }  // namespace
 
-float weight_amax(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile) {
-  Case c = make_case("amax_global");
+float weight_amax(cases::Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile) {
+  cases::Case c = cases::make_case("amax_global");
   c.params.set("profile", profile);
   c.inputs["x"] = w;
   if (w.shape.size() == 3)  // [E, N, K] as [E·N, K]: the same elements
@@ -55,10 +55,11 @@ float combine_amax(const std::string& profile, float a, float b) {
   return amax_combine(p->knobs.amax, a, b);
 }
 
-QuantizedWeight quantize_weight(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
+QuantizedWeight quantize_weight(cases::Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
                                 float amax, bool swizzled) {
-  TensorMap out = quantize_rowwise(b, name, w, profile, swizzled,
-                                   [&](Case& c) { c.params.set("amax", F32Bits{std::bit_cast<std::uint32_t>(amax)}); });
+  cases::TensorMap out = quantize_rowwise(b, name, w, profile, swizzled, [&](cases::Case& c) {
+    c.params.set("amax", cases::F32Bits{std::bit_cast<std::uint32_t>(amax)});
+  });
   QuantizedWeight q;
   q.data = std::move(out.at("data"));
   io::Tensor& scale = out.at("scale");
@@ -74,10 +75,10 @@ QuantizedWeight quantize_weight(Backend& b, const std::string& name, const io::T
   return q;
 }
 
-QuantizedWeight quantize_experts(Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
+QuantizedWeight quantize_experts(cases::Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
                                  bool swizzled) {
   if (w.shape.size() != 3) throw Error(name, ErrorCode::E_RANK, "expert weights are [E, N, K]");
-  TensorMap out = quantize_rowwise(b, name, w, profile, swizzled, [](Case& c) { c.params.set("experts", true); });
+  cases::TensorMap out = quantize_rowwise(b, name, w, profile, swizzled, [](cases::Case& c) { c.params.set("experts", true); });
   const std::int64_t E = w.shape.at(0), rows = w.shape.at(1), cols = w.shape.at(2) / 16;
   QuantizedWeight q;
   q.data = std::move(out.at("data"));
@@ -89,8 +90,7 @@ QuantizedWeight quantize_experts(Backend& b, const std::string& name, const io::
     q.scale = io::Tensor{io::DType::F8_E4M3, {E, rows, cols}, std::vector<std::uint8_t>(std::size_t(E * rows * cols))};
     for (std::int64_t e = 0; e < E; ++e)
       for (std::int64_t r = 0; r < rows; ++r)
-        std::memcpy(q.scale.bytes.data() + (e * rows + r) * cols, scale.bytes.data() + (e * prow + r) * pcol,
-                    std::size_t(cols));
+        std::memcpy(q.scale.bytes.data() + (e * rows + r) * cols, scale.bytes.data() + (e * prow + r) * pcol, std::size_t(cols));
   }
   const io::Tensor& amax = out.at("amax");  // [E, 1]
   q.expert_amax.resize(std::size_t(E));
@@ -112,8 +112,8 @@ io::Tensor transpose_last2(const io::Tensor& t) {
   return out;
 }
 
-QuantizedWeight quantize_bmm_experts(Backend& b, const std::string& name, const io::Tensor& w,
-                                     const std::string& profile, float amax) {
+QuantizedWeight quantize_bmm_experts(cases::Backend& b, const std::string& name, const io::Tensor& w, const std::string& profile,
+                                     float amax) {
   if (w.shape.size() != 3) throw Error(name, ErrorCode::E_RANK, "BMM expert weights are [E, in, out]");
   const std::int64_t E = w.shape[0], in = w.shape[1], out = w.shape[2];
   io::Tensor rows = transpose_last2(w);  // [E, out, in], quantized as [E·out, in]
@@ -121,7 +121,7 @@ QuantizedWeight quantize_bmm_experts(Backend& b, const std::string& name, const 
   QuantizedWeight q = quantize_weight(b, name, rows, profile, amax, false);
   q.data.shape = {E, out, in / 2};
   q.scale.shape = {E, out, in / 16};
-  q.data = transpose_last2(q.data);  // [E, in/2, out]
+  q.data = transpose_last2(q.data);    // [E, in/2, out]
   q.scale = transpose_last2(q.scale);  // [E, in/16, out]
   return q;
 }

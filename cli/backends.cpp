@@ -23,11 +23,15 @@ namespace {
 
 std::string always_available() { return ""; }
 
-std::unique_ptr<Backend> make_reference(const ExternalOptions&, int) { return std::make_unique<ReferenceBackend>(); }
+std::unique_ptr<cases::Backend> make_reference(const ExternalOptions&, int) {
+  return std::make_unique<cases::ReferenceBackend>();
+}
 
-std::unique_ptr<Backend> make_metamorphic(const ExternalOptions&, int) { return std::make_unique<MetamorphicBackend>(); }
+std::unique_ptr<cases::Backend> make_metamorphic(const ExternalOptions&, int) {
+  return std::make_unique<cases::MetamorphicBackend>();
+}
 
-std::unique_ptr<Backend> make_device([[maybe_unused]] const ExternalOptions&, [[maybe_unused]] int device) {
+std::unique_ptr<cases::Backend> make_device([[maybe_unused]] const ExternalOptions&, [[maybe_unused]] int device) {
 #if NVFP4_WITH_DEVICE
   return std::make_unique<device::DeviceBackend>(device);
 #else
@@ -35,7 +39,7 @@ std::unique_ptr<Backend> make_device([[maybe_unused]] const ExternalOptions&, [[
 #endif
 }
 
-std::unique_ptr<Backend> make_worker(const ExternalOptions& external, int) {
+std::unique_ptr<cases::Backend> make_worker(const ExternalOptions& external, int) {
   if (external.worker.empty()) throw UsageError("--backends names worker: give its command with --worker 'CMD ARGS...'");
   external::WorkerOptions o;
   o.command = external.worker;
@@ -43,7 +47,7 @@ std::unique_ptr<Backend> make_worker(const ExternalOptions& external, int) {
   return std::make_unique<external::WorkerBackend>(o);
 }
 
-std::unique_ptr<Backend> make_plugin(const ExternalOptions& external, int) {
+std::unique_ptr<cases::Backend> make_plugin(const ExternalOptions& external, int) {
   if (external.plugin.empty()) throw UsageError("--backends names plugin: give its library with --plugin ./libmine.so");
   return external::load_plugin(external.plugin);
 }
@@ -51,8 +55,7 @@ std::unique_ptr<Backend> make_plugin(const ExternalOptions& external, int) {
 // Every backend the comparing commands know, in the order help texts and errors list them.
 constexpr BackendRow kBackends[] = {
     {"reference", "the CPU emulator, the specification in code", make_reference, always_available, true},
-    {"metamorphic", "the reference reached through each operation's metamorphic relation", make_metamorphic,
-     always_available},
+    {"metamorphic", "the reference reached through each operation's metamorphic relation", make_metamorphic, always_available},
     {"device", "the CUDA kernels, on a GPU", make_device, device_unavailable, true},
     {"worker", "an external process speaking docs/spec/worker-protocol.md, given by --worker", make_worker, always_available},
     {"plugin", "a shared library implementing docs/spec/plugin-abi.md, given by --plugin", make_plugin, always_available},
@@ -76,8 +79,7 @@ std::string backend_names(std::string_view separator) {
 
 std::string backends_option_help() {
   std::string s = "two backends A,B to compare, of: ";
-  for (const BackendRow& row : kBackends)
-    s += fmt::format("{}{} ({})", &row == kBackends ? "" : ", ", row.name, row.description);
+  for (const BackendRow& row : kBackends) s += fmt::format("{}{} ({})", &row == kBackends ? "" : ", ", row.name, row.description);
   return s + "; default reference,device where a GPU is usable, else reference,metamorphic";
 }
 
@@ -91,7 +93,9 @@ void add_output_backend_option(CLI::App* cmd, std::string& backend) {
 }
 
 void add_external_options(CLI::App* cmd, ExternalOptions& o) {
-  cmd->add_option("--worker", o.worker, "the worker backend's command: plain words run directly, shell syntax under /bin/sh -c (docs/spec/worker-protocol.md)");
+  cmd->add_option(
+      "--worker", o.worker,
+      "the worker backend's command: plain words run directly, shell syntax under /bin/sh -c (docs/spec/worker-protocol.md)");
   cmd->add_option("--worker-timeout", o.worker_timeout, "seconds a worker may take per case before the case's verdict is timeout")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -106,16 +110,17 @@ std::string device_unavailable() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external, int device) {
+std::unique_ptr<cases::Backend> make_backend(std::string_view name, const ExternalOptions& external, int device) {
   const BackendRow* row = find_backend(name);
   if (!row) throw UsageError(fmt::format("unknown backend '{}' (known: {})", name, backend_names(", ")));
   if (const std::string why = row->unavailable(); !why.empty())
-    throw BackendUnavailable(fmt::format("the {} backend cannot run here: {}", row->name, why));
+    throw cases::BackendUnavailable(fmt::format("the {} backend cannot run here: {}", row->name, why));
   return row->make(external, device);
 }
 
 void add_job_options(CLI::App* cmd, JobOptions& o) {
-  cmd->add_option("--jobs", o.jobs, "threads, each running rounds on its own pair of backends (0: one per hardware thread); "
+  cmd->add_option("--jobs", o.jobs,
+                  "threads, each running rounds on its own pair of backends (0: one per hardware thread); "
                   "the cases do not depend on it")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -182,14 +187,14 @@ std::pair<std::string, std::string> parse_backends(const std::string& text) {
   return b;
 }
 
-std::string outside_backends(const Case& c, const Backend& a, const Backend& b) {
-  for (const Backend* x : {&a, &b})
-    if (const Declaration* d = x->declaration())
+std::string outside_backends(const cases::Case& c, const cases::Backend& a, const cases::Backend& b) {
+  for (const cases::Backend* x : {&a, &b})
+    if (const cases::Declaration* d = x->declaration())
       if (std::string why = d->outside(c); !why.empty()) return fmt::format("{}: {}", backend_label(*x), why);
   return "";
 }
 
-std::string backend_label(const Backend& b) {
+std::string backend_label(const cases::Backend& b) {
   if (const auto* w = dynamic_cast<const external::WorkerBackend*>(&b)) return fmt::format("worker ({})", w->worker_name());
   if (const auto* p = dynamic_cast<const external::PluginBackend*>(&b)) return fmt::format("plugin ({})", p->worker_name());
   return std::string(b.name());

@@ -19,9 +19,9 @@ namespace nvfp4::cli {
 // How to reach the external backends: a worker command (docs/spec/worker-protocol.md) or a plugin
 // library (docs/spec/plugin-abi.md).
 struct ExternalOptions {
-  std::string worker;           // --worker 'CMD ARGS...'
-  double worker_timeout = 10;   // --worker-timeout, seconds per case
-  std::string plugin;           // --plugin ./libmine.so
+  std::string worker;          // --worker 'CMD ARGS...'
+  double worker_timeout = 10;  // --worker-timeout, seconds per case
+  std::string plugin;          // --plugin ./libmine.so
 };
 
 // Adds --worker, --worker-timeout and --plugin to a command.
@@ -32,7 +32,7 @@ void add_external_options(CLI::App* cmd, ExternalOptions& o);
 struct BackendRow {
   std::string_view name;         // as --backends names it
   std::string_view description;  // one line, for help texts
-  std::unique_ptr<Backend> (*make)(const ExternalOptions& external, int device);
+  std::unique_ptr<cases::Backend> (*make)(const ExternalOptions& external, int device);
   std::string (*unavailable)();  // why it cannot run here, or "" when it can
   // Whether a one-shot command (gemm, cast-master-weights, convert-checkpoint) may compute its
   // output with it: only the implementations of the specification itself, not the metamorphic
@@ -50,7 +50,7 @@ void add_output_backend_option(CLI::App* cmd, std::string& backend);
 // usable GPU or without CUDA in this build), UsageError for an unknown name or a worker or plugin
 // without --worker or --plugin. A worker or plugin that cannot start throws BackendUnavailable
 // with the reason.
-std::unique_ptr<Backend> make_backend(std::string_view name, const ExternalOptions& external = {}, int device = 0);
+std::unique_ptr<cases::Backend> make_backend(std::string_view name, const ExternalOptions& external = {}, int device = 0);
 
 // How a campaign spreads over the machine: --jobs (threads, each with its own pair of backends;
 // 0 = one per hardware thread) and --devices (the GPUs the device backend's jobs take in turn:
@@ -85,9 +85,9 @@ std::pair<std::string, std::string> parse_backends(const std::string& text);
 // "" when both backends implement c; else why one of them does not (an external backend's
 // declaration leaves it out), for replay and the gate's corpus step to skip it
 // (compare/corpus_replay.h).
-std::string outside_backends(const Case& c, const Backend& a, const Backend& b);
+std::string outside_backends(const cases::Case& c, const cases::Backend& a, const cases::Backend& b);
 
 // "worker (my-quantizer 0.3)", "plugin (libmine.so)", or the backend's name.
-std::string backend_label(const Backend& b);
+std::string backend_label(const cases::Backend& b);
 
 }  // namespace nvfp4::cli

@@ -33,12 +33,14 @@ std::function<void(const fuzz::CampaignProgress&)> terminal_progress() {
   };
 }
 
-void state_space(const std::string& command, fuzz::CaseSpace space, const Backend& expected, const Backend& actual,
-                 Summary& summary) {
+void state_space(const std::string& command, fuzz::CaseSpace space, const cases::Backend& expected, const cases::Backend& actual,
+                 reports::Summary& summary) {
   space.declarations = {expected.declaration(), actual.declaration()};
   if (!expected.declaration() && !actual.declaration()) {
-    const std::string all = fmt::format("{}, every parameter and profile{}", space.ops.empty() ? "every operation" : fmt::format("{}", fmt::join(space.ops, ", ")),
-                                        space.profiles.empty() ? "" : fmt::format(" (profiles {})", fmt::join(space.profiles, ", ")));
+    const std::string all =
+        fmt::format("{}, every parameter and profile{}",
+                    space.ops.empty() ? "every operation" : fmt::format("{}", fmt::join(space.ops, ", ")),
+                    space.profiles.empty() ? "" : fmt::format(" (profiles {})", fmt::join(space.profiles, ", ")));
     fmt::print("{}: space: {}\n", command, all);
     summary.facts.emplace_back("space", all);
     return;
@@ -57,22 +59,22 @@ void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& ba
   for (const auto& [op, s] : r.per_operation)
     fmt::print("  {:<22} {:>8} {:>10.1f} {:>9}\n", op, s.cases, s.cases / std::max(s.seconds, 1e-9), s.failures);
   for (const fuzz::CampaignFailure& f : r.failures)
-    fmt::print("  FAIL {} {} after {} cases: {}\n       saved {}\n", f.shrunk.c.op, case_profile_name(f.shrunk.c),
+    fmt::print("  FAIL {} {} after {} cases: {}\n       saved {}\n", f.shrunk.c.op, cases::case_profile_name(f.shrunk.c),
                f.cases_to_detection, f.comparison.problem, f.saved.empty() ? "(not saved)" : f.saved.string());
 }
 
 void report_failures(const fuzz::CampaignResult& r, const std::string& backends, const std::filesystem::path& dir,
-                     Summary& summary) {
+                     reports::Summary& summary) {
   for (std::size_t i = 0; i < r.failures.size(); ++i) {
     const fuzz::CampaignFailure& f = r.failures[i];
     const std::string stem = f.saved.empty() ? fmt::format("failure-{}", i) : f.saved.stem().string();
-    SummaryEntry e;
+    reports::SummaryEntry e;
     e.name = f.saved.empty() ? stem : f.saved.filename().string();
     e.operation = f.shrunk.c.op;
-    e.profile = case_profile_name(f.shrunk.c);
+    e.profile = cases::case_profile_name(f.shrunk.c);
     e.passed = false;
     e.detail = f.comparison.problem;
-    e.report_link = write_failure_page(dir, stem, f.shrunk, f.comparison, backends, f.saved);
+    e.report_link = reports::write_failure_page(dir, stem, f.shrunk, f.comparison, backends, f.saved);
     summary.entries.push_back(std::move(e));
   }
 }

@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cases/case.h"
 #include "cases/registry.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
 #include "io/output_path.h"
-#include "cases/case.h"
 #include "reference/partition.h"
 #include "reference/profiles.h"
 
@@ -41,7 +41,7 @@ std::vector<std::int64_t> parse_cuts(const std::string& text) {
 void run(const CastArgs& a) {
   io::prepare_output_file(a.output, "--output");
   const io::File in = io::read_file(a.input);
-  Case c = make_case("cast_master_weights");
+  cases::Case c = cases::make_case("cast_master_weights");
   c.params.set("profile", a.profile);
   std::int64_t total = 0;
   for (const auto& [name, t] : in.tensors)  // every 2-D tensor is a master weight, in name order
@@ -50,11 +50,12 @@ void run(const CastArgs& a) {
       total += t.numel();
     }
   if (c.inputs.empty()) throw UsageError(fmt::format("{}: holds no 2-D tensor (master weights are 2-D F32)", a.input));
-  if (a.ranks < 1 || a.ranks > kMaxRanks) throw UsageError(fmt::format("--ranks {}: between 1 and {} ranks are supported", a.ranks, kMaxRanks));
+  if (a.ranks < 1 || a.ranks > kMaxRanks)
+    throw UsageError(fmt::format("--ranks {}: between 1 and {} ranks are supported", a.ranks, kMaxRanks));
   const std::vector<std::int64_t> cuts = a.cuts.empty() ? equal_cuts(total, a.ranks) : parse_cuts(a.cuts);
   rank_ranges(total, a.ranks, cuts);  // bad cut points fail here, before any work
   c.params.set("cuts", cuts);
-  const TensorMap result = make_backend(a.backend)->run(c);
+  const cases::TensorMap result = make_backend(a.backend)->run(c);
   io::File out;
   out.tensors = result;
   out.metadata = {
@@ -74,8 +75,8 @@ void run(const CastArgs& a) {
 
 void register_cast_master_weights(CLI::App& app) {
   auto a = std::make_shared<CastArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "cast-master-weights", "Cast FP32 master weights to NVFP4 2D across R data-parallel ranks (NUMERICS.md §3.17)");
+  CLI::App* cmd = app.add_subcommand("cast-master-weights",
+                                     "Cast FP32 master weights to NVFP4 2D across R data-parallel ranks (NUMERICS.md §3.17)");
   cmd->add_option("--input", a->input, "safetensors file; every 2-D tensor is an F32 master weight")->required();
   cmd->add_option("--output", a->output, "output .safetensors: NAME.data, NAME.scale, NAME.amax, NAME.data_t, NAME.scale_t")
       ->required();
@@ -92,7 +93,7 @@ void register_cast_master_weights(CLI::App& app) {
   cmd->callback([a] {
     try {
       run(*a);
-    } catch (const BackendUnavailable& e) {
+    } catch (const cases::BackendUnavailable& e) {
       throw UsageError(fmt::format("--backend device: {}", e.what()));
     }
   });

@@ -31,18 +31,18 @@ struct CheckCheckpointArgs {
 
 // The command line that repeats the check, for the report's pages.
 std::string repeat_command(const CheckCheckpointArgs& a, const std::string& format, const std::string& profile) {
-  return fmt::format("nvfp4-verify check-checkpoint --source {} --quantized {} --format {} {}", a.source, a.quantized,
-                     format, a.identify ? std::string("--identify") : "--profile " + profile);
+  return fmt::format("nvfp4-verify check-checkpoint --source {} --quantized {} --format {} {}", a.source, a.quantized, format,
+                     a.identify ? std::string("--identify") : "--profile " + profile);
 }
 
 void write_junit_file(const std::string& file, const checkpoint::CheckpointCheck& c) {
-  write_junit(file, "nvfp4-verify check-checkpoint", {checkpoint_junit_suite(c)});
+  reports::write_junit(file, "nvfp4-verify check-checkpoint", {reports::checkpoint_junit_suite(c)});
 }
 
 void write_report(const std::string& dir, const checkpoint::HfCheckpoint& source, const checkpoint::HfCheckpoint& quantized,
                   const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c,
-                  const CheckpointReportInfo& info) {
-  const std::filesystem::path index = write_checkpoint_report(dir, source, quantized, f, c, info);
+                  const reports::CheckpointReportInfo& info) {
+  const std::filesystem::path index = reports::write_checkpoint_report(dir, source, quantized, f, c, info);
   std::printf("check-checkpoint: report written to %s\n", index.string().c_str());
 }
 
@@ -56,16 +56,14 @@ int run(const CheckCheckpointArgs& a) {
   const std::string format_name = a.format == "auto" ? checkpoint::detect_format(quantized) : a.format;
   const auto format = checkpoint::find_format(format_name);
   if (!format)
-    throw UsageError(
-        fmt::format("--format {}: not supported; supported: auto, {}", a.format, checkpoint::supported_formats()));
+    throw UsageError(fmt::format("--format {}: not supported; supported: auto, {}", a.format, checkpoint::supported_formats()));
 
   if (a.identify) {
     std::vector<std::string> matching;
     std::vector<checkpoint::CheckpointCheck> all;
     checkpoint::CheckpointCheck best;
     for (const NamedProfile& p : all_profiles()) {
-      checkpoint::CheckpointCheck c =
-          checkpoint::check_checkpoint(source, quantized, *format, std::string(p.name), false);
+      checkpoint::CheckpointCheck c = checkpoint::check_checkpoint(source, quantized, *format, std::string(p.name), false);
       std::printf("identify: %s: %zu of %zu tensors match\n", c.profile.c_str(), c.tensors.size() - c.mismatches(),
                   c.tensors.size());
       if (c.mismatches() == 0) matching.push_back(c.profile);
@@ -104,8 +102,7 @@ int run(const CheckCheckpointArgs& a) {
 
 void register_check_checkpoint(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<CheckCheckpointArgs>();
-  CLI::App* cmd =
-      app.add_subcommand("check-checkpoint", "Check an NVFP4 checkpoint against its BF16 source, tensor by tensor");
+  CLI::App* cmd = app.add_subcommand("check-checkpoint", "Check an NVFP4 checkpoint against its BF16 source, tensor by tensor");
   cmd->add_option("--source", a->source, "the BF16 Hugging Face model directory")->required();
   cmd->add_option("--quantized", a->quantized, "the NVFP4 checkpoint directory")->required();
   std::vector<std::string> formats = {"auto"};

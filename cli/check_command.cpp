@@ -38,8 +38,8 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-CheckRequest request(const CheckArgs& a) {
-  CheckRequest r;
+compare::CheckRequest request(const CheckArgs& a) {
+  compare::CheckRequest r;
   r.op = a.op;
   for (const std::string& p : a.params) {
     auto [name, value] = split_assignment(p, "--param", "name=value");
@@ -58,55 +58,55 @@ CheckRequest request(const CheckArgs& a) {
 
 // The command that repeats the check with every parameter that is not at its default (inferred
 // ones included), for the report.
-std::string repeat_command(const CheckArgs& a, const Case& c) {
+std::string repeat_command(const CheckArgs& a, const cases::Case& c) {
   std::string s = fmt::format("nvfp4-verify check --input {} --outputs {} --op {}", a.input, a.outputs, c.op);
   if (!a.renames.empty()) s += fmt::format(" --map {}", fmt::join(a.renames, ","));
-  for (const ParamSpec& p : operation(c.op).params)
+  for (const cases::ParamSpec& p : cases::operation(c.op).params)
     if (c.params.values().find(p.name)->second != p.default_value || p.name == "profile")
       s += fmt::format(" --param {}={}", p.name, c.params.display(p.name));
   return s;
 }
 
 // The failure page of r into dir; returns its file name.
-std::string write_failure(const fs::path& dir, const CheckArgs& a, const CheckResult& r, const Explanation& e) {
-  FailureReport page;
-  page.title = fmt::format("{}: {} differs from the reference", case_label(r.c), a.outputs);
-  CaseRecord record;
+std::string write_failure(const fs::path& dir, const CheckArgs& a, const compare::CheckResult& r, const compare::Explanation& e) {
+  reports::FailureReport page;
+  page.title = fmt::format("{}: {} differs from the reference", cases::case_label(r.c), a.outputs);
+  cases::CaseRecord record;
   record.c = r.c;
   record.origin = "nvfp4-verify check";
   record.note = "outputs of " + a.outputs;
-  page.case_description = describe_case(record).dump(2);
+  page.case_description = cases::describe_case(record).dump(2);
   page.replay_command = repeat_command(a, r.c);
   page.backends = "reference vs " + a.outputs;
   page.c = r.c;
   page.diffs = r.diffs;
   page.explanation = e;
-  write_page(dir, "check.html", render_failure(page));
+  reports::write_page(dir, "check.html", reports::render_failure(page));
   return "check.html";
 }
 
 // The summary page last, so that its link never points to a page not yet written.
-void write_summary(const fs::path& dir, const CheckArgs& a, std::vector<SummaryEntry> entries) {
-  Summary s;
+void write_summary(const fs::path& dir, const CheckArgs& a, std::vector<reports::SummaryEntry> entries) {
+  reports::Summary s;
   s.title = fmt::format("nvfp4-verify check of {}", a.outputs);
   s.backends = "reference vs " + a.outputs;
   s.entries = std::move(entries);
-  write_page(dir, "index.html", render_summary(s));
+  reports::write_page(dir, "index.html", reports::render_summary(s));
   fmt::print("check: report written to {}\n", (dir / "index.html").string());
 }
 
-void print_notes(const CheckResult& r) {
+void print_notes(const compare::CheckResult& r) {
   for (const std::string& note : r.notes) fmt::print("check: {}\n", note);
 }
 
 int check(const CheckArgs& a) {
-  const CheckResult r = check_outputs(request(a));
+  const compare::CheckResult r = compare::check_outputs(request(a));
   print_notes(r);
-  const Explanation e = r.match() ? Explanation{} : explain_check(r);
-  const std::string paragraph = describe_check(r, e);
+  const compare::Explanation e = r.match() ? compare::Explanation{} : compare::explain_check(r);
+  const std::string paragraph = compare::describe_check(r, e);
   fmt::print("{}\n", paragraph);
   if (!a.report.empty()) {
-    SummaryEntry entry{a.outputs, r.c.op, case_profile_name(r.c), r.match(), paragraph, ""};
+    reports::SummaryEntry entry{a.outputs, r.c.op, cases::case_profile_name(r.c), r.match(), paragraph, ""};
     if (!r.match()) entry.report_link = write_failure(a.report, a, r, e);
     write_summary(a.report, a, {entry});
   }
@@ -114,17 +114,17 @@ int check(const CheckArgs& a) {
 }
 
 int identify(const CheckArgs& a) {
-  const std::vector<ProfileMatch> ranking = identify_profile(request(a));
-  const CheckResult& best = *ranking.front().result;
-  const std::vector<std::string> lines = describe_identify(ranking);
+  const std::vector<compare::ProfileMatch> ranking = compare::identify_profile(request(a));
+  const compare::CheckResult& best = *ranking.front().result;
+  const std::vector<std::string> lines = compare::describe_identify(ranking);
   print_notes(best);
   for (const std::string& line : lines) fmt::print("{}\n", line);
-  const Explanation e = best.match() ? Explanation{} : explain_check(best);
-  fmt::print("{}\n", describe_check(best, e));
+  const compare::Explanation e = best.match() ? compare::Explanation{} : compare::explain_check(best);
+  fmt::print("{}\n", compare::describe_check(best, e));
   if (!a.report.empty()) {
-    std::vector<SummaryEntry> entries;
+    std::vector<reports::SummaryEntry> entries;
     for (std::size_t i = 0; i < ranking.size(); ++i) {
-      const ProfileMatch& m = ranking[i];
+      const compare::ProfileMatch& m = ranking[i];
       entries.push_back({"profile " + m.profile, a.op, m.profile, m.result && m.result->match(), lines[i], ""});
     }
     if (!best.match()) entries.front().report_link = write_failure(a.report, a, best, e);

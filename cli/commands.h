@@ -25,8 +25,7 @@ std::uint64_t parse_rht_mask(const std::string& text);
 // --threads N of convert-checkpoint and check-checkpoint: when given, N >= 1; UsageError otherwise.
 inline void check_threads(bool given, int n) {
   if (given && n < 1)
-    throw UsageError("--threads " + std::to_string(n) +
-                     ": must be at least 1 (leave it out for one thread per hardware thread)");
+    throw UsageError("--threads " + std::to_string(n) + ": must be at least 1 (leave it out for one thread per hardware thread)");
 }
 
 void register_quantize(CLI::App& app);

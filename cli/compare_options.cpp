@@ -18,8 +18,8 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
                                      "(default: no bound, every case passes and the run only reports)");
 }
 
-CompareMode compare_mode(const CompareArgs& a) {
-  CompareMode mode;
+compare::CompareMode compare_mode(const CompareArgs& a) {
+  compare::CompareMode mode;
   mode.ulp = a.compare == "ulp";
   const bool bound = a.max_ulp_option && a.max_ulp_option->count() > 0;
   if (bound && !mode.ulp) throw UsageError("--max-ulp needs --compare ulp (the bitwise comparison has no tolerance)");
@@ -27,15 +27,16 @@ CompareMode compare_mode(const CompareArgs& a) {
   return mode;
 }
 
-std::vector<std::string> campaign_operations(const CompareMode& mode, const std::vector<std::string>& ops) {
+std::vector<std::string> campaign_operations(const compare::CompareMode& mode, const std::vector<std::string>& ops) {
   if (!mode.ulp) return ops;
-  const std::vector<std::string> gemm = gemm_operation_names();
+  const std::vector<std::string> gemm = compare::gemm_operation_names();
   if (gemm.empty()) throw UsageError("--compare ulp: this build registers no GEMM operation (gemm, grouped_gemm)");
   for (const std::string& op : ops)
-    if (!is_gemm_operation(op))
-      throw UsageError(fmt::format("--compare ulp compares GEMM outputs only ({}); --ops names '{}': compare it bitwise "
-                                   "in a campaign of its own",
-                                   fmt::join(gemm, ", "), op));
+    if (!compare::is_gemm_operation(op))
+      throw UsageError(
+          fmt::format("--compare ulp compares GEMM outputs only ({}); --ops names '{}': compare it bitwise "
+                      "in a campaign of its own",
+                      fmt::join(gemm, ", "), op));
   return ops.empty() ? gemm : ops;
 }
 

@@ -20,11 +20,11 @@ struct CompareArgs {
 void add_compare_options(CLI::App* cmd, CompareArgs& a);
 
 // The mode the options ask for; UsageError for --max-ulp without --compare ulp.
-CompareMode compare_mode(const CompareArgs& a);
+compare::CompareMode compare_mode(const CompareArgs& a);
 
 // The operations a campaign draws in this mode: bitwise, `ops` as given (empty: all); ulp, the
 // GEMM operations, all of them when `ops` is empty. UsageError when `ops` names another operation,
 // or when this build registers no GEMM operation.
-std::vector<std::string> campaign_operations(const CompareMode& mode, const std::vector<std::string>& ops);
+std::vector<std::string> campaign_operations(const compare::CompareMode& mode, const std::vector<std::string>& ops);
 
 }  // namespace nvfp4::cli

@@ -35,8 +35,8 @@ class ProgressLine {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double mb = double(p.bytes_done) / 1e6, rate = s > 0 ? mb / s : 0;
     const double left = rate > 0 ? double(p.bytes_total - p.bytes_done) / 1e6 / rate : 0;
-    std::fprintf(stderr, "\rconvert-checkpoint: %zu/%zu tensors, %.1f/%.1f MB, %.1f MB/s, %.0f s left   ",
-                 p.tensors_done, p.tensors_total, mb, double(p.bytes_total) / 1e6, rate, left);
+    std::fprintf(stderr, "\rconvert-checkpoint: %zu/%zu tensors, %.1f/%.1f MB, %.1f MB/s, %.0f s left   ", p.tensors_done,
+                 p.tensors_total, mb, double(p.bytes_total) / 1e6, rate, left);
     if (p.tensors_done == p.tensors_total) std::fputc('\n', stderr);
   }
 
@@ -52,7 +52,7 @@ void convert(const ConvertArgs& a) {
   if (std::filesystem::exists(std::filesystem::symlink_status(a.output)))
     throw UsageError(fmt::format("--output {}: already exists; give a directory that does not exist yet", a.output));
   io::prepare_output_directory(a.output, "--output");
-  std::unique_ptr<Backend> backend = make_backend(a.backend);
+  std::unique_ptr<cases::Backend> backend = make_backend(a.backend);
   const std::string profile = a.profile.empty() ? format->default_profile : a.profile;
   checkpoint::ConvertOptions o{a.input, a.output, *format, profile, a.excludes};
   std::function<void(const checkpoint::ConvertProgress&)> progress;
@@ -64,8 +64,8 @@ void convert(const ConvertArgs& a) {
   std::printf("convert-checkpoint: wrote %s (%s, profile %s): %zu weights quantized, %zu tensors kept, %zu shard(s)\n",
               a.output.c_str(), format->name.c_str(), profile.c_str(), s.quantized, s.kept, s.shards);
   if (s.quantized == 0)
-    std::printf("convert-checkpoint: format %s quantizes none of the tensors of %s%s\n", format->name.c_str(),
-                a.input.c_str(), format->quantized_within.empty() ? "" : " (it quantizes MoE expert linears only)");
+    std::printf("convert-checkpoint: format %s quantizes none of the tensors of %s%s\n", format->name.c_str(), a.input.c_str(),
+                format->quantized_within.empty() ? "" : " (it quantizes MoE expert linears only)");
 }
 
 }  // namespace

@@ -23,8 +23,8 @@ const io::Tensor& require(const io::File& f, const std::string& path, const std:
 }
 
 // Dequantizes one direction: tensors `data<suffix>`, `scale<suffix>`, `amax<suffix>`.
-FloatMatrix dequantize_direction(const io::File& f, const DequantizeArgs& a, const std::string& suffix,
-                                 const Profile& profile, bool swizzled) {
+FloatMatrix dequantize_direction(const io::File& f, const DequantizeArgs& a, const std::string& suffix, const Profile& profile,
+                                 bool swizzled) {
   const ByteMatrix data = io::to_byte_matrix(require(f, a.input, "data" + suffix), "dequantize", "data" + suffix);
   ByteMatrix scale = io::to_byte_matrix(require(f, a.input, "scale" + suffix), "dequantize", "scale" + suffix);
   const FloatVector amax = io::to_float_vector(require(f, a.input, "amax" + suffix), "dequantize", "amax" + suffix);
@@ -65,7 +65,9 @@ void register_dequantize(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("dequantize", "Dequantize the output of `quantize` (x from data, x_t from data_t)");
   cmd->add_option("--input", a->input, "quantized .safetensors file")->required();
   cmd->add_option("--output", a->output, "output .safetensors file")->required();
-  cmd->add_option("--dtype", a->dtype, "output dtype")->check(CLI::IsMember(registry_choices("dequantize", "output_dtype", Spelling::kLowerCase)))->capture_default_str();
+  cmd->add_option("--dtype", a->dtype, "output dtype")
+      ->check(CLI::IsMember(registry_choices("dequantize", "output_dtype", Spelling::kLowerCase)))
+      ->capture_default_str();
   cmd->add_option("--profile", a->profile, "dequantization profile (default: the one recorded in the file, else te)")
       ->check(CLI::IsMember(registry_choices("dequantize", "profile")));
   cmd->callback([a] { run(*a); });

@@ -35,7 +35,8 @@ void run(const FuzzArgs& a, int& exit_code) {
   if (!a.report.empty()) io::prepare_output_directory(a.report, "--report");
   fuzz::CampaignOptions o;
   for (const std::string& name : a.ops)
-    if (!find_operation(name)) throw UsageError(fmt::format("--ops: unknown operation '{}' (known: {})", name, operation_names(", ")));
+    if (!cases::find_operation(name))
+      throw UsageError(fmt::format("--ops: unknown operation '{}' (known: {})", name, cases::operation_names(", ")));
   o.compare = compare_mode(a.compare);
   o.space.ops = campaign_operations(o.compare, a.ops);
   for (const std::string& p : a.profiles)
@@ -53,21 +54,22 @@ void run(const FuzzArgs& a, int& exit_code) {
   const std::string backends = na + " vs " + nb;
   const CampaignBackends cb = campaign_backends(na, nb, a.external, a.jobs);
   if (nb != "device" && na != "device")
-    fmt::print("fuzz: {}, {} (GPU: {})\n", backends, cb.description, device_unavailable().empty() ? "present, not used" : device_unavailable());
+    fmt::print("fuzz: {}, {} (GPU: {})\n", backends, cb.description,
+               device_unavailable().empty() ? "present, not used" : device_unavailable());
   else
     fmt::print("fuzz: {}, {}\n", backends, cb.description);
-  for (const Backend* b : {cb.first.expected.get(), cb.first.actual.get()})
+  for (const cases::Backend* b : {cb.first.expected.get(), cb.first.actual.get()})
     if (b->declaration()) fmt::print("fuzz: {} declares {}\n", backend_label(*b), b->declaration()->to_json().dump());
-  Summary s{"nvfp4-verify fuzz", backends, 0, {}};
+  reports::Summary s{"nvfp4-verify fuzz", backends, 0, {}};
   state_space("fuzz", o.space, *cb.first.expected, *cb.first.actual, s);
   const fuzz::CampaignResult r = fuzz::run_campaign(o, cb.factory, cb.jobs);
   print_campaign_summary(r, backends);
-  if (o.compare.ulp) fmt::print("{}", describe_ulp_totals(r.ulp));
+  if (o.compare.ulp) fmt::print("{}", compare::describe_ulp_totals(r.ulp));
   if (!a.report.empty()) {
     s.seconds = r.seconds;
     if (o.compare.ulp) s.ulp = r.ulp;
     report_failures(r, backends, a.report, s);
-    write_page(a.report, "index.html", render_summary(s));
+    reports::write_page(a.report, "index.html", reports::render_summary(s));
     fmt::print("report: {}\n", (std::filesystem::path(a.report) / "index.html").string());
   }
   exit_code = r.failures.empty() ? 0 : 1;
@@ -77,8 +79,9 @@ void run(const FuzzArgs& a, int& exit_code) {
 
 void register_fuzz(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<FuzzArgs>();
-  CLI::App* cmd = app.add_subcommand("fuzz", "Run a fuzzing campaign comparing two backends bit for bit (or GEMM outputs by ULP distance)");
-  cmd->add_option("--ops", a->ops, "operations (default: all): " + operation_names(", "))->delimiter(',');
+  CLI::App* cmd =
+      app.add_subcommand("fuzz", "Run a fuzzing campaign comparing two backends bit for bit (or GEMM outputs by ULP distance)");
+  cmd->add_option("--ops", a->ops, "operations (default: all): " + cases::operation_names(", "))->delimiter(',');
   cmd->add_option("--profiles", a->profiles, "profiles (default: all)")->delimiter(',');
   cmd->add_option("--time", a->time, "stop after this long, e.g. 60s, 5m (default 60s)");
   cmd->add_option("--cases", a->cases, "stop after this many cases");

@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cases/corpus.h"
 #include "cli/backends.h"
 #include "cli/campaign_report.h"
 #include "cli/commands.h"
 #include "cli/compare_options.h"
-#include "cases/corpus.h"
 #include "compare/corpus_replay.h"
 #include "io/output_path.h"
 #include "reports/failure_page.h"
@@ -27,6 +27,46 @@ struct GateArgs {
   CompareArgs compare;
 };
 
+// The gate's corpus step: each case file replayed on both backends, a failure given a report page.
+struct CorpusOutcome {
+  compare::ReplayTally tally;
+  std::size_t replayed = 0, failed = 0;  // replayed: not skipped as outside a backend or not a GEMM
+};
+
+CorpusOutcome replay_corpus(const GateArgs& a, cases::Backend& ba, cases::Backend& bb, const compare::CompareMode& mode,
+                            const std::string& backends, reports::Summary& summary, reports::JunitSuite& suite) {
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::exists(a.corpus)) files = cases::collect_case_files({a.corpus});
+  const auto outside = [&](const cases::Case& c) { return outside_backends(c, ba, bb); };
+  const compare::ReplayTally corpus = compare::replay_files(files, ba, bb, mode, outside, [&](const compare::ReplayedFile& f) {
+    const std::string name = f.file.filename().string();
+    if (f.kind == compare::ReplayedFile::Kind::kUnreadable) {
+      // An unreadable case file fails the gate like a mismatch, named in the output, the report
+      // and the JUnit file; the rest of the corpus still runs.
+      const std::string problem = fmt::format("unreadable case file: {}", f.problem);
+      fmt::print("  FAIL {}: {}\n", f.file.string(), problem);
+      summary.entries.push_back({name, "", "", false, problem, ""});
+      suite.cases.push_back({f.file.string(), f.seconds, problem});
+      return;
+    }
+    if (f.kind != compare::ReplayedFile::Kind::kCompared) return;  // not GEMM (ulp mode), or outside a backend: counted
+    const compare::Comparison& cmp = f.comparison;
+    reports::SummaryEntry e{name, f.record.c.op, cases::case_profile_name(f.record.c), cmp.agree, cmp.problem, ""};
+    if (!cmp.agree) {
+      e.report_link = reports::write_failure_page(a.report, f.file.stem().string(), f.record, cmp, backends, f.file);
+      fmt::print("  FAIL {}: {}\n", f.file.string(), cmp.problem);
+    }
+    summary.entries.push_back(e);
+    suite.cases.push_back({f.file.string(), f.seconds, cmp.problem});
+  });
+  const std::size_t corpus_failed = corpus.unreadable + corpus.differed;
+  if (corpus.outside) fmt::print("corpus: {} cases skipped: outside an external backend's declaration\n", corpus.outside);
+  if (corpus.not_gemm) fmt::print("corpus: {} cases skipped: not GEMM operations (--compare ulp)\n", corpus.not_gemm);
+  const std::size_t replayed = files.size() - corpus.outside - corpus.not_gemm;
+  fmt::print("corpus: {} cases replayed, {} failed\n", replayed, corpus_failed);
+  return {corpus, replayed, corpus_failed};
+}
+
 void run(const GateArgs& a, int& exit_code) {
   io::prepare_output_directory(a.report, "--report");
   if (!a.junit.empty()) io::prepare_output_file(a.junit, "--junit");
@@ -35,51 +75,28 @@ void run(const GateArgs& a, int& exit_code) {
   const std::string no_gpu = device_unavailable();
   const auto [na, nb] = a.backends.empty() ? default_backends() : parse_backends(a.backends);
   const std::string backends = na + " vs " + nb;
-  const CompareMode mode = compare_mode(a.compare);
+  const compare::CompareMode mode = compare_mode(a.compare);
   // In ulp mode only the GEMM operations run: their outputs are the ones with a tolerance.
   const std::vector<std::string> ops = campaign_operations(mode, {});
-  if (no_gpu.empty()) fmt::print("gate: GPU present; comparing {}\n", backends);
-  else fmt::print("gate: no GPU ({}); comparing {}: reference self-consistency, metamorphic properties, profile agreement\n", no_gpu, backends);
+  if (no_gpu.empty())
+    fmt::print("gate: GPU present; comparing {}\n", backends);
+  else
+    fmt::print("gate: no GPU ({}); comparing {}: reference self-consistency, metamorphic properties, profile agreement\n", no_gpu,
+               backends);
   if (mode.ulp)
-    fmt::print("gate: GEMM operations only ({}), by ULP distance to the first backend, {}\n", fmt::join(ops, ", "),
-               mode.max_ulp ? fmt::format("passing within {} ulps", *mode.max_ulp) : std::string("reporting only (no --max-ulp)"));
+    fmt::print(
+        "gate: GEMM operations only ({}), by ULP distance to the first backend, {}\n", fmt::join(ops, ", "),
+        mode.max_ulp ? fmt::format("passing within {} ulps", *mode.max_ulp) : std::string("reporting only (no --max-ulp)"));
   CampaignBackends cb = campaign_backends(na, nb, a.external, a.jobs);
-  const std::shared_ptr<Backend> ba = cb.first.expected, bb = cb.first.actual;
-  Summary summary{"nvfp4-verify gate", backends, 0, {}};
-  JunitSuite corpus_suite{"corpus", "corpus", {}}, campaign_suite{"campaign", "campaign", {}};
+  const std::shared_ptr<cases::Backend> ba = cb.first.expected, bb = cb.first.actual;
+  reports::Summary summary{"nvfp4-verify gate", backends, 0, {}};
+  reports::JunitSuite corpus_suite{"corpus", "corpus", {}}, campaign_suite{"campaign", "campaign", {}};
   std::size_t failed = 0;
 
   // 1. The repository corpus.
-  std::vector<std::filesystem::path> files;
-  if (std::filesystem::exists(a.corpus)) files = collect_case_files({a.corpus});
-  const auto outside = [&](const Case& c) { return outside_backends(c, *ba, *bb); };
-  const ReplayTally corpus = replay_files(files, *ba, *bb, mode, outside, [&](const ReplayedFile& f) {
-    const std::string name = f.file.filename().string();
-    if (f.kind == ReplayedFile::Kind::kUnreadable) {
-      // An unreadable case file fails the gate like a mismatch, named in the output, the report
-      // and the JUnit file; the rest of the corpus still runs.
-      const std::string problem = fmt::format("unreadable case file: {}", f.problem);
-      fmt::print("  FAIL {}: {}\n", f.file.string(), problem);
-      summary.entries.push_back({name, "", "", false, problem, ""});
-      corpus_suite.cases.push_back({f.file.string(), f.seconds, problem});
-      return;
-    }
-    if (f.kind != ReplayedFile::Kind::kCompared) return;  // not GEMM (ulp mode), or outside a backend: counted
-    const Comparison& cmp = f.comparison;
-    SummaryEntry e{name, f.record.c.op, case_profile_name(f.record.c), cmp.agree, cmp.problem, ""};
-    if (!cmp.agree) {
-      e.report_link = write_failure_page(a.report, f.file.stem().string(), f.record, cmp, backends, f.file);
-      fmt::print("  FAIL {}: {}\n", f.file.string(), cmp.problem);
-    }
-    summary.entries.push_back(e);
-    corpus_suite.cases.push_back({f.file.string(), f.seconds, cmp.problem});
-  });
-  const std::size_t corpus_failed = corpus.unreadable + corpus.differed;
-  if (corpus.outside) fmt::print("corpus: {} cases skipped: outside an external backend's declaration\n", corpus.outside);
-  if (corpus.not_gemm) fmt::print("corpus: {} cases skipped: not GEMM operations (--compare ulp)\n", corpus.not_gemm);
-  const std::size_t replayed = files.size() - corpus.outside - corpus.not_gemm;
-  fmt::print("corpus: {} cases replayed, {} failed\n", replayed, corpus_failed);
-  failed += corpus_failed;
+  const CorpusOutcome corpus = replay_corpus(a, *ba, *bb, mode, backends, summary, corpus_suite);
+  const std::size_t replayed = corpus.replayed;
+  failed += corpus.failed;
 
   // 2. A time-boxed campaign over every operation.
   fuzz::CampaignOptions o;
@@ -94,9 +111,9 @@ void run(const GateArgs& a, int& exit_code) {
   const fuzz::CampaignResult r = fuzz::run_campaign(o, cb.factory, cb.jobs);
   print_campaign_summary(r, backends);
   if (mode.ulp) {
-    UlpTotals ulp = corpus.ulp;
+    compare::UlpTotals ulp = corpus.tally.ulp;
     ulp.merge(r.ulp);
-    fmt::print("{}", describe_ulp_totals(ulp));
+    fmt::print("{}", compare::describe_ulp_totals(ulp));
     summary.ulp = ulp;
   }
   report_failures(r, backends, a.report, summary);
@@ -111,13 +128,13 @@ void run(const GateArgs& a, int& exit_code) {
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The entries are the corpus cases and the campaign's failures; the title carries its volume.
   summary.title = fmt::format("nvfp4-verify gate: {} corpus cases replayed, {} generated cases fuzzed", replayed, r.cases);
-  write_page(a.report, "index.html", render_summary(summary));
+  reports::write_page(a.report, "index.html", reports::render_summary(summary));
   if (!a.junit.empty()) {
     // A suite without testcases (an empty corpus) is left out.
-    std::vector<JunitSuite> suites;
-    for (JunitSuite* s : {&campaign_suite, &corpus_suite})
+    std::vector<reports::JunitSuite> suites;
+    for (reports::JunitSuite* s : {&campaign_suite, &corpus_suite})
       if (!s->cases.empty()) suites.push_back(std::move(*s));
-    write_junit(a.junit, "nvfp4-verify gate", suites);
+    reports::write_junit(a.junit, "nvfp4-verify gate", suites);
   }
   fmt::print("report: {}\n", (std::filesystem::path(a.report) / "index.html").string());
   fmt::print("gate: {} corpus cases and {} generated cases; {}\n", replayed, r.cases,

@@ -41,7 +41,7 @@ io::Tensor only_tensor(const std::string& path, const char* name) {
 void run(const GemmArgs& a) {
   io::prepare_output_file(a.output, "--output");
   const io::File qa = io::read_file(a.a), qb = io::read_file(a.b);
-  Case c = make_case("gemm");
+  cases::Case c = cases::make_case("gemm");
   // One scale layout for both operands: a swizzled operand beside a compact one is unswizzled.
   const bool both_swizzled = swizzled(qa) && swizzled(qb);
   c.params.set("scale_layout", std::string(both_swizzled ? "swizzled" : "compact"));
@@ -49,14 +49,15 @@ void run(const GemmArgs& a) {
     const std::string s = side;
     c.inputs[s + "_data"] = require(*file, path, "data");
     io::Tensor scale = require(*file, path, "scale");
-    if (swizzled(*file) && !both_swizzled) scale = io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(scale, "gemm", s + "_scale")));
+    if (swizzled(*file) && !both_swizzled)
+      scale = io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(scale, "gemm", s + "_scale")));
     c.inputs[s + "_scale"] = scale;
     c.inputs[s + "_amax"] = require(*file, path, "amax");
   }
-  if (!a.alpha.empty()) c.params.set("alpha", F32Bits{bits_of(parse_f32("--alpha", a.alpha))});
+  if (!a.alpha.empty()) c.params.set("alpha", cases::F32Bits{bits_of(parse_f32("--alpha", a.alpha))});
   if (!a.beta.empty()) {
     if (a.c.empty()) throw UsageError("--beta needs --c C.safetensors");
-    c.params.set("beta", F32Bits{bits_of(parse_f32("--beta", a.beta))});
+    c.params.set("beta", cases::F32Bits{bits_of(parse_f32("--beta", a.beta))});
     c.inputs["c"] = only_tensor(a.c, "c");
   } else if (!a.c.empty()) {
     throw UsageError("--c needs --beta");
@@ -68,15 +69,11 @@ void run(const GemmArgs& a) {
   c.params.set("output_dtype", registry_value("gemm", "output_dtype", a.out_dtype));
   // Row-scaled operands (one amax per row) take the post-scale path of §3.20.4.
   c.params.set("row_scaled", c.inputs.at("a_amax").numel() > 1 || c.inputs.at("b_amax").numel() > 1);
-  validate_case(c);
+  cases::validate_case(c);
 
   io::File out;
   out.tensors["d"] = make_backend(a.backend)->run(c).at("d");
-  out.metadata = {{"format", "nvfp4-verify gemm"},
-                  {"mode", "exact"},
-                  {"backend", a.backend},
-                  {"a", a.a},
-                  {"b", a.b},
+  out.metadata = {{"format", "nvfp4-verify gemm"},        {"mode", "exact"}, {"backend", a.backend}, {"a", a.a}, {"b", a.b},
                   {"tool", "nvfp4-verify " NVFP4_VERSION}};
   io::write_file_atomic(a.output, out);
 }
@@ -85,7 +82,8 @@ void run(const GemmArgs& a) {
 
 void register_gemm(CLI::App& app) {
   auto a = std::make_shared<GemmArgs>();
-  CLI::App* cmd = app.add_subcommand("gemm", "EXACT NVFP4 GEMM: d = alpha * A * B^T (+ beta * C) (+ bias), one rounding of the exact result");
+  CLI::App* cmd =
+      app.add_subcommand("gemm", "EXACT NVFP4 GEMM: d = alpha * A * B^T (+ beta * C) (+ bias), one rounding of the exact result");
   cmd->add_option("--a", a->a, "operand A [M, K]: a file as `quantize` writes it (data, scale, amax)")->required();
   cmd->add_option("--b", a->b, "operand B [N, K], K-major like A")->required();
   cmd->add_option("--output", a->output, "output .safetensors file (tensor d [M, N])")->required();
@@ -93,7 +91,9 @@ void register_gemm(CLI::App& app) {
   cmd->add_option("--beta", a->beta, "beta, with --c");
   cmd->add_option("--c", a->c, "C [M, N] F32 (.safetensors, its only tensor or one named c)");
   cmd->add_option("--bias", a->bias, "bias [N] F32 (.safetensors, its only tensor or one named bias)");
-  cmd->add_option("--out-dtype", a->out_dtype, "output dtype")->check(CLI::IsMember(registry_choices("gemm", "output_dtype", Spelling::kLowerCase)))->capture_default_str();
+  cmd->add_option("--out-dtype", a->out_dtype, "output dtype")
+      ->check(CLI::IsMember(registry_choices("gemm", "output_dtype", Spelling::kLowerCase)))
+      ->capture_default_str();
   add_output_backend_option(cmd, a->backend);
   cmd->callback([a] { run(*a); });
 }

@@ -12,10 +12,10 @@ void register_missing_campaign_command(CLI::App& app, const char* name) {
   CLI::App* cmd = app.add_subcommand(name, "(not built: needs RapidCheck)");
   cmd->allow_extras();
   cmd->callback([name] {
-    throw nvfp4::UsageError(fmt::format(
-        "{}: this nvfp4-verify was built without RapidCheck, which case generation needs; install it "
-        "(Debian: librapidcheck-dev) and rebuild",
-        name));
+    throw nvfp4::UsageError(
+        fmt::format("{}: this nvfp4-verify was built without RapidCheck, which case generation needs; install it "
+                    "(Debian: librapidcheck-dev) and rebuild",
+                    name));
   });
 }
 

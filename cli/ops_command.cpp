@@ -9,19 +9,19 @@
 namespace nvfp4::cli {
 namespace {
 
-std::vector<std::string_view> param_names(const OperationSpec& op) {
+std::vector<std::string_view> param_names(const cases::OperationSpec& op) {
   std::vector<std::string_view> names;
-  for (const ParamSpec& p : op.params) names.push_back(p.name);
+  for (const cases::ParamSpec& p : op.params) names.push_back(p.name);
   return names;
 }
 
-std::vector<std::string_view> tensor_names(const std::vector<TensorSpec>& ts) {
+std::vector<std::string_view> tensor_names(const std::vector<cases::TensorSpec>& ts) {
   std::vector<std::string_view> names;
-  for (const TensorSpec& t : ts) names.push_back(t.name);
+  for (const cases::TensorSpec& t : ts) names.push_back(t.name);
   return names;
 }
 
-std::string device_text(const OperationSpec& op) {
+std::string device_text(const cases::OperationSpec& op) {
   return op.no_device_reason.empty() ? "yes" : fmt::format("no: {}", op.no_device_reason);
 }
 
@@ -33,27 +33,25 @@ void print_markdown() {
   fmt::print("[NUMERICS.md](../NUMERICS.md).\n\n");
   fmt::print("| operation | family | specification | parameters | inputs | outputs | GPU kernel | metamorphic relation |\n");
   fmt::print("|---|---|---|---|---|---|---|---|\n");
-  for (const OperationSpec& op : operations())
+  for (const cases::OperationSpec& op : cases::operations())
     fmt::print("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", op.name, op.family, op.section,
                op.params.empty() ? "none" : fmt::format("{}", fmt::join(param_names(op), ", ")),
-               fmt::join(tensor_names(op.inputs), ", "), fmt::join(tensor_names(op.outputs), ", "), device_text(op),
-               op.relation);
+               fmt::join(tensor_names(op.inputs), ", "), fmt::join(tensor_names(op.outputs), ", "), device_text(op), op.relation);
   fmt::print("\n## What each operation does\n\n");
-  for (const OperationSpec& op : operations()) fmt::print("- **`{}`**: {}.\n", op.name, op.summary);
+  for (const cases::OperationSpec& op : cases::operations()) fmt::print("- **`{}`**: {}.\n", op.name, op.summary);
 }
 
 }  // namespace
 
 void register_ops(CLI::App& app) {
   auto json = std::make_shared<bool>(false), markdown = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand("ops", "List the operations of the registry (" + operation_names(", ") + ")");
+  CLI::App* cmd = app.add_subcommand("ops", "List the operations of the registry (" + cases::operation_names(", ") + ")");
   cmd->add_flag("--json", *json, "print the whole registry as JSON: the contract external backends implement");
   cmd->add_flag("--markdown", *markdown, "print the operation table as Markdown (docs/spec/operations.md)");
   cmd->callback([json, markdown] {
-    if (*json) return fmt::print("{}\n", registry_json(NVFP4_VERSION).dump(2));
+    if (*json) return fmt::print("{}\n", cases::registry_json(NVFP4_VERSION).dump(2));
     if (*markdown) return print_markdown();
-    for (const OperationSpec& op : operations())
-      fmt::print("{:<20} {:<12} {}\n", op.name, op.family, op.summary);
+    for (const cases::OperationSpec& op : cases::operations()) fmt::print("{:<20} {:<12} {}\n", op.name, op.family, op.summary);
   });
 }
 

@@ -18,8 +18,8 @@ namespace nvfp4::cli {
 namespace {
 
 struct QuantizeArgs {
-  std::string input, tensor, output, profile = "te", block = "1d", direction = "rowwise", amax,
-                                     scale_layout = "compact", rounding = "nearest", rht_mask = "0xD7E8";
+  std::string input, tensor, output, profile = "te", block = "1d", direction = "rowwise", amax, scale_layout = "compact",
+                                     rounding = "nearest", rht_mask = "0xD7E8";
   bool row_scaled = false, rht = false, experts = false;
   std::uint64_t seed = 0, offset = 0;
 };
@@ -49,13 +49,13 @@ void run(const QuantizeArgs& a) {
   io::require_rank(t, a.experts ? 3 : 2, "quantize", name);
 
   // The case the registry's quantize runs: the same options as every backend reads.
-  Case c = make_case("quantize");
+  cases::Case c = cases::make_case("quantize");
   c.params.set("profile", a.profile);
   c.params.set("block", a.block);
   c.params.set("direction", a.direction);
   c.params.set("row_scaled", a.row_scaled);
   c.params.set("experts", a.experts);
-  if (!a.amax.empty()) c.params.set("amax", F32Bits{bits_of(parse_f32("--amax", a.amax))});
+  if (!a.amax.empty()) c.params.set("amax", cases::F32Bits{bits_of(parse_f32("--amax", a.amax))});
   c.params.set("scale_layout", a.scale_layout);
   c.params.set("rounding", a.rounding);
   c.params.set("seed", a.seed);
@@ -63,11 +63,11 @@ void run(const QuantizeArgs& a) {
   c.params.set("rht", a.rht);
   c.params.set("rht_mask", parse_rht_mask(a.rht_mask));
   c.inputs["x"] = t;
-  validate_case(c);
-  const QuantizeOptions o = quantize_options(c);
+  cases::validate_case(c);
+  const QuantizeOptions o = cases::quantize_options(c);
 
   io::File out;
-  out.tensors = operation("quantize").reference(c);
+  out.tensors = cases::operation("quantize").reference(c);
   out.metadata = {
       {"format", "nvfp4"},
       {"profile", a.profile},
@@ -113,7 +113,9 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--profile", a->profile, "numerics profile (see `nvfp4-verify profiles`)")
       ->check(CLI::IsMember(registry_choices("quantize", "profile")))
       ->capture_default_str();
-  cmd->add_option("--block", a->block, "1d: 1x16 blocks; 2d: 16x16 tiles")->check(CLI::IsMember(registry_choices("quantize", "block")))->capture_default_str();
+  cmd->add_option("--block", a->block, "1d: 1x16 blocks; 2d: 16x16 tiles")
+      ->check(CLI::IsMember(registry_choices("quantize", "block")))
+      ->capture_default_str();
   cmd->add_option("--direction", a->direction, "rowwise, columnwise (x^T, stored transposed) or both")
       ->check(CLI::IsMember(registry_choices("quantize", "direction")))
       ->capture_default_str();

@@ -17,9 +17,9 @@ std::string lower(std::string s) {
 }
 
 const std::vector<std::string>& allowed(std::string_view op, std::string_view param) {
-  const OperationSpec* spec = find_operation(op);
-  const ParamSpec* p = spec ? spec->param(param) : nullptr;
-  if (!p || p->type != ParamType::kEnum)
+  const cases::OperationSpec* spec = cases::find_operation(op);
+  const cases::ParamSpec* p = spec ? spec->param(param) : nullptr;
+  if (!p || p->type != cases::ParamType::kEnum)
     throw std::logic_error(fmt::format("registry_choices: operation '{}' has no enum parameter '{}'", op, param));
   return p->allowed;
 }

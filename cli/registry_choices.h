@@ -13,8 +13,7 @@ enum class Spelling { kAsDeclared, kLowerCase };
 
 // The allowed values of enum parameter `param` of operation `op`; std::logic_error when the
 // registry has no such enum parameter (a programming error of the command).
-std::vector<std::string> registry_choices(std::string_view op, std::string_view param,
-                                          Spelling spelling = Spelling::kAsDeclared);
+std::vector<std::string> registry_choices(std::string_view op, std::string_view param, Spelling spelling = Spelling::kAsDeclared);
 
 // The registry's spelling of a choice registry_choices gave in either spelling ("bf16" -> "BF16").
 std::string registry_value(std::string_view op, std::string_view param, std::string_view choice);

@@ -17,14 +17,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cases/corpus.h"
+#include "cases/registry.h"
 #include "cli/backends.h"
 #include "cli/commands.h"
 #include "cli/compare_options.h"
 #include "compare/compare.h"
 #include "compare/corpus_replay.h"
-#include "cases/corpus.h"
 #include "io/output_path.h"
-#include "cases/registry.h"
 #include "reports/failure_page.h"
 #include "reports/report.h"
 
@@ -43,7 +43,7 @@ struct ReplayArgs {
 };
 
 // The message with which a backend rejects c (both backends agreed on rejecting it).
-std::string rejection(const Case& c, Backend& b) {
+std::string rejection(const cases::Case& c, cases::Backend& b) {
   try {
     b.run(c);
   } catch (const std::exception& e) {
@@ -52,24 +52,13 @@ std::string rejection(const Case& c, Backend& b) {
   return "?";
 }
 
-int replay(const ReplayArgs& args) {
-  if (!args.report.empty()) io::prepare_output_directory(args.report, "--report");
-  const CompareMode mode = compare_mode(args.compare);
-  const auto [a_name, b_name] = args.backends.empty() ? default_backends() : parse_backends(args.backends);
-  const std::unique_ptr<Backend> a = make_backend(a_name, args.external), b = make_backend(b_name, args.external);
-  const std::string why = device_unavailable();
-  if (args.backends.empty() && !why.empty())
-    fmt::print("replay: {} vs {} (no device backend: {})\n", a_name, b_name, why);
-  else
-    fmt::print("replay: {} vs {}\n", a_name, b_name);
-  std::fflush(stdout);
-
-  // Bad paths are errors, but the other paths still replay.
-  int errors = 0;
+// The case files under the paths, sorted, without duplicates, at most --max-cases. A bad path is
+// an error (counted in `errors`), but the other paths still replay.
+std::vector<fs::path> case_files(const ReplayArgs& args, int& errors) {
   std::vector<fs::path> files;
   for (const std::string& p : args.paths) {
     try {
-      for (fs::path& f : collect_case_files({fs::path(p)})) files.push_back(std::move(f));
+      for (fs::path& f : cases::collect_case_files({fs::path(p)})) files.push_back(std::move(f));
     } catch (const io::FormatError& e) {
       fmt::print(stderr, "nvfp4-verify: replay: {}\n", e.what());
       ++errors;
@@ -82,45 +71,71 @@ int replay(const ReplayArgs& args) {
     files.resize(args.max_cases);
   }
   if (files.empty() && !errors) fmt::print("replay: no case files (*.safetensors) under {}\n", fmt::join(args.paths, ", "));
+  return files;
+}
+
+// Prints a file that was not compared (unreadable, not a GEMM under --compare ulp, outside an
+// external backend's declaration) and returns true; an unreadable one is a failed summary entry.
+bool print_unreplayed(const compare::ReplayedFile& f, reports::Summary& summary) {
+  const std::string file = f.file.string();
+  switch (f.kind) {
+    case compare::ReplayedFile::Kind::kUnreadable:
+      fmt::print(stderr, "nvfp4-verify: replay: {}\n", f.problem);
+      fmt::print("ERROR {}  unreadable case file (see stderr)\n", file);
+      std::fflush(stdout);
+      summary.entries.push_back({file, "", "", false, fmt::format("unreadable: {}", f.problem), ""});
+      return true;
+    case compare::ReplayedFile::Kind::kNotGemm:
+      fmt::print("SKIP  {}  {}  (not a GEMM operation: --compare ulp compares GEMM outputs only)\n", file,
+                 cases::case_label(f.record.c));
+      return true;
+    case compare::ReplayedFile::Kind::kOutside:
+      fmt::print("SKIP  {}  {}  ({})\n", file, cases::case_label(f.record.c), f.problem);
+      return true;
+    default:
+      return false;
+  }
+}
+
+int replay(const ReplayArgs& args) {
+  if (!args.report.empty()) io::prepare_output_directory(args.report, "--report");
+  const compare::CompareMode mode = compare_mode(args.compare);
+  const auto [a_name, b_name] = args.backends.empty() ? default_backends() : parse_backends(args.backends);
+  const std::unique_ptr<cases::Backend> a = make_backend(a_name, args.external), b = make_backend(b_name, args.external);
+  const std::string why = device_unavailable();
+  if (args.backends.empty() && !why.empty())
+    fmt::print("replay: {} vs {} (no device backend: {})\n", a_name, b_name, why);
+  else
+    fmt::print("replay: {} vs {}\n", a_name, b_name);
+  std::fflush(stdout);
+
+  int errors = 0;
+  const std::vector<fs::path> files = case_files(args, errors);
 
   const auto t0 = std::chrono::steady_clock::now();
   const std::string backends_text = fmt::format("{} vs {}", a_name, b_name);
-  Summary summary;
+  reports::Summary summary;
   summary.title = fmt::format("replay of {}", fmt::join(args.paths, " "));
   summary.backends = backends_text;
   std::set<std::string> page_names;
-  const auto outside = [&](const Case& c) { return outside_backends(c, *a, *b); };
-  const ReplayTally tally = replay_files(files, *a, *b, mode, outside, [&](const ReplayedFile& f) {
+  const auto outside = [&](const cases::Case& c) { return outside_backends(c, *a, *b); };
+  const compare::ReplayTally tally = compare::replay_files(files, *a, *b, mode, outside, [&](const compare::ReplayedFile& f) {
+    if (print_unreplayed(f, summary)) return;
     const fs::path& file = f.file;
-    if (f.kind == ReplayedFile::Kind::kUnreadable) {
-      fmt::print(stderr, "nvfp4-verify: replay: {}\n", f.problem);
-      fmt::print("ERROR {}  unreadable case file (see stderr)\n", file.string());
-      std::fflush(stdout);
-      summary.entries.push_back({file.string(), "", "", false, fmt::format("unreadable: {}", f.problem), ""});
-      return;
-    }
-    const std::string label = case_label(f.record.c);
-    if (f.kind == ReplayedFile::Kind::kNotGemm) {
-      fmt::print("SKIP  {}  {}  (not a GEMM operation: --compare ulp compares GEMM outputs only)\n", file.string(), label);
-      return;
-    }
-    if (f.kind == ReplayedFile::Kind::kOutside) {
-      fmt::print("SKIP  {}  {}  ({})\n", file.string(), label, f.problem);
-      return;
-    }
-    const CaseRecord& rec = f.record;
-    const Comparison& cmp = f.comparison;
+    const std::string label = cases::case_label(f.record.c);
+    const cases::CaseRecord& rec = f.record;
+    const compare::Comparison& cmp = f.comparison;
     std::string detail = cmp.problem;
     if (cmp.agree && cmp.expected.empty() && cmp.actual.empty()) detail = "both reject: " + rejection(rec.c, *a);
     if (cmp.agree)
-      for (const UlpReport& u : cmp.ulp) detail += (detail.empty() ? "" : "; ") + u.brief();
-    SummaryEntry entry{file.string(), rec.c.op, case_profile_name(rec.c), cmp.agree,
-                       label + (detail.empty() ? "" : "  " + detail), ""};
+      for (const compare::UlpReport& u : cmp.ulp) detail += (detail.empty() ? "" : "; ") + u.brief();
+    reports::SummaryEntry entry{
+        file.string(), rec.c.op, cases::case_profile_name(rec.c), cmp.agree, label + (detail.empty() ? "" : "  " + detail), ""};
     if (cmp.agree) {
       fmt::print("PASS  {}  {}{}\n", file.string(), label, detail.empty() ? "" : "  (" + detail + ")");
     } else {
       // A case a campaign saved says how it failed then; replay says whether it fails the same way.
-      const std::string verdict = std::string(verdict_name(cmp.verdict));
+      const std::string verdict = std::string(compare::verdict_name(cmp.verdict));
       const std::string saved = rec.found.empty() ? "" : rec.found == verdict ? ", as saved" : ", saved as " + rec.found;
       fmt::print("FAIL  {}  {}  [{}{}] {}\n", file.string(), label, verdict, saved, detail);
       if (!args.report.empty()) {
@@ -128,7 +143,7 @@ int replay(const ReplayArgs& args) {
         for (int n = 2; page_names.count(stem); ++n) stem = fmt::format("{}-{}", file.stem().string(), n);
         page_names.insert(stem);
         try {
-          entry.report_link = write_failure_page(args.report, stem, rec, cmp, backends_text, file);
+          entry.report_link = reports::write_failure_page(args.report, stem, rec, cmp, backends_text, file);
         } catch (const std::exception& e) {
           fmt::print(stderr, "nvfp4-verify: replay: cannot write the report page of {}: {}\n", file.string(), e.what());
           ++errors;
@@ -142,12 +157,12 @@ int replay(const ReplayArgs& args) {
   const std::size_t passed = tally.agreed, failed = tally.differed, skipped = tally.outside, not_gemm = tally.not_gemm;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (mode.ulp) {
-    fmt::print("{}", describe_ulp_totals(tally.ulp));
+    fmt::print("{}", compare::describe_ulp_totals(tally.ulp));
     summary.ulp = tally.ulp;
   }
 
   if (!args.report.empty()) {
-    write_page(args.report, "index.html", render_summary(summary));
+    reports::write_page(args.report, "index.html", reports::render_summary(summary));
     fmt::print("replay: report written to {}\n", (fs::path(args.report) / "index.html").string());
   }
   std::string skips = skipped ? fmt::format(", {} skipped (outside an external backend's declaration)", skipped) : "";
@@ -163,7 +178,9 @@ int replay(const ReplayArgs& args) {
 
 void register_replay(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ReplayArgs>();
-  CLI::App* cmd = app.add_subcommand("replay", "Replay case files (or directories of them) on two backends and compare bit for bit (or GEMM outputs by ULP distance)");
+  CLI::App* cmd = app.add_subcommand(
+      "replay",
+      "Replay case files (or directories of them) on two backends and compare bit for bit (or GEMM outputs by ULP distance)");
   cmd->add_option("paths", a->paths, "case files (*.safetensors) or directories searched recursively")->required();
   cmd->add_option("--backends", a->backends, backends_option_help());
   add_external_options(cmd, a->external);

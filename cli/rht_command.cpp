@@ -37,12 +37,12 @@ void run(const RhtArgs& a) {
   if (it == in.tensors.end()) throw UsageError(fmt::format("{}: no tensor named '{}'", a.input, name));
   io::require_rank(it->second, 2, "rht", name);
 
-  Case c = make_case("rht");
+  cases::Case c = cases::make_case("rht");
   c.params.set("rht_mask", parse_rht_mask(a.mask));
   c.inputs["x"] = it->second;
-  validate_case(c);
+  cases::validate_case(c);
   io::File out;
-  out.tensors = operation("rht").reference(c);
+  out.tensors = cases::operation("rht").reference(c);
   out.metadata = {{"format", "nvfp4-verify rht"},
                   {"rht_mask", fmt::format("0x{:04X}", c.params.unsigned_integer("rht_mask"))},
                   {"input_tensor", name},

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.h"
 #include "cases/recipe.h"
+#include "cli/commands.h"
 #include "reference/half_float.h"
 #include "reference/profiles.h"
 #include "reference/quantize.h"
@@ -65,13 +65,14 @@ void compare_profiles(const SelfcheckArgs& a) {
   // rounding ties far more often than FP32 values, which is where the profiles' orders differ.
   // Whether they do depends on the global amax, so the row-scaled run (one global amax per
   // row) shows the differences the 1D run (one global amax) may miss.
-  FloatMatrix x = randn_matrix(a.size, a.size, a.seed);
+  FloatMatrix x = cases::randn_matrix(a.size, a.size, a.seed);
   for (float& v : x) v = bf16_to_float(float_to_bf16(v));
-  fmt::print("Profiles on the built-in example: {0}x{0} approximately-randn BF16 (seed {1}), {2} blocks of 1x16;\n"
-             "blocks that differ from te (scale byte / any code), per-tensor and row-scaled\n",
-             a.size, a.seed, a.size * a.size / 16);
-  fmt::print("  {:<14} {:>12} {:>12} {:>14} {:>14} {:>8}\n", "profile", "1D scales", "1D codes", "row-sc scales",
-             "row-sc codes", "ms");
+  fmt::print(
+      "Profiles on the built-in example: {0}x{0} approximately-randn BF16 (seed {1}), {2} blocks of 1x16;\n"
+      "blocks that differ from te (scale byte / any code), per-tensor and row-scaled\n",
+      a.size, a.seed, a.size * a.size / 16);
+  fmt::print("  {:<14} {:>12} {:>12} {:>14} {:>14} {:>8}\n", "profile", "1D scales", "1D codes", "row-sc scales", "row-sc codes",
+             "ms");
   std::optional<QuantizedTensor> te, te_rows;
   for (const NamedProfile& p : all_profiles()) {
     QuantizeOptions o;
@@ -92,7 +93,8 @@ void compare_profiles(const SelfcheckArgs& a) {
 
 void register_selfcheck(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<SelfcheckArgs>();
-  CLI::App* cmd = app.add_subcommand("selfcheck", "Verify NUMERICS.md's worked examples and compare every profile on a built-in example");
+  CLI::App* cmd =
+      app.add_subcommand("selfcheck", "Verify NUMERICS.md's worked examples and compare every profile on a built-in example");
   cmd->add_option("--size", a->size, "rows and columns of the built-in example (a multiple of 16)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

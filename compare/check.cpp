@@ -17,7 +17,7 @@
 #include "reference/error.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 using nlohmann::json;
@@ -30,23 +30,26 @@ bool given(const CheckRequest& req, const char* name) { return req.params.count(
 
 std::string joined(const std::vector<std::string>& names) { return fmt::format("{}", fmt::join(names, ", ")); }
 
-std::vector<std::string> names_of(const TensorMap& m) {
+std::vector<std::string> names_of(const cases::TensorMap& m) {
   std::vector<std::string> names;
   for (const auto& [name, t] : m) names.push_back(name);
   return names;
 }
 
-bool has_output(const OperationSpec& op, std::string_view name) {
-  return std::any_of(op.outputs.begin(), op.outputs.end(), [&](const TensorSpec& t) { return t.name == name || t.name == "*"; });
+bool has_output(const cases::OperationSpec& op, std::string_view name) {
+  return std::any_of(op.outputs.begin(), op.outputs.end(),
+                     [&](const cases::TensorSpec& t) { return t.name == name || t.name == "*"; });
 }
 
 // A parameter's command-line text as the JSON that case files hold, so that the registry's own
 // parser (param_from_json) checks it.
-json param_json(const ParamSpec& p, const std::string& text) {
+json param_json(const cases::ParamSpec& p, const std::string& text) {
   switch (p.type) {
-    case ParamType::kEnum: return text;
-    case ParamType::kF32Bits: return text == "null" || text == "none" ? json(nullptr) : json{{"bits", text}};
-    case ParamType::kIntList:
+    case cases::ParamType::kEnum:
+      return text;
+    case cases::ParamType::kF32Bits:
+      return text == "null" || text == "none" ? json(nullptr) : json{{"bits", text}};
+    case cases::ParamType::kIntList:
       if (!text.starts_with("[")) return param_json(p, "[" + text + "]");
       [[fallthrough]];
     default: {
@@ -56,20 +59,20 @@ json param_json(const ParamSpec& p, const std::string& text) {
   }
 }
 
-void set_param(const OperationSpec& op, const std::string& name, const std::string& text, Case& c) {
-  const ParamSpec* p = op.param(name);
+void set_param(const cases::OperationSpec& op, const std::string& name, const std::string& text, cases::Case& c) {
+  const cases::ParamSpec* p = op.param(name);
   // An unknown name is stored as text so that validate_params names it with the known ones.
-  c.params.set(name, p ? param_from_json(op, *p, param_json(*p, text)) : ParamValue(text));
-  validate_params(c);
+  c.params.set(name, p ? cases::param_from_json(op, *p, param_json(*p, text)) : cases::ParamValue(text));
+  cases::validate_params(c);
 }
 
 // Every --map name must be one of the operation's tensors, unless its outputs have free names.
-void check_renames(const OperationSpec& op, const std::map<std::string, std::string>& renames) {
+void check_renames(const cases::OperationSpec& op, const std::map<std::string, std::string>& renames) {
   for (const auto& [ours, theirs] : renames)
     if (!op.input(ours) && !has_output(op, ours)) {
       std::vector<std::string> inputs, outputs;
-      for (const TensorSpec& t : op.inputs) inputs.emplace_back(t.name);
-      for (const TensorSpec& t : op.outputs) outputs.emplace_back(t.name);
+      for (const cases::TensorSpec& t : op.inputs) inputs.emplace_back(t.name);
+      for (const cases::TensorSpec& t : op.outputs) outputs.emplace_back(t.name);
       fail("check", ErrorCode::E_UNSUPPORTED, "--map {}={}: {} has no tensor '{}' (inputs: {}; outputs: {})", ours, theirs,
            op.name, ours, joined(inputs), joined(outputs));
     }
@@ -77,15 +80,15 @@ void check_renames(const OperationSpec& op, const std::map<std::string, std::str
 
 // The case's inputs from X: each input of the operation under its name or its --map name; an
 // operation of one input takes X's only tensor, whatever its name.
-TensorMap case_inputs(const OperationSpec& op, const CheckRequest& req, std::vector<std::string>& notes) {
+cases::TensorMap case_inputs(const cases::OperationSpec& op, const CheckRequest& req, std::vector<std::string>& notes) {
   if (op.any_inputs()) return req.inputs;
   std::map<std::string, std::string> renames;
   for (const auto& [ours, theirs] : req.renames)
     if (op.input(ours)) renames[ours] = theirs;
   const RenamedTensors x = rename_tensors(req.inputs, renames, "X");
-  TensorMap out;
+  cases::TensorMap out;
   std::vector<std::string> used;
-  for (const TensorSpec& t : op.inputs) {
+  for (const cases::TensorSpec& t : op.inputs) {
     const std::string name(t.name);
     if (x.tensors.count(name)) {
       out[name] = x.tensors.at(name);
@@ -108,7 +111,7 @@ TensorMap case_inputs(const OperationSpec& op, const CheckRequest& req, std::vec
 
 // Quantize parameters that THEIRS' tensor names and shapes determine: the direction (which copies
 // it holds) and row_scaled (one amax per row of x, or per column for the columnwise copy).
-void infer_from_names_and_shapes(const CheckRequest& req, const RenamedTensors& theirs, Case& c,
+void infer_from_names_and_shapes(const CheckRequest& req, const RenamedTensors& theirs, cases::Case& c,
                                  std::vector<std::string>& notes) {
   const auto held = [&](std::span<const char* const> names) {
     std::vector<std::string> found;
@@ -124,7 +127,7 @@ void infer_from_names_and_shapes(const CheckRequest& req, const RenamedTensors& 
     all.insert(all.end(), col.begin(), col.end());
     notes.push_back(fmt::format("direction={} (inferred: THEIRS holds {})", d, joined(all)));
   }
-  const io::Tensor& x = case_input(c, "x");
+  const io::Tensor& x = cases::case_input(c, "x");
   if (given(req, "row_scaled") || x.shape.size() != 2) return;
   const auto per_row = [&](const char* name, std::int64_t n) {
     const auto it = theirs.tensors.find(name);
@@ -147,7 +150,7 @@ std::uint32_t f32_bits(const io::Tensor& t) {
 // The amax override THEIRS implies: its one global amax (amax and amax_t, F32 [1], equal) where
 // that is not the amax the reference computes from x. A producer given an amax (delayed scaling,
 // calibration, one amax over shards) stores the amax it quantized with.
-std::optional<std::uint32_t> their_amax(const TensorMap& reference, const RenamedTensors& theirs) {
+std::optional<std::uint32_t> their_amax(const cases::TensorMap& reference, const RenamedTensors& theirs) {
   std::optional<std::uint32_t> bits;
   bool differs = false;
   for (const char* name : {"amax", "amax_t"}) {
@@ -164,7 +167,7 @@ std::optional<std::uint32_t> their_amax(const TensorMap& reference, const Rename
 }
 
 // The compact scale matrix of a quantize copy without its padding: [rows of data, K/16].
-std::vector<std::int64_t> unpadded_scale_shape(const TensorMap& reference, const std::string& suffix) {
+std::vector<std::int64_t> unpadded_scale_shape(const cases::TensorMap& reference, const std::string& suffix) {
   const io::Tensor& data = reference.at("data" + suffix);
   return {data.shape.at(0), data.shape.at(1) / 8};
 }
@@ -172,7 +175,7 @@ std::vector<std::int64_t> unpadded_scale_shape(const TensorMap& reference, const
 // Whether THEIRS' scales are swizzled, for a reference computed with compact scales. A scale
 // stored without padding is compact; a padded one is in the layout whose reference bytes more of
 // its bytes equal (compact on a tie), since the shape alone does not tell.
-bool infer_swizzled(const TensorMap& reference, const RenamedTensors& theirs, std::vector<std::string>& notes) {
+bool infer_swizzled(const cases::TensorMap& reference, const RenamedTensors& theirs, std::vector<std::string>& notes) {
   std::size_t bytes = 0, compact = 0, swizzled = 0;
   for (const std::string suffix : kSuffixes) {
     const auto ref = reference.find("scale" + suffix), t = theirs.tensors.find("scale" + suffix);
@@ -191,9 +194,10 @@ bool infer_swizzled(const TensorMap& reference, const RenamedTensors& theirs, st
   }
   if (bytes == 0) return false;
   const bool swizzle = swizzled > compact;
-  notes.push_back(fmt::format("scale_layout={} (inferred: their scale bytes equal the reference's at {} of {} positions "
-                              "in the swizzled layout, at {} in the compact one)",
-                              swizzle ? "swizzled" : "compact", swizzled, bytes, compact));
+  notes.push_back(
+      fmt::format("scale_layout={} (inferred: their scale bytes equal the reference's at {} of {} positions "
+                  "in the swizzled layout, at {} in the compact one)",
+                  swizzle ? "swizzled" : "compact", swizzled, bytes, compact));
   return swizzle;
 }
 
@@ -204,7 +208,7 @@ ErrorCode shape_code(const std::string& name) {
 }
 
 // expected/actual: the reference's outputs that THEIRS holds, and THEIRS' tensors as them.
-void collect(const OperationSpec& op, const CheckRequest& req, const RenamedTensors& theirs, CheckResult& r) {
+void collect(const cases::OperationSpec& op, const CheckRequest& req, const RenamedTensors& theirs, CheckResult& r) {
   const bool compact_scales = op.name == "quantize" && r.c.params.text("scale_layout") == "compact";
   std::vector<std::string> absent;
   for (const auto& [name, ref] : r.reference) {
@@ -285,10 +289,10 @@ std::string BlockCount::percent() const {
 }
 
 CheckResult check_outputs(const CheckRequest& req) {
-  const OperationSpec& op = operation(req.op);
+  const cases::OperationSpec& op = cases::operation(req.op);
   check_renames(op, req.renames);
   CheckResult r;
-  r.c = make_case(op.name);
+  r.c = cases::make_case(op.name);
   for (const auto& [name, text] : req.params) set_param(op, name, text, r.c);
   r.c.inputs = case_inputs(op, req, r.notes);
   std::map<std::string, std::string> output_renames;
@@ -298,16 +302,17 @@ CheckResult check_outputs(const CheckRequest& req) {
 
   const bool quantize = op.name == "quantize";
   if (quantize) infer_from_names_and_shapes(req, theirs, r.c, r.notes);
-  ReferenceBackend reference;
+  cases::ReferenceBackend reference;
   r.reference = reference.run(r.c);
   // An amax override is defined neither for row-scaled quantization nor with rht.
   if (quantize && !given(req, "amax") && !r.c.params.flag("row_scaled") && !r.c.params.flag("rht"))
     if (const std::optional<std::uint32_t> bits = their_amax(r.reference, theirs)) {
       const std::uint32_t own = f32_bits(r.reference.count("amax") ? r.reference.at("amax") : r.reference.at("amax_t"));
-      r.c.params.set("amax", F32Bits{*bits});
-      r.notes.push_back(fmt::format("amax=0x{:08X} (inferred: THEIRS' amax, not x's own 0x{:08X}; --param amax=null compares "
-                                    "with x's own)",
-                                    *bits, own));
+      r.c.params.set("amax", cases::F32Bits{*bits});
+      r.notes.push_back(
+          fmt::format("amax=0x{:08X} (inferred: THEIRS' amax, not x's own 0x{:08X}; --param amax=null compares "
+                      "with x's own)",
+                      *bits, own));
       r.reference = reference.run(r.c);
     }
   if (quantize && !given(req, "scale_layout") && infer_swizzled(r.reference, theirs, r.notes)) {
@@ -322,13 +327,13 @@ CheckResult check_outputs(const CheckRequest& req) {
 }
 
 Explanation explain_check(const CheckResult& r) {
-  TensorMap actual = r.reference;  // what THEIRS does not hold cannot differ
+  cases::TensorMap actual = r.reference;  // what THEIRS does not hold cannot differ
   for (const auto& [name, t] : r.actual) actual[name] = t;
   return explain(r.c, r.reference, actual);
 }
 
 std::vector<ProfileMatch> identify_profile(const CheckRequest& req) {
-  const ParamSpec* profile = operation(req.op).param("profile");
+  const cases::ParamSpec* profile = cases::operation(req.op).param("profile");
   if (!profile) fail("check", ErrorCode::E_UNSUPPORTED, "--identify: {} has no profile parameter", req.op);
   if (given(req, "profile")) fail("check", ErrorCode::E_UNSUPPORTED, "--identify tries every profile: give none");
   std::vector<ProfileMatch> out;
@@ -351,4 +356,4 @@ std::vector<ProfileMatch> identify_profile(const CheckRequest& req) {
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -16,7 +16,7 @@
 #include "compare/diff.h"
 #include "compare/explain.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 struct CheckRequest {
   std::string op = "quantize";
@@ -27,8 +27,8 @@ struct CheckRequest {
   std::map<std::string, std::string> params;
   // Reference tensor name -> the file's name (--map): an input's name in X, an output's in THEIRS.
   std::map<std::string, std::string> renames;
-  TensorMap inputs;  // X: the inputs the producer was given
-  TensorMap theirs;  // THEIRS: what it produced
+  cases::TensorMap inputs;  // X: the inputs the producer was given
+  cases::TensorMap theirs;  // THEIRS: what it produced
 };
 
 // Compared blocks (docs/guides/check.md). For quantize, a block is one stored 1x16 block of a compared
@@ -43,11 +43,11 @@ struct BlockCount {
 };
 
 struct CheckResult {
-  Case c;                       // the inputs and every parameter: given, inferred or default
-  TensorMap reference;          // every output of the reference
-  TensorMap expected, actual;   // the reference's outputs that THEIRS holds, and THEIRS' tensors as them
+  cases::Case c;                                    // the inputs and every parameter: given, inferred or default
+  cases::TensorMap reference;                       // every output of the reference
+  cases::TensorMap expected, actual;                // the reference's outputs that THEIRS holds, and THEIRS' tensors as them
   std::map<std::string, std::string> stored_names;  // reference name -> THEIRS' name, where they differ
-  std::vector<TensorDiff> diffs;  // expected vs actual
+  std::vector<TensorDiff> diffs;                    // expected vs actual
   BlockCount blocks;
   std::vector<std::string> notes;  // what was inferred, renamed, reinterpreted, ignored or not compared
   bool match() const { return diffs.empty(); }
@@ -74,4 +74,4 @@ struct ProfileMatch {
 // under every profile (bad input), or when the operation has no profile parameter.
 std::vector<ProfileMatch> identify_profile(const CheckRequest& r);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

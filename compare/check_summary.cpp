@@ -8,7 +8,7 @@
 #include "cases/registry.h"
 #include "reference/layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 constexpr std::size_t kListedDifferences = 4;  // of the first mismatching block
@@ -23,7 +23,7 @@ std::string tensor_name(const CheckResult& r, const std::string& ours, const std
 // The compared tensors in the order the registry lists the operation's outputs.
 std::vector<std::string> compared_in_order(const CheckResult& r) {
   std::vector<std::string> names;
-  for (const TensorSpec& t : operation(r.c.op).outputs)
+  for (const cases::TensorSpec& t : cases::operation(r.c.op).outputs)
     if (r.expected.count(std::string(t.name))) names.emplace_back(t.name);
   for (const auto& [name, t] : r.expected)
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
@@ -56,7 +56,7 @@ std::string position(const std::vector<std::int64_t>& shape, std::size_t flat) {
 
 // The input elements of a copy's stored row and columns: x[row, cols] for the rowwise copy,
 // x[cols, row] (or rht(x)'s) for the columnwise one.
-std::string elements(const Case& c, const std::string& suffix, std::int64_t row, const std::string& cols) {
+std::string elements(const cases::Case& c, const std::string& suffix, std::int64_t row, const std::string& cols) {
   if (suffix.empty()) return fmt::format("x[{}, {}]", row, cols);
   const bool rht = c.params.has("rht") && c.params.flag("rht");
   return fmt::format("{}[{}, {}]", rht ? "rht(x)" : "x", cols, row);
@@ -112,7 +112,7 @@ std::string kinds(const Explanation& e) {
 }  // namespace
 
 std::string describe_check(const CheckResult& r, const Explanation& e) {
-  const std::string label = case_label(r.c);
+  const std::string label = cases::case_label(r.c);
   if (r.match())
     return fmt::format("{}: THEIRS matches the reference bit for bit ({}; {} blocks).", label, tensor_counts(r), r.blocks.total);
   std::string block = first_block(r, e);
@@ -132,14 +132,13 @@ std::vector<std::string> describe_identify(const std::vector<ProfileMatch>& rank
     const CheckResult& r = *m.result;
     std::vector<std::string> differing;
     for (const TensorDiff& d : r.diffs) differing.push_back(d.tensor);
-    lines.push_back(fmt::format("matches {} on {} of blocks ({} of {}){}", m.profile, r.blocks.percent(), r.blocks.matching,
-                                r.blocks.total,
-                                r.match()        ? std::string(", bit for bit")
-                                : r.blocks.all() ? fmt::format(", but {} {}", fmt::join(differing, ", "),
-                                                               differing.size() == 1 ? "differs" : "differ")
-                                                 : std::string()));
+    lines.push_back(fmt::format(
+        "matches {} on {} of blocks ({} of {}){}", m.profile, r.blocks.percent(), r.blocks.matching, r.blocks.total,
+        r.match()        ? std::string(", bit for bit")
+        : r.blocks.all() ? fmt::format(", but {} {}", fmt::join(differing, ", "), differing.size() == 1 ? "differs" : "differ")
+                         : std::string()));
   }
   return lines;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

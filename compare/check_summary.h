@@ -7,7 +7,7 @@
 
 #include "compare/check.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 // One paragraph: the case, the verdict, each compared tensor's count of differing elements, the
 // blocks that match, the first mismatching block (quantize) or element with each of its
@@ -18,4 +18,4 @@ std::string describe_check(const CheckResult& r, const Explanation& e);
 // One line per profile, best first: "matches torchao on 100.0% of blocks (960 of 960), bit for bit".
 std::vector<std::string> describe_identify(const std::vector<ProfileMatch>& ranking);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

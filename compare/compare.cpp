@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 constexpr std::array<std::pair<Verdict, std::string_view>, 7> kVerdictNames = {{
@@ -18,17 +18,20 @@ constexpr std::array<std::pair<Verdict, std::string_view>, 7> kVerdictNames = {{
     {Verdict::kCrash, "crash"},
 }};
 
-Verdict fault_verdict(FaultKind k) {
+Verdict fault_verdict(cases::FaultKind k) {
   switch (k) {
-    case FaultKind::kCrash: return Verdict::kCrash;
-    case FaultKind::kTimeout: return Verdict::kTimeout;
-    case FaultKind::kProtocol: return Verdict::kProtocol;
+    case cases::FaultKind::kCrash:
+      return Verdict::kCrash;
+    case cases::FaultKind::kTimeout:
+      return Verdict::kTimeout;
+    case cases::FaultKind::kProtocol:
+      return Verdict::kProtocol;
   }
   return Verdict::kCrash;
 }
 
-std::string said(std::string_view backend, const Outcome& o) {
-  if (o.fault) return fmt::format("{}: {}: {}", backend, fault_kind_name(*o.fault), o.message);
+std::string said(std::string_view backend, const cases::Outcome& o) {
+  if (o.fault) return fmt::format("{}: {}: {}", backend, cases::fault_kind_name(*o.fault), o.message);
   return fmt::format("{}: {}", backend, o.rejected ? o.message : "ran");
 }
 
@@ -55,7 +58,7 @@ std::string_view verdict_name(Verdict v) {
   return "?";
 }
 
-Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_view actual, Outcome a,
+Comparison compare_outcomes(std::string_view expected, cases::Outcome e, std::string_view actual, cases::Outcome a,
                             const CompareMode& mode) {
   Comparison r;
   if (e.fault || a.fault) {
@@ -86,9 +89,9 @@ Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_vi
   return r;
 }
 
-Comparison compare_backends(const Case& c, Backend& expected, Backend& actual, const CompareMode& mode) {
-  Outcome e = run_outcome(expected, c), a = run_outcome(actual, c);
+Comparison compare_backends(const cases::Case& c, cases::Backend& expected, cases::Backend& actual, const CompareMode& mode) {
+  cases::Outcome e = cases::run_outcome(expected, c), a = cases::run_outcome(actual, c);
   return compare_outcomes(expected.name(), std::move(e), actual.name(), std::move(a), compare_mode_for(mode, c.op));
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -11,7 +11,7 @@
 #include "compare/diff.h"
 #include "compare/ulp_report.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 // What comparing two backends on one case found (docs/spec/worker-protocol.md, "Verdicts"). The last
 // three are faults of the second backend (the first is the reference, which has none).
@@ -29,19 +29,19 @@ std::string_view verdict_name(Verdict v);
 struct Comparison {
   bool agree = false;
   Verdict verdict = Verdict::kMismatch;
-  TensorMap expected, actual;     // outputs of the first and second backend (empty when it threw)
-  std::vector<TensorDiff> diffs;  // bitwise, also in ulp mode (where they may agree)
-  std::vector<UlpReport> ulp;     // ulp mode: one per floating-point output, against `expected`
-  std::string problem;            // the disagreement in one line ("" when they agree)
+  cases::TensorMap expected, actual;  // outputs of the first and second backend (empty when it threw)
+  std::vector<TensorDiff> diffs;      // bitwise, also in ulp mode (where they may agree)
+  std::vector<UlpReport> ulp;         // ulp mode: one per floating-point output, against `expected`
+  std::string problem;                // the disagreement in one line ("" when they agree)
 };
 
 // Two outcomes of one case, by backends named `expected` and `actual`. In ulp mode every F32,
 // BF16 and F16 output is compared by ULP distance and every other output bit for bit: pass it only
 // for GEMM operations (compare_mode_for).
-Comparison compare_outcomes(std::string_view expected, Outcome e, std::string_view actual, Outcome a,
+Comparison compare_outcomes(std::string_view expected, cases::Outcome e, std::string_view actual, cases::Outcome a,
                             const CompareMode& mode = {});
 
 // Runs c on both backends; `mode` applies when c's operation has GEMM outputs.
-Comparison compare_backends(const Case& c, Backend& expected, Backend& actual, const CompareMode& mode = {});
+Comparison compare_backends(const cases::Case& c, cases::Backend& expected, cases::Backend& actual, const CompareMode& mode = {});
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

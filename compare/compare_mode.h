@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 struct CompareMode {
   bool ulp = false;
@@ -25,4 +25,4 @@ std::vector<std::string> gemm_operation_names();
 // `mode` for a case of `op`: bitwise for an operation without GEMM outputs.
 CompareMode compare_mode_for(const CompareMode& mode, std::string_view op);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -6,15 +6,15 @@
 
 #include "cases/corpus.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 // compare_backends lets exceptions other than the contract's errors (nvfp4::Error,
 // io::FormatError) through: such a crash is a failure of the case, not of the replay.
-Comparison compare_or_crash(const Case& c, Backend& a, Backend& b, const CompareMode& mode) {
+Comparison compare_or_crash(const cases::Case& c, cases::Backend& a, cases::Backend& b, const CompareMode& mode) {
   try {
     return compare_backends(c, a, b, mode);
-  } catch (const BackendUnavailable&) {
+  } catch (const cases::BackendUnavailable&) {
     throw;
   } catch (const std::exception& e) {
     Comparison r;
@@ -25,7 +25,7 @@ Comparison compare_or_crash(const Case& c, Backend& a, Backend& b, const Compare
 
 }  // namespace
 
-ReplayTally replay_files(const std::vector<std::filesystem::path>& files, Backend& expected, Backend& actual,
+ReplayTally replay_files(const std::vector<std::filesystem::path>& files, cases::Backend& expected, cases::Backend& actual,
                          const CompareMode& mode, const OutsideBackends& outside,
                          const std::function<void(const ReplayedFile&)>& on_file) {
   ReplayTally tally;
@@ -41,7 +41,7 @@ ReplayTally replay_files(const std::vector<std::filesystem::path>& files, Backen
       on_file(r);
     };
     try {
-      r.record = load_case(file);
+      r.record = cases::load_case(file);
     } catch (const io::FormatError& e) {
       r.problem = e.what();
       done(ReplayedFile::Kind::kUnreadable, tally.unreadable);
@@ -62,4 +62,4 @@ ReplayTally replay_files(const std::vector<std::filesystem::path>& files, Backen
   return tally;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

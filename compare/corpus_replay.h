@@ -13,7 +13,7 @@
 #include "cases/case_io.h"
 #include "compare/compare.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 struct ReplayedFile {
   enum class Kind {
@@ -25,9 +25,9 @@ struct ReplayedFile {
   std::filesystem::path file;
   Kind kind = Kind::kUnreadable;
   std::string problem;
-  CaseRecord record;      // every kind but kUnreadable
-  Comparison comparison;  // kCompared
-  double seconds = 0;     // from opening the file to its outcome
+  cases::CaseRecord record;  // every kind but kUnreadable
+  Comparison comparison;     // kCompared
+  double seconds = 0;        // from opening the file to its outcome
 };
 
 // How many files ended each way, and in ulp mode the distances of every compared case (each
@@ -38,13 +38,13 @@ struct ReplayTally {
 };
 
 // Why a backend does not implement c (an external backend's declaration leaves it out), or "".
-using OutsideBackends = std::function<std::string(const Case& c)>;
+using OutsideBackends = std::function<std::string(const cases::Case& c)>;
 
 // Replays `files` in order on `expected` and `actual` under `mode`, calling on_file with each
 // outcome. A backend that throws anything but its contract's errors fails that case ("a backend
 // crashed: ..."); one that cannot run at all (BackendUnavailable) stops the replay.
-ReplayTally replay_files(const std::vector<std::filesystem::path>& files, Backend& expected, Backend& actual,
+ReplayTally replay_files(const std::vector<std::filesystem::path>& files, cases::Backend& expected, cases::Backend& actual,
                          const CompareMode& mode, const OutsideBackends& outside,
                          const std::function<void(const ReplayedFile&)>& on_file);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

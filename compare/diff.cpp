@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 // Bits of element i, and whether it is a NaN of a floating-point dtype.
@@ -20,11 +20,20 @@ Element element(const io::Tensor& t, std::size_t i) {
   std::memcpy(&bits, t.bytes.data() + i * size, size);
   bool nan = false;
   switch (t.dtype) {
-    case io::DType::F32: nan = (bits & 0x7FFFFFFFu) > 0x7F800000u; break;
-    case io::DType::BF16: nan = (bits & 0x7FFFu) > 0x7F80u; break;
-    case io::DType::F16: nan = (bits & 0x7FFFu) > 0x7C00u; break;
-    case io::DType::F64: nan = (bits & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull; break;
-    default: break;
+    case io::DType::F32:
+      nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+      break;
+    case io::DType::BF16:
+      nan = (bits & 0x7FFFu) > 0x7F80u;
+      break;
+    case io::DType::F16:
+      nan = (bits & 0x7FFFu) > 0x7C00u;
+      break;
+    case io::DType::F64:
+      nan = (bits & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
+      break;
+    default:
+      break;
   }
   return {bits, nan};
 }
@@ -33,7 +42,7 @@ std::string hex(const io::Tensor& t, std::uint64_t bits) { return fmt::format("0
 
 }  // namespace
 
-std::vector<TensorDiff> diff_outputs(const TensorMap& expected, const TensorMap& actual) {
+std::vector<TensorDiff> diff_outputs(const cases::TensorMap& expected, const cases::TensorMap& actual) {
   std::vector<TensorDiff> diffs;
   auto problem = [&](const std::string& name, std::string text) {
     TensorDiff d;
@@ -50,7 +59,7 @@ std::vector<TensorDiff> diff_outputs(const TensorMap& expected, const TensorMap&
     const io::Tensor& a = it->second;
     if (a.dtype != e.dtype || a.shape != e.shape) {
       problem(name, fmt::format("expected {} [{}], actual {} [{}]", io::dtype_name(e.dtype), fmt::join(e.shape, ", "),
-                                     io::dtype_name(a.dtype), fmt::join(a.shape, ", ")));
+                                io::dtype_name(a.dtype), fmt::join(a.shape, ", ")));
       continue;
     }
     TensorDiff d;
@@ -83,4 +92,4 @@ std::string describe(const std::vector<TensorDiff>& diffs) {
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -7,21 +7,21 @@
 
 #include "cases/case.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 struct TensorDiff {
-  std::string tensor;            // output name, e.g. "scale_t"
-  std::string problem;           // empty when only element mismatches; else "missing in actual", "shape ..."
-  std::size_t mismatches = 0;    // elements whose bits differ
-  std::size_t first_index = 0;   // flat index of the first mismatching element
-  std::string first_expected;    // its bits, hex
+  std::string tensor;           // output name, e.g. "scale_t"
+  std::string problem;          // empty when only element mismatches; else "missing in actual", "shape ..."
+  std::size_t mismatches = 0;   // elements whose bits differ
+  std::size_t first_index = 0;  // flat index of the first mismatching element
+  std::string first_expected;   // its bits, hex
   std::string first_actual;
 };
 
 // Every output of `expected` and `actual`, by name; returns only the tensors that differ.
-std::vector<TensorDiff> diff_outputs(const TensorMap& expected, const TensorMap& actual);
+std::vector<TensorDiff> diff_outputs(const cases::TensorMap& expected, const cases::TensorMap& actual);
 
 // One line per differing tensor, for test failure messages and replay output.
 std::string describe(const std::vector<TensorDiff>& diffs);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

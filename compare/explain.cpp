@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "compare/explain_master_weights.h"
 #include "cases/experts.h"
 #include "cases/quantize_case.h"
 #include "cases/reference_backend.h"
+#include "compare/explain_master_weights.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/formulas.h"
@@ -22,7 +22,7 @@
 #include "reference/profiles.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 constexpr std::size_t kMaxListed = 4096, kMaxTraces = 4, kMaxRhtTraces = 16;
@@ -54,7 +54,9 @@ bool is_tie(float y) {
 }
 
 // Codes of neighbouring grid points with the same sign.
-bool neighbours(std::uint8_t a, std::uint8_t b) { return (a & 8) == (b & 8) && (a & 7) != (b & 7) && std::abs((a & 7) - (b & 7)) == 1; }
+bool neighbours(std::uint8_t a, std::uint8_t b) {
+  return (a & 8) == (b & 8) && (a & 7) != (b & 7) && std::abs((a & 7) - (b & 7)) == 1;
+}
 
 std::uint8_t swap_nibbles(std::uint8_t b) { return std::uint8_t((b << 4) | (b >> 4)); }
 
@@ -65,20 +67,21 @@ ByteMatrix compact_scale(const io::Tensor& t, ScaleLayout layout) {
 
 class Explainer {
  public:
-  Explainer(const Case& c, const TensorMap& expected, const TensorMap& actual)
+  Explainer(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual)
       : c_(c), expected_(expected), actual_(actual) {}
 
   // With `elements`, every data and scale byte of a quantize output is classified; without, each
   // differing tensor counts its differing bytes.
   Explanation run(bool elements) {
     for (const auto& [name, t] : expected_)
-      if ((name == "amax" || name == "amax_t" || name == "global_scale") && actual_.count(name) && actual_.at(name).bytes != t.bytes)
+      if ((name == "amax" || name == "amax_t" || name == "global_scale") && actual_.count(name) &&
+          actual_.at(name).bytes != t.bytes)
         add({name, 0, 0, 0, 0, 0, MismatchKind::kAmax});
     if (elements && c_.inputs.count("x")) {
       const FloatMatrix x = io::to_float_matrix(c_.inputs.at("x"), "explain", "x");
       if (expected_.count("data")) direction({"", x, SrDirection::kRowwise});
       if (expected_.count("data_t")) {
-        const std::optional<std::uint16_t> mask = quantize_options(c_).rht_mask;
+        const std::optional<std::uint16_t> mask = cases::quantize_options(c_).rht_mask;
         direction({"_t", mask ? rht(x, *mask) : FloatMatrix(xt::transpose(x)), SrDirection::kColumnwise});
       }
       verdict();
@@ -108,8 +111,8 @@ class Explainer {
     }
     const ByteMatrix ed = io::to_byte_matrix(expected_.at(data_name), "explain", data_name);
     const ByteMatrix ad = io::to_byte_matrix(actual_.at(data_name), "explain", data_name);
-    const ByteMatrix es = compact_scale(expected_.at(scale_name), quantize_options(c_).scale_layout);
-    const ByteMatrix as = compact_scale(actual_.at(scale_name), quantize_options(c_).scale_layout);
+    const ByteMatrix es = compact_scale(expected_.at(scale_name), cases::quantize_options(c_).scale_layout);
+    const ByteMatrix as = compact_scale(actual_.at(scale_name), cases::quantize_options(c_).scale_layout);
     const std::int64_t rows = ed.shape(0), blocks = ed.shape(1) / 8;
     Explanation::BlockMap map{data_name, rows, blocks, std::vector<std::uint8_t>(rows * blocks, 0)};
     for (std::int64_t r = 0; r < std::int64_t(es.shape(0)); ++r)
@@ -119,7 +122,8 @@ class Explainer {
           add({scale_name, r, j, 0, es(r, j), as(r, j), MismatchKind::kPadding});
           continue;
         }
-        const bool one_code = (es(r, j) & 0x80) == (as(r, j) & 0x80) && std::abs(int(es(r, j) & 0x7F) - int(as(r, j) & 0x7F)) == 1;
+        const bool one_code =
+            (es(r, j) & 0x80) == (as(r, j) & 0x80) && std::abs(int(es(r, j) & 0x7F) - int(as(r, j) & 0x7F)) == 1;
         add({scale_name, r, j, 0, es(r, j), as(r, j), one_code ? MismatchKind::kScaleOffByOneCode : MismatchKind::kScaleOther});
         map.mismatching[r * blocks + j] = 1;
       }
@@ -146,7 +150,8 @@ class Explainer {
           const std::uint8_t e = nibble_at(ed(r, b), half), a = nibble_at(ad(r, b), half);
           if (e == a) continue;
           const std::int64_t col = 2 * b + half;
-          ElementMismatch m{data_name, r, col, bits_of(d.x(r, col)), e, a, element_kind(d, *block, ed, ad, r, b, col, e, a, all_swapped)};
+          ElementMismatch m{
+              data_name, r, col, bits_of(d.x(r, col)), e, a, element_kind(d, *block, ed, ad, r, b, col, e, a, all_swapped)};
           if (!block->sr.empty()) m.sr = block->sr[col % 16];
           add(std::move(m));
         }
@@ -182,12 +187,12 @@ class Explainer {
     t.block = j;
     const FloatVector amax = io::to_float_vector(expected_.at("amax" + d.suffix), "explain", "amax");
     t.global_amax = amax.size() == 1 ? amax(0) : amax(r);
-    const Profile& profile = case_profile(c_);
+    const Profile& profile = cases::case_profile(c_);
     const GlobalScale gs = global_scale(profile.gs, t.global_amax);
     t.S = gs.S;
     t.Sd = gs.Sd;
     float A = 0.0f;
-    if (quantize_options(c_).block == BlockShape::k2D) {
+    if (cases::quantize_options(c_).block == BlockShape::k2D) {
       for (std::int64_t i = r / 16 * 16; i < r / 16 * 16 + 16; ++i)
         for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) A = amax_step(profile.amax, A, d.x(i, k));
     } else {
@@ -198,9 +203,10 @@ class Explainer {
     t.precast = enc.precast;
     t.scale_byte = enc.scale_byte;
     t.encode_factor = enc.encoder.factor;
-    const std::optional<StochasticRounding>& sr = quantize_options(c_).stochastic;
+    const std::optional<StochasticRounding>& sr = cases::quantize_options(c_).stochastic;
     PhiloxCounter draw;  // §3.18.3: the block's one draw, at its stored index
-    if (sr) draw = sr_draw(sr->seed, sr->offset, d.sr_dir, std::uint64_t(r) * std::uint64_t(d.x.shape(1) / 16) + std::uint64_t(j));
+    if (sr)
+      draw = sr_draw(sr->seed, sr->offset, d.sr_dir, std::uint64_t(r) * std::uint64_t(d.x.shape(1) / 16) + std::uint64_t(j));
     for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) {
       const float x = d.x(r, k);
       t.inputs.push_back(x);
@@ -232,16 +238,16 @@ class Explainer {
     std::vector<std::pair<std::string, Profile>> candidates;
     for (const NamedProfile& p : all_profiles())
       if (p.name != c_.params.text("profile")) candidates.emplace_back("profile " + std::string(p.name), p.knobs);
-    for (auto& [name, knobs] : single_knob_variants(case_profile(c_)))
+    for (auto& [name, knobs] : single_knob_variants(cases::case_profile(c_)))
       candidates.emplace_back(c_.params.text("profile") + " with " + name, knobs);
     std::string best;
     std::size_t best_hits = 0;
     for (const auto& [name, knobs] : candidates) {
-      Case v = c_;
+      cases::Case v = c_;
       v.knobs = knobs;
-      TensorMap out;
+      cases::TensorMap out;
       try {
-        out = ReferenceBackend().run(v);
+        out = cases::ReferenceBackend().run(v);
       } catch (const std::exception&) {
         continue;
       }
@@ -255,15 +261,15 @@ class Explainer {
   }
 
   // Mismatching blocks where `candidate` has the actual scale byte and data bytes.
-  std::size_t reproduced_blocks(const TensorMap& candidate) const {
+  std::size_t reproduced_blocks(const cases::TensorMap& candidate) const {
     std::size_t hits = 0;
     for (const auto& m : out_.maps) {
       const std::string suffix = m.tensor.substr(4);
       if (!candidate.count(m.tensor) || candidate.at(m.tensor).shape != actual_.at(m.tensor).shape) continue;
       const ByteMatrix cd = io::to_byte_matrix(candidate.at(m.tensor), "explain", m.tensor);
       const ByteMatrix ad = io::to_byte_matrix(actual_.at(m.tensor), "explain", m.tensor);
-      const ByteMatrix cs = compact_scale(candidate.at("scale" + suffix), quantize_options(c_).scale_layout);
-      const ByteMatrix as = compact_scale(actual_.at("scale" + suffix), quantize_options(c_).scale_layout);
+      const ByteMatrix cs = compact_scale(candidate.at("scale" + suffix), cases::quantize_options(c_).scale_layout);
+      const ByteMatrix as = compact_scale(actual_.at("scale" + suffix), cases::quantize_options(c_).scale_layout);
       for (std::int64_t r = 0; r < m.rows; ++r)
         for (std::int64_t j = 0; j < m.blocks; ++j) {
           if (!m.mismatching[r * m.blocks + j] || cs(r, j) != as(r, j)) continue;
@@ -275,9 +281,9 @@ class Explainer {
     return hits;
   }
 
-  const Case& c_;
-  const TensorMap& expected_;
-  const TensorMap& actual_;
+  const cases::Case& c_;
+  const cases::TensorMap& expected_;
+  const cases::TensorMap& actual_;
   Explanation out_;
   std::map<MismatchKind, std::size_t> counts_;
 };
@@ -286,41 +292,59 @@ class Explainer {
 
 std::string_view mismatch_kind_name(MismatchKind k) {
   switch (k) {
-    case MismatchKind::kScaleOffByOneCode: return "scale byte off by one code";
-    case MismatchKind::kScaleOther: return "scale byte differs";
-    case MismatchKind::kTieFlipped: return "element tie flipped";
-    case MismatchKind::kRoundingOther: return "element rounded to the other neighbour";
-    case MismatchKind::kZeroSign: return "sign of zero";
-    case MismatchKind::kNanEncoding: return "NaN encoding";
-    case MismatchKind::kNibbleOrder: return "nibble order";
-    case MismatchKind::kMisplacedByte: return "misplaced byte";
-    case MismatchKind::kPadding: return "padding";
-    case MismatchKind::kAmax: return "amax / global scale";
-    case MismatchKind::kShardByteShift: return "partial-cast byte index off by one (odd shard start)";
-    case MismatchKind::kSharedByteNibble: return "shared byte lost a rank's nibble";
-    case MismatchKind::kShiftOrSharedNibble: return "byte index off by one or shared byte lost a nibble (both fit)";
-    case MismatchKind::kScaleRowPitch: return "scale rows at pitch K/16";
-    case MismatchKind::kSrOtherNeighbour: return "stochastic rounding to the other neighbour";
-    case MismatchKind::kRhtSingleRounding: return "rounded once to BF16 (binary32 step skipped)";
-    case MismatchKind::kRhtOneUlp: return "one BF16 ulp off";
-    case MismatchKind::kOther: return "other";
+    case MismatchKind::kScaleOffByOneCode:
+      return "scale byte off by one code";
+    case MismatchKind::kScaleOther:
+      return "scale byte differs";
+    case MismatchKind::kTieFlipped:
+      return "element tie flipped";
+    case MismatchKind::kRoundingOther:
+      return "element rounded to the other neighbour";
+    case MismatchKind::kZeroSign:
+      return "sign of zero";
+    case MismatchKind::kNanEncoding:
+      return "NaN encoding";
+    case MismatchKind::kNibbleOrder:
+      return "nibble order";
+    case MismatchKind::kMisplacedByte:
+      return "misplaced byte";
+    case MismatchKind::kPadding:
+      return "padding";
+    case MismatchKind::kAmax:
+      return "amax / global scale";
+    case MismatchKind::kShardByteShift:
+      return "partial-cast byte index off by one (odd shard start)";
+    case MismatchKind::kSharedByteNibble:
+      return "shared byte lost a rank's nibble";
+    case MismatchKind::kShiftOrSharedNibble:
+      return "byte index off by one or shared byte lost a nibble (both fit)";
+    case MismatchKind::kScaleRowPitch:
+      return "scale rows at pitch K/16";
+    case MismatchKind::kSrOtherNeighbour:
+      return "stochastic rounding to the other neighbour";
+    case MismatchKind::kRhtSingleRounding:
+      return "rounded once to BF16 (binary32 step skipped)";
+    case MismatchKind::kRhtOneUlp:
+      return "one BF16 ulp off";
+    case MismatchKind::kOther:
+      return "other";
   }
   return "other";
 }
 
-Explanation explain_quantize(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+Explanation explain_quantize(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual) {
   const bool experts =
       c.params.has("experts") && c.params.flag("experts") && c.inputs.count("x") && c.inputs.at("x").shape.size() == 3;
   if (!experts) return Explainer(c, expected, actual).run(true);
   // Expert weights: the first expert whose outputs differ, explained as the 2-D case it is.
   for (std::int64_t e = 0; e < c.inputs.at("x").shape[0]; ++e) {
-    const TensorMap exp = expert_outputs(expected, e), act = expert_outputs(actual, e);
+    const cases::TensorMap exp = cases::expert_outputs(expected, e), act = cases::expert_outputs(actual, e);
     const bool same = std::all_of(exp.begin(), exp.end(), [&](const auto& kv) {
       const auto it = act.find(kv.first);
       return it != act.end() && it->second.shape == kv.second.shape && it->second.bytes == kv.second.bytes;
     });
     if (same) continue;
-    Explanation x = explain_quantize(expert_case(c, e), exp, act);
+    Explanation x = explain_quantize(cases::expert_case(c, e), exp, act);
     x.verdict = fmt::format("expert {}: {}", e, x.verdict);
     return x;
   }
@@ -328,7 +352,7 @@ Explanation explain_quantize(const Case& c, const TensorMap& expected, const Ten
   return explain_bytes(c, expected, actual);
 }
 
-Explanation explain_bytes(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+Explanation explain_bytes(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual) {
   return Explainer(c, expected, actual).run(false);
 }
 
@@ -344,13 +368,13 @@ bool one_bf16_ulp(float a, float b) {
 
 }  // namespace
 
-Explanation explain_rht(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual) {
   const io::Tensor& e_t = expected.at("x_t");
   if (!actual.count("x_t") || actual.at("x_t").dtype != e_t.dtype || actual.at("x_t").shape != e_t.shape)
     return explain_bytes(c, expected, actual);
   const FloatMatrix x = io::to_float_matrix(c.inputs.at("x"), "explain", "x");
   const FloatMatrix e = io::to_float_matrix(e_t, "explain", "x_t"), a = io::to_float_matrix(actual.at("x_t"), "explain", "x_t");
-  const std::uint16_t mask = rht_mask_param(c);
+  const std::uint16_t mask = cases::rht_mask_param(c);
   const std::int64_t N = e.shape(0), M = e.shape(1);
   Explanation out;
   Explanation::BlockMap map{"x_t", N, M / 16, std::vector<std::uint8_t>(std::size_t(N * (M / 16)), 0)};
@@ -363,8 +387,8 @@ Explanation explain_rht(const Case& c, const TensorMap& expected, const TensorMa
       for (std::int64_t k = 0; k < 16; ++k) v[k] = x(16 * b + k, row);
       const Rht16Sum sum = rht16_sum(v, mask, unsigned(col % 16));
       const MismatchKind kind = bits_of(a(row, col)) == bits_of(sum.bf16_single) ? MismatchKind::kRhtSingleRounding
-                                : one_bf16_ulp(a(row, col), e(row, col))           ? MismatchKind::kRhtOneUlp
-                                                                                   : MismatchKind::kOther;
+                                : one_bf16_ulp(a(row, col), e(row, col))         ? MismatchKind::kRhtOneUlp
+                                                                                 : MismatchKind::kOther;
       ++counts[kind];
       ++out.total_mismatches;
       map.mismatching[std::size_t(row * (M / 16) + b)] = 1;
@@ -375,8 +399,10 @@ Explanation explain_rht(const Case& c, const TensorMap& expected, const TensorMa
   out.maps.push_back(std::move(map));
   for (const auto& [k, n] : counts) out.kind_counts.emplace_back(k, n);
   if (counts.size() == 1 && counts.begin()->first == MismatchKind::kRhtSingleRounding)
-    out.verdict = fmt::format("every one of the {} mismatching outputs is the exact sum rounded once to BF16, without the "
-                              "binary32 rounding of §3.19", out.total_mismatches);
+    out.verdict = fmt::format(
+        "every one of the {} mismatching outputs is the exact sum rounded once to BF16, without the "
+        "binary32 rounding of §3.19",
+        out.total_mismatches);
   return out;
 }
 
@@ -385,7 +411,7 @@ namespace {
 // The operations with an explanation of their own; the others get explain_bytes.
 struct ExplainerRow {
   std::string_view op;
-  Explanation (*explain)(const Case&, const TensorMap&, const TensorMap&);
+  Explanation (*explain)(const cases::Case&, const cases::TensorMap&, const cases::TensorMap&);
 };
 constexpr ExplainerRow kExplainers[] = {
     {"quantize", explain_quantize},
@@ -395,7 +421,7 @@ constexpr ExplainerRow kExplainers[] = {
 
 }  // namespace
 
-Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+Explanation explain(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual) {
   // The operations' explanations read the actual outputs as laid out like the expected ones: when
   // a tensor is missing, extra, or of another dtype or shape, the differing tensors are counted
   // and the verdict names what differs.
@@ -412,4 +438,4 @@ Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& a
   return explain_bytes(c, expected, actual);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

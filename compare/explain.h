@@ -7,33 +7,33 @@
 #include <string>
 #include <vector>
 
-#include "compare/diff.h"
 #include "cases/case.h"
+#include "compare/diff.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 // The kinds of element/byte mismatch the report names.
 enum class MismatchKind {
-  kScaleOffByOneCode,   // E4M3 scale byte differs by one code
-  kScaleOther,          // scale byte differs otherwise
-  kTieFlipped,          // codes are neighbours and the scaled value sits on an E2M1 tie
-  kRoundingOther,       // codes are neighbours, not on a tie
-  kZeroSign,            // 0x0 vs 0x8
-  kNanEncoding,         // the input element is NaN and the codes differ
-  kNibbleOrder,         // the byte equals the expected byte with its nibbles swapped
-  kMisplacedByte,       // the byte equals an expected byte elsewhere in the same row
-  kPadding,             // a padding byte of the scale matrix differs
-  kAmax,                // stored amax / global scale differs
+  kScaleOffByOneCode,  // E4M3 scale byte differs by one code
+  kScaleOther,         // scale byte differs otherwise
+  kTieFlipped,         // codes are neighbours and the scaled value sits on an E2M1 tie
+  kRoundingOther,      // codes are neighbours, not on a tie
+  kZeroSign,           // 0x0 vs 0x8
+  kNanEncoding,        // the input element is NaN and the codes differ
+  kNibbleOrder,        // the byte equals the expected byte with its nibbles swapped
+  kMisplacedByte,      // the byte equals an expected byte elsewhere in the same row
+  kPadding,            // a padding byte of the scale matrix differs
+  kAmax,               // stored amax / global scale differs
   // The distributed weight cast (NUMERICS.md §5.1-§5.3):
-  kShardByteShift,      // a rank starting at an odd element wrote its element pairs one byte low
-  kSharedByteNibble,    // a byte shared by two ranks kept only one rank's nibble
-  kShiftOrSharedNibble, // every mismatching byte fits both of the two above: the bytes cannot tell them apart
-  kScaleRowPitch,       // expanded rowwise scales written at row pitch K/16 instead of roundup(K/16, 4)
+  kShardByteShift,       // a rank starting at an odd element wrote its element pairs one byte low
+  kSharedByteNibble,     // a byte shared by two ranks kept only one rank's nibble
+  kShiftOrSharedNibble,  // every mismatching byte fits both of the two above: the bytes cannot tell them apart
+  kScaleRowPitch,        // expanded rowwise scales written at row pitch K/16 instead of roundup(K/16, 4)
   // Stochastic rounding (§3.18):
-  kSrOtherNeighbour,    // codes are neighbours: the other side of the element's random-byte threshold
+  kSrOtherNeighbour,  // codes are neighbours: the other side of the element's random-byte threshold
   // The Hadamard transform's BF16 outputs (§3.19):
-  kRhtSingleRounding,   // the exact sum rounded once to BF16 (the binary32 step skipped)
-  kRhtOneUlp,           // one BF16 ulp from the expected value, not the single rounding
+  kRhtSingleRounding,  // the exact sum rounded once to BF16 (the binary32 step skipped)
+  kRhtOneUlp,          // one BF16 ulp from the expected value, not the single rounding
   kOther,
 };
 std::string_view mismatch_kind_name(MismatchKind k);
@@ -47,9 +47,9 @@ struct SrElement {
 
 // One mismatching element of a quantize output (rowwise or columnwise copy).
 struct ElementMismatch {
-  std::string tensor;          // "data", "data_t", "scale", ...
-  std::int64_t row = 0, col = 0;  // element position in the stored orientation (data: element index)
-  std::uint32_t input_bits = 0;   // binary32 bits of the input element (data tensors)
+  std::string tensor;                     // "data", "data_t", "scale", ...
+  std::int64_t row = 0, col = 0;          // element position in the stored orientation (data: element index)
+  std::uint32_t input_bits = 0;           // binary32 bits of the input element (data tensors)
   std::uint8_t expected = 0, actual = 0;  // code (data) or byte (scale)
   MismatchKind kind = MismatchKind::kOther;
   std::optional<SrElement> sr = std::nullopt;  // with stochastic rounding
@@ -57,13 +57,13 @@ struct ElementMismatch {
 
 // The reference's intermediate values of one block, for the report's table.
 struct BlockTrace {
-  std::string direction;  // "rowwise" or "columnwise"
+  std::string direction;            // "rowwise" or "columnwise"
   std::int64_t row = 0, block = 0;  // stored row, block index within it
   float global_amax = 0, S = 0, Sd = 0, block_amax = 0, precast = 0, encode_factor = 0;
   std::uint8_t scale_byte = 0;
-  std::vector<float> inputs, scaled;          // 16 values and y = scaled values
+  std::vector<float> inputs, scaled;  // 16 values and y = scaled values
   std::vector<std::uint8_t> expected_codes, actual_codes;
-  std::vector<SrElement> sr;                  // with stochastic rounding: each element's byte and threshold
+  std::vector<SrElement> sr;  // with stochastic rounding: each element's byte and threshold
 };
 
 // One mismatching output of the Hadamard transform: x_t[row][col] is output n = col % 16 of the
@@ -72,9 +72,9 @@ struct RhtTrace {
   std::string tensor;  // "x_t"
   std::int64_t row = 0, col = 0;
   std::uint16_t mask = 0;
-  std::vector<float> inputs;   // the 16 BF16 inputs
-  std::string exact_sum;       // exact hexadecimal float
-  float binary32 = 0;          // RN(exact sum)
+  std::vector<float> inputs;                            // the 16 BF16 inputs
+  std::string exact_sum;                                // exact hexadecimal float
+  float binary32 = 0;                                   // RN(exact sum)
   float expected = 0, actual = 0, single_rounding = 0;  // BF16 values; single: RNbf16(exact sum)
 };
 
@@ -88,8 +88,8 @@ struct Explanation {
     std::vector<std::uint8_t> mismatching;  // 1 where any element or the scale of the block differs
   };
   std::vector<BlockMap> maps;
-  std::vector<BlockTrace> traces;                 // the first few mismatching blocks
-  std::vector<RhtTrace> rht_traces;               // the first few mismatching transform outputs
+  std::vector<BlockTrace> traces;    // the first few mismatching blocks
+  std::vector<RhtTrace> rht_traces;  // the first few mismatching transform outputs
   std::vector<std::pair<MismatchKind, std::size_t>> kind_counts;
   std::string verdict;  // e.g. "actual matches profile te-2.13 on 14/14 mismatching blocks"
 };
@@ -102,11 +102,11 @@ struct Explanation {
 // cast_master_weights: the distributed-cast bugs), else explain_bytes. Any actual outputs are
 // explained: when they are not laid out as the expected ones (a tensor missing, extra, or of
 // another dtype or shape), explain_bytes with a verdict that names the differences.
-Explanation explain(const Case& c, const TensorMap& expected, const TensorMap& actual);
+Explanation explain(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
 
-Explanation explain_quantize(const Case& c, const TensorMap& expected, const TensorMap& actual);
-Explanation explain_rht(const Case& c, const TensorMap& expected, const TensorMap& actual);
+Explanation explain_quantize(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
+Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
 // Any operation: each differing output tensor with its count of differing bytes.
-Explanation explain_bytes(const Case& c, const TensorMap& expected, const TensorMap& actual);
+Explanation explain_bytes(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

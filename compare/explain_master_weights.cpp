@@ -11,7 +11,7 @@
 #include "reference/layout.h"
 #include "reference/transpose.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 constexpr std::size_t kMaxListed = 4096;
@@ -26,8 +26,8 @@ MismatchKind most_frequent(const std::map<MismatchKind, std::size_t>& kinds) {
 
 class MasterWeightsExplainer {
  public:
-  MasterWeightsExplainer(const Case& c, const TensorMap& expected, const TensorMap& actual)
-      : c_(c), expected_(expected), actual_(actual), in_(master_weights_input(c)) {}
+  MasterWeightsExplainer(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual)
+      : c_(c), expected_(expected), actual_(actual), in_(cases::master_weights_input(c)) {}
 
   Explanation run() {
     std::int64_t offset = 0;
@@ -102,8 +102,7 @@ class MasterWeightsExplainer {
   MismatchKind data(const std::string& name, const FloatMatrix& w, std::int64_t offset, const ByteMatrix& ed,
                     const ByteMatrix& ad) {
     const std::int64_t K = std::int64_t(w.shape(1)), bytes = std::int64_t(ed.size());
-    Explanation::BlockMap map{name + ".data", std::int64_t(w.shape(0)), K / 16,
-                              std::vector<std::uint8_t>(w.size() / 16, 0)};
+    Explanation::BlockMap map{name + ".data", std::int64_t(w.shape(0)), K / 16, std::vector<std::uint8_t>(w.size() / 16, 0)};
     struct Wrong {
       std::int64_t byte;
       bool shifted, nibble_lost;
@@ -136,9 +135,12 @@ class MasterWeightsExplainer {
     std::map<MismatchKind, std::size_t> kinds;
     for (const Wrong& x : wrong) {
       MismatchKind kind = MismatchKind::kOther;
-      if (all_both) kind = MismatchKind::kShiftOrSharedNibble;
-      else if (x.nibble_lost && (all_lost || !x.shifted)) kind = MismatchKind::kSharedByteNibble;
-      else if (x.shifted) kind = MismatchKind::kShardByteShift;
+      if (all_both)
+        kind = MismatchKind::kShiftOrSharedNibble;
+      else if (x.nibble_lost && (all_lost || !x.shifted))
+        kind = MismatchKind::kSharedByteNibble;
+      else if (x.shifted)
+        kind = MismatchKind::kShardByteShift;
       ++kinds[kind];
       const std::uint8_t e = ed.data()[x.byte], a = ad.data()[x.byte];
       for (int half = 0; half < 2; ++half) {
@@ -164,9 +166,12 @@ class MasterWeightsExplainer {
         if (es(r, j) == as(r, j)) continue;
         const std::int64_t f = r * pitch + j;
         MismatchKind kind = MismatchKind::kScaleOther;
-        if (tc > 0 && f < written && as(r, j) == es(f / tc, f % tc)) kind = MismatchKind::kScaleRowPitch;
-        else if (tc > 0 && tc != pitch && f >= written) kind = MismatchKind::kScaleRowPitch;  // never written at pitch tc
-        else if (r >= std::int64_t(w.shape(0)) || j >= tc) kind = MismatchKind::kPadding;
+        if (tc > 0 && f < written && as(r, j) == es(f / tc, f % tc))
+          kind = MismatchKind::kScaleRowPitch;
+        else if (tc > 0 && tc != pitch && f >= written)
+          kind = MismatchKind::kScaleRowPitch;  // never written at pitch tc
+        else if (r >= std::int64_t(w.shape(0)) || j >= tc)
+          kind = MismatchKind::kPadding;
         else if ((es(r, j) & 0x80) == (as(r, j) & 0x80) && std::abs(int(es(r, j) & 0x7F) - int(as(r, j) & 0x7F)) == 1)
           kind = MismatchKind::kScaleOffByOneCode;
         ++kinds[kind];
@@ -212,23 +217,24 @@ class MasterWeightsExplainer {
           causes, causes);
     else {
       std::string kinds;
-      for (const auto& [k, n] : cause_counts_) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", n, mismatch_kind_name(k));
+      for (const auto& [k, n] : cause_counts_)
+        kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", n, mismatch_kind_name(k));
       out_.verdict = fmt::format("no known upstream bug explains all {} mismatches ({})", causes, kinds);
     }
   }
 
-  const Case& c_;
-  const TensorMap& expected_;
-  const TensorMap& actual_;
-  const MasterWeightsInput in_;
+  const cases::Case& c_;
+  const cases::TensorMap& expected_;
+  const cases::TensorMap& actual_;
+  const cases::MasterWeightsInput in_;
   Explanation out_;
   std::map<MismatchKind, std::size_t> counts_, cause_counts_;
 };
 
 }  // namespace
 
-Explanation explain_master_weights(const Case& c, const TensorMap& expected, const TensorMap& actual) {
+Explanation explain_master_weights(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual) {
   return MasterWeightsExplainer(c, expected, actual).run();
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -5,8 +5,8 @@
 
 #include "compare/explain.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
-Explanation explain_master_weights(const Case& c, const TensorMap& expected, const TensorMap& actual);
+Explanation explain_master_weights(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -14,12 +14,12 @@
 #include "cases/case.h"
 #include "reference/error.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 // Tensors keyed by the reference's names. A tensor that a rename names is used only under the
 // reference name it is mapped to; the others keep their own names.
 struct RenamedTensors {
-  TensorMap tensors;
+  cases::TensorMap tensors;
   std::map<std::string, std::string> stored;  // reference name -> the file's name, where they differ
 
   // "'scale'" or "'weight_scale' (as scale)", for messages.
@@ -30,7 +30,7 @@ struct RenamedTensors {
 
 // `file`'s tensors under `renames` (reference name -> the file's name). Throws nvfp4::Error
 // (E_UNSUPPORTED) when `file`, labelled `side` ("X", "THEIRS"), lacks a renamed tensor.
-RenamedTensors rename_tensors(const TensorMap& file, const std::map<std::string, std::string>& renames,
+RenamedTensors rename_tensors(const cases::TensorMap& file, const std::map<std::string, std::string>& renames,
                               std::string_view side);
 
 // `theirs` as the reference's tensor `ref` for comparison: the same bytes, and
@@ -45,4 +45,4 @@ io::Tensor as_reference_tensor(const io::Tensor& theirs, const io::Tensor& ref, 
                                const std::optional<std::vector<std::int64_t>>& unpadded, ErrorCode shape_code,
                                std::vector<std::string>& notes);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

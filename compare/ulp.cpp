@@ -6,7 +6,7 @@
 #include "reference/arith.h"
 #include "reference/half_float.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 // Sign bit, and the magnitude bits of +inf (all above are NaNs).
@@ -16,10 +16,14 @@ struct Layout {
 
 Layout layout(io::DType dtype) {
   switch (dtype) {
-    case io::DType::F32: return {0x80000000u, 0x7F800000u};
-    case io::DType::BF16: return {0x8000u, 0x7F80u};
-    case io::DType::F16: return {0x8000u, 0x7C00u};
-    default: break;
+    case io::DType::F32:
+      return {0x80000000u, 0x7F800000u};
+    case io::DType::BF16:
+      return {0x8000u, 0x7F80u};
+    case io::DType::F16:
+      return {0x8000u, 0x7C00u};
+    default:
+      break;
   }
   throw std::invalid_argument("ULP distances are defined for F32, BF16 and F16, not " + std::string(io::dtype_name(dtype)));
 }
@@ -50,11 +54,14 @@ std::uint64_t ulp_distance(io::DType dtype, std::uint32_t a, std::uint32_t b) {
 
 double ulp_value(io::DType dtype, std::uint32_t bits) {
   switch (dtype) {
-    case io::DType::BF16: return bf16_to_float(std::uint16_t(bits));
-    case io::DType::F16: return half_to_float(std::uint16_t(bits));
-    default: layout(dtype);  // throws for the dtypes without ULPs
+    case io::DType::BF16:
+      return bf16_to_float(std::uint16_t(bits));
+    case io::DType::F16:
+      return half_to_float(std::uint16_t(bits));
+    default:
+      layout(dtype);  // throws for the dtypes without ULPs
   }
   return float_of(bits);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -14,7 +14,7 @@
 
 #include "io/safetensors.h"
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 
 // The distance of a NaN to a non-NaN: larger than every distance between two values.
 inline constexpr std::uint64_t kUlpNan = std::numeric_limits<std::uint64_t>::max();
@@ -36,4 +36,4 @@ std::uint64_t ulp_distance(io::DType dtype, std::uint32_t a, std::uint32_t b);
 // The value of `bits`, exactly, for printing.
 double ulp_value(io::DType dtype, std::uint32_t bits);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

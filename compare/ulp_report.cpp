@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace nvfp4 {
+namespace nvfp4::compare {
 namespace {
 
 std::uint32_t element_bits(const io::Tensor& t, std::int64_t i) {
@@ -79,8 +79,8 @@ std::string UlpReport::problem() const {
   return text;
 }
 
-UlpReport ulp_report(std::string tensor, const io::Tensor& expected, const io::Tensor& actual,
-                     std::optional<std::uint64_t> bound, std::size_t worst) {
+UlpReport ulp_report(std::string tensor, const io::Tensor& expected, const io::Tensor& actual, std::optional<std::uint64_t> bound,
+                     std::size_t worst) {
   if (!has_ulps(expected.dtype) || expected.dtype != actual.dtype || expected.shape != actual.shape)
     throw std::invalid_argument(fmt::format("ulp_report: '{}' needs two tensors of one float dtype and shape", tensor));
   UlpReport r;
@@ -114,7 +114,8 @@ UlpReport ulp_report(std::string tensor, const io::Tensor& expected, const io::T
   return r;
 }
 
-std::vector<UlpReport> ulp_reports(const TensorMap& expected, const TensorMap& actual, std::optional<std::uint64_t> bound) {
+std::vector<UlpReport> ulp_reports(const cases::TensorMap& expected, const cases::TensorMap& actual,
+                                   std::optional<std::uint64_t> bound) {
   std::vector<UlpReport> reports;
   for (const auto& [name, e] : expected) {
     const auto it = actual.find(name);
@@ -170,10 +171,10 @@ std::string describe_ulp_totals(const UlpTotals& t) {
   if (!t.worst.empty()) {
     out += "  worst elements:\n";
     for (const UlpElement& e : t.worst)
-      out += fmt::format("    {:>6} ulps  {}[{}, {}]  exact {}  actual {}  ({})\n", ulps_text(e.ulps), e.tensor, e.row,
-                         e.col, ulp_value_text(e.dtype, e.expected), ulp_value_text(e.dtype, e.actual), e.where);
+      out += fmt::format("    {:>6} ulps  {}[{}, {}]  exact {}  actual {}  ({})\n", ulps_text(e.ulps), e.tensor, e.row, e.col,
+                         ulp_value_text(e.dtype, e.expected), ulp_value_text(e.dtype, e.actual), e.where);
   }
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::compare

@@ -11,7 +11,7 @@
 #include "cases/registry.h"
 #include "io/safetensors.h"
 
-namespace nvfp4::wire {
+namespace nvfp4::external::wire {
 namespace {
 
 using nlohmann::json;
@@ -109,8 +109,9 @@ std::optional<Message> FrameReader::next() {
   if (buffer_.size() - pos_ < 8) return std::nullopt;
   const std::uint64_t n = load_u64(buffer_.data() + pos_);
   if (n > kMaxFrameBytes || n < 8)
-    throw ProtocolError(fmt::format("frame length {} is out of range (the first 8 bytes were {:02x})", n,
-                                    fmt::join(buffer_.begin() + std::ptrdiff_t(pos_), buffer_.begin() + std::ptrdiff_t(pos_) + 8, " ")));
+    throw ProtocolError(
+        fmt::format("frame length {} is out of range (the first 8 bytes were {:02x})", n,
+                    fmt::join(buffer_.begin() + std::ptrdiff_t(pos_), buffer_.begin() + std::ptrdiff_t(pos_) + 8, " ")));
   if (buffer_.size() - pos_ - 8 < n) return std::nullopt;
   Message m = decode({buffer_.data() + pos_ + 8, std::size_t(n)});
   pos_ += 8 + std::size_t(n);
@@ -132,25 +133,25 @@ void write_message(int fd, const Message& m) {
   write_all(fd, frame.data(), frame.size());
 }
 
-Message run_request(std::uint64_t id, const Case& c) {
+Message run_request(std::uint64_t id, const cases::Case& c) {
   json params = json::object();
-  for (const auto& [name, value] : c.params.values()) params[name] = param_to_json(value);
+  for (const auto& [name, value] : c.params.values()) params[name] = cases::param_to_json(value);
   return Message{{{"type", "run"}, {"id", id}, {"op", c.op}, {"params", std::move(params)}}, c.inputs};
 }
 
-Case case_of_request(const Message& request) {
+cases::Case case_of_request(const Message& request) {
   const json& b = request.body;
   if (b.value("type", "") != "run" || !b.contains("op") || !b.at("op").is_string() || !b.contains("params") ||
       !b.at("params").is_object())
     throw ProtocolError("a run request needs \"op\" (a string) and \"params\" (an object)");
-  const OperationSpec* op = find_operation(b.at("op").get<std::string>());
+  const cases::OperationSpec* op = cases::find_operation(b.at("op").get<std::string>());
   if (!op) throw ProtocolError(fmt::format("unknown operation '{}'", b.at("op").get<std::string>()));
-  Case c = make_case(op->name);
+  cases::Case c = cases::make_case(op->name);
   for (const auto& [name, value] : b.at("params").items()) {
-    const ParamSpec* p = op->param(name);
+    const cases::ParamSpec* p = op->param(name);
     if (!p) throw ProtocolError(fmt::format("{}: no parameter '{}'", op->name, name));
     try {
-      c.params.set(name, param_from_json(*op, *p, value));
+      c.params.set(name, cases::param_from_json(*op, *p, value));
     } catch (const Error& e) {
       throw ProtocolError(e.what());
     }
@@ -159,7 +160,7 @@ Case case_of_request(const Message& request) {
   return c;
 }
 
-Message ok_result(std::uint64_t id, TensorMap outputs) {
+Message ok_result(std::uint64_t id, cases::TensorMap outputs) {
   return Message{{{"type", "result"}, {"id", id}, {"ok", true}}, std::move(outputs)};
 }
 
@@ -175,4 +176,4 @@ std::optional<ErrorCode> error_code_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-}  // namespace nvfp4::wire
+}  // namespace nvfp4::external::wire

@@ -14,7 +14,7 @@
 
 #include "cases/case.h"
 
-namespace nvfp4::wire {
+namespace nvfp4::external::wire {
 
 // The harness speaks protocol 2 and accepts workers of protocol 1 as well: version 2 made a
 // parameter the declaration does not name accept only its default (closed world); that rule
@@ -26,7 +26,7 @@ constexpr const char* kMetadataKey = "nvfp4-verify";
 
 struct Message {
   nlohmann::json body;  // {"type": ..., ...}
-  TensorMap tensors;
+  cases::TensorMap tensors;
 };
 
 // A frame that breaks the protocol: malformed length, image, metadata or JSON.
@@ -56,11 +56,11 @@ std::optional<Message> read_message(int fd);
 void write_message(int fd, const Message& m);
 
 // Run requests and their answers, as in the protocol.
-Message run_request(std::uint64_t id, const Case& c);
-Case case_of_request(const Message& request);  // throws ProtocolError naming what is wrong
-Message ok_result(std::uint64_t id, TensorMap outputs);
+Message run_request(std::uint64_t id, const cases::Case& c);
+cases::Case case_of_request(const Message& request);  // throws ProtocolError naming what is wrong
+Message ok_result(std::uint64_t id, cases::TensorMap outputs);
 Message error_result(std::uint64_t id, const std::string& message, std::optional<ErrorCode> code);
 
 std::optional<ErrorCode> error_code_from_name(std::string_view name);
 
-}  // namespace nvfp4::wire
+}  // namespace nvfp4::external::wire

@@ -30,10 +30,10 @@ std::string last_lines(const std::string& tail, std::size_t max_bytes) {
 }
 
 // A result message's outcome; throws wire::ProtocolError when it is not one.
-Outcome outcome_of(wire::Message m) {
+cases::Outcome outcome_of(wire::Message m) {
   const json& b = m.body;
   if (!b.contains("ok") || !b.at("ok").is_boolean()) throw wire::ProtocolError("a result needs a boolean \"ok\"");
-  Outcome o;
+  cases::Outcome o;
   if (b.at("ok").get<bool>()) {
     o.outputs = std::move(m.tensors);
     return o;
@@ -142,7 +142,7 @@ bool WorkerBackend::start() {
   try {
     process_ = std::make_unique<WorkerProcess>(options_.command);
   } catch (const std::exception& e) {
-    throw BackendUnavailable(fmt::format("worker '{}': {}", options_.command, e.what()));
+    throw cases::BackendUnavailable(fmt::format("worker '{}': {}", options_.command, e.what()));
   }
   const auto failed = [&](const std::string& why) {
     process_->kill();
@@ -150,15 +150,14 @@ bool WorkerBackend::start() {
     const std::string text = fmt::format("worker '{}' failed its handshake: {}; {}; stderr: {}", options_.command, why,
                                          process_->exit_status(0), last_lines(process_->stderr_tail(), 1500));
     process_.reset();
-    return BackendUnavailable(text);
+    return cases::BackendUnavailable(text);
   };
-  const std::vector<std::uint8_t> hello = wire::encode(
-      {{{"type", "hello"},
-        {"protocol", wire::kProtocolVersion},
-        {"tool_version", NVFP4_VERSION},
-        {"registry_format", 1},
-        {"unnamed_params", "default"}},
-       {}});
+  const std::vector<std::uint8_t> hello = wire::encode({{{"type", "hello"},
+                                                         {"protocol", wire::kProtocolVersion},
+                                                         {"tool_version", NVFP4_VERSION},
+                                                         {"registry_format", 1},
+                                                         {"unnamed_params", "default"}},
+                                                        {}});
   std::size_t pos = 0;
   wire::Message m;
   Pumped p;
@@ -182,12 +181,12 @@ bool WorkerBackend::start() {
       version.get<int>() > wire::kProtocolVersion)
     throw failed(fmt::format("it speaks protocol {}; this harness speaks protocols {} to {}", version.dump(),
                              wire::kOldestProtocolVersion, wire::kProtocolVersion));
-  const std::string who = m.body.contains("worker") && m.body.at("worker").is_string() ? m.body.at("worker").get<std::string>()
-                                                                                        : options_.command;
+  const std::string who =
+      m.body.contains("worker") && m.body.at("worker").is_string() ? m.body.at("worker").get<std::string>() : options_.command;
   try {
-    Declaration d = Declaration::parse(m.body.contains("implements") ? m.body.at("implements") : json(), who);
+    cases::Declaration d = cases::Declaration::parse(m.body.contains("implements") ? m.body.at("implements") : json(), who);
     if (worker_name_.empty()) declaration_ = std::move(d);  // a restart must not change what it implements
-  } catch (const BackendUnavailable& e) {
+  } catch (const cases::BackendUnavailable& e) {
     throw failed(e.what());
   }
   worker_name_ = who;
@@ -195,8 +194,8 @@ bool WorkerBackend::start() {
   return true;
 }
 
-Outcome WorkerBackend::fault(FaultKind kind, const std::string& what) {
-  Outcome o;
+cases::Outcome WorkerBackend::fault(cases::FaultKind kind, const std::string& what) {
+  cases::Outcome o;
   o.fault = kind;
   process_->kill();
   process_->read_stderr();
@@ -205,8 +204,8 @@ Outcome WorkerBackend::fault(FaultKind kind, const std::string& what) {
   return o;
 }
 
-std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
-  std::vector<Outcome> results(cases.size());
+std::vector<cases::Outcome> WorkerBackend::run_many(std::span<const cases::Case> cases) {
+  std::vector<cases::Outcome> results(cases.size());
   std::size_t answered = 0;
   const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.timeout_s));
   // The deadline passed: the cases not answered have no verdict.
@@ -230,7 +229,7 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
         ids.push_back(next_id_++);
         ++sent;
       }
-      Outcome& result = results[answered];
+      cases::Outcome& result = results[answered];
       const Clock::time_point case_end = head_since + timeout;
       const bool cut = deadline_ && *deadline_ < case_end;  // the deadline, not the case's timeout, may end the wait
       wire::Message m;
@@ -238,14 +237,16 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
         switch (pump.until_message(out, out_pos, cut ? *deadline_ : case_end, m)) {
           case Pumped::kTimeout:
             if (cut) return cut_off();
-            result = fault(FaultKind::kTimeout, fmt::format("no answer to case id {} within {} s", ids.front(), options_.timeout_s));
+            result = fault(cases::FaultKind::kTimeout,
+                           fmt::format("no answer to case id {} within {} s", ids.front(), options_.timeout_s));
             break;
           case Pumped::kClosed: {
             // No answer can come, whether or not the worker goes on running.
             const std::string status = process_->exit_status(0.5);
-            result = fault(FaultKind::kCrash, status == "still running"
-                                                  ? fmt::format("the worker closed its stdout before answering case id {}", ids.front())
-                                                  : fmt::format("the worker {} before answering case id {}", status, ids.front()));
+            result = fault(cases::FaultKind::kCrash,
+                           status == "still running"
+                               ? fmt::format("the worker closed its stdout before answering case id {}", ids.front())
+                               : fmt::format("the worker {} before answering case id {}", status, ids.front()));
             break;
           }
           case Pumped::kMessage:
@@ -259,7 +260,7 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
             break;
         }
       } catch (const wire::ProtocolError& e) {
-        result = fault(FaultKind::kProtocol, fmt::format("protocol error at case id {}: {}", ids.front(), e.what()));
+        result = fault(cases::FaultKind::kProtocol, fmt::format("protocol error at case id {}: {}", ids.front(), e.what()));
       }
       const auto now = Clock::now();
       result.seconds = std::chrono::duration<double>(now - head_since).count();
@@ -267,7 +268,7 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
       ++answered;
       // A worker that hung once likely hangs again, and each case would wait out the timeout: the
       // rest of the batch is not sent, so a campaign's --cases bounds its run.
-      if (result.fault == FaultKind::kTimeout) {
+      if (result.fault == cases::FaultKind::kTimeout) {
         for (std::size_t i = answered; i < cases.size(); ++i) results[i].skipped = true;
         return results;
       }
@@ -276,12 +277,12 @@ std::vector<Outcome> WorkerBackend::run_many(std::span<const Case> cases) {
   return results;
 }
 
-TensorMap WorkerBackend::run(const Case& c) {
-  Outcome o = std::move(run_many({&c, 1}).front());
+cases::TensorMap WorkerBackend::run(const cases::Case& c) {
+  cases::Outcome o = std::move(run_many({&c, 1}).front());
   if (o.cut_off) throw std::runtime_error(fmt::format("worker '{}': the deadline passed before it answered", options_.command));
-  if (o.fault) throw BackendFault(*o.fault, o.message);
+  if (o.fault) throw cases::BackendFault(*o.fault, o.message);
   if (o.rejected && o.code) throw Error(c.op, *o.code, o.message);
-  if (o.rejected) throw UncodedRejection(o.message);
+  if (o.rejected) throw cases::UncodedRejection(o.message);
   return std::move(o.outputs);
 }
 
@@ -296,7 +297,8 @@ std::string WorkerBackend::shut_down() {
     // Writes bye, then waits for the worker to close its stdout (a message here is a protocol error).
     Pump pump(*process_, reader_);
     while (pos < bye.size() && process_->stdin_fd() >= 0 && Clock::now() < deadline)
-      if (pump.until_message(bye, pos, std::min(deadline, Clock::now() + std::chrono::milliseconds(50)), ignored) == Pumped::kMessage)
+      if (pump.until_message(bye, pos, std::min(deadline, Clock::now() + std::chrono::milliseconds(50)), ignored) ==
+          Pumped::kMessage)
         problem = "it answered bye";
     process_->close_stdin();
     while (problem.empty() && Clock::now() < deadline) {

@@ -17,13 +17,13 @@
 namespace nvfp4::external {
 
 struct WorkerOptions {
-  std::string command;               // as /bin/sh -c COMMAND would run it (external/worker_process.h)
-  double timeout_s = 10;             // per case, from when it reaches the head of the queue
-  double handshake_timeout_s = 60;   // for starting (Python imports can be slow)
-  std::size_t window = 64;           // cases in flight
+  std::string command;              // as /bin/sh -c COMMAND would run it (external/worker_process.h)
+  double timeout_s = 10;            // per case, from when it reaches the head of the queue
+  double handshake_timeout_s = 60;  // for starting (Python imports can be slow)
+  std::size_t window = 64;          // cases in flight
 };
 
-class WorkerBackend : public Backend {
+class WorkerBackend : public cases::Backend {
  public:
   // Starts the worker and checks its handshake and declaration; throws BackendUnavailable with
   // the reason (and the worker's stderr tail) when that fails.
@@ -31,9 +31,9 @@ class WorkerBackend : public Backend {
   ~WorkerBackend() override;
 
   std::string_view name() const override { return "worker"; }
-  TensorMap run(const Case& c) override;
-  std::vector<Outcome> run_many(std::span<const Case> cases) override;
-  const Declaration* declaration() const override { return &declaration_; }
+  cases::TensorMap run(const cases::Case& c) override;
+  std::vector<cases::Outcome> run_many(std::span<const cases::Case> cases) override;
+  const cases::Declaration* declaration() const override { return &declaration_; }
   // Past the deadline no worker is started and no answer awaited: the worker is killed and the
   // cases left come back cut_off.
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override { deadline_ = deadline; }
@@ -47,13 +47,13 @@ class WorkerBackend : public Backend {
  private:
   // Starts the worker; false, with no worker, when the deadline passes before its hello.
   bool start();
-  Outcome fault(FaultKind kind, const std::string& what);
+  cases::Outcome fault(cases::FaultKind kind, const std::string& what);
 
   WorkerOptions options_;
   std::unique_ptr<WorkerProcess> process_;
   wire::FrameReader reader_;
   std::uint64_t next_id_ = 0;
-  Declaration declaration_;
+  cases::Declaration declaration_;
   std::string worker_name_;
   int worker_protocol_ = 0;
   std::size_t restarts_ = 0;

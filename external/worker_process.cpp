@@ -181,8 +181,7 @@ bool WorkerProcess::try_reap() {
 
 std::string WorkerProcess::exit_status(double grace_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
-  while (!try_reap() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  while (!try_reap() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   if (!reaped_) return "still running";
   if (WIFEXITED(status_)) return fmt::format("exited with status {}", WEXITSTATUS(status_));
   if (WIFSIGNALED(status_)) return fmt::format("killed by signal {} ({})", WTERMSIG(status_), ::strsignal(WTERMSIG(status_)));

@@ -27,7 +27,7 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 // The RapidCheck seed of a round: a pure function of (seed, shards, round).
 std::uint64_t round_seed(std::uint64_t seed, int shards, std::uint64_t round) {
-  SplitMix64 mix(seed * 0x100000001B3ull ^ (std::uint64_t(shards) << 48) ^ round);
+  cases::SplitMix64 mix(seed * 0x100000001B3ull ^ (std::uint64_t(shards) << 48) ^ round);
   return mix.next();
 }
 
@@ -37,20 +37,21 @@ std::uint64_t round_seed(std::uint64_t seed, int shards, std::uint64_t round) {
 // case's, when shrinking keeps each such case.
 class ShrinkRuns {
  public:
-  ShrinkRuns(Backend& expected, Backend& actual, const CompareMode& mode) : expected_(expected), actual_(actual), mode_(mode) {}
+  ShrinkRuns(cases::Backend& expected, cases::Backend& actual, const compare::CompareMode& mode)
+      : expected_(expected), actual_(actual), mode_(mode) {}
 
   // Whether c still fails; false for every case once shrinking has stopped.
-  bool fails(const Case& c) {
+  bool fails(const cases::Case& c) {
     if (!stopped_.empty()) return false;
-    std::vector<Outcome> e = expected_.run_many({&c, 1}), a = actual_.run_many({&c, 1});
+    std::vector<cases::Outcome> e = expected_.run_many({&c, 1}), a = actual_.run_many({&c, 1});
     if (e.front().cut_off || a.front().cut_off) {
       stopped_ = "shrinking stopped by the time limit";
       return false;
     }
-    Comparison cmp = compare_outcomes(expected_.name(), std::move(e.front()), actual_.name(), std::move(a.front()),
-                                      compare_mode_for(mode_, c.op));
+    compare::Comparison cmp = compare::compare_outcomes(expected_.name(), std::move(e.front()), actual_.name(),
+                                                        std::move(a.front()), compare::compare_mode_for(mode_, c.op));
     // Each rerun of a hang waits out the backend's timeout: a few bound the campaign's run.
-    if (cmp.verdict == Verdict::kTimeout && ++timeouts_ == kMaxTimeouts) {
+    if (cmp.verdict == compare::Verdict::kTimeout && ++timeouts_ == kMaxTimeouts) {
       stopped_ = fmt::format("shrinking stopped after {} reruns that timed out", kMaxTimeouts);
       return false;
     }
@@ -60,16 +61,16 @@ class ShrinkRuns {
   }
 
   const std::string& stopped() const { return stopped_; }  // why shrinking stopped early; "" when it did not
-  const std::optional<Comparison>& last_failure() const { return last_failure_; }
+  const std::optional<compare::Comparison>& last_failure() const { return last_failure_; }
 
  private:
-  Backend& expected_;
-  Backend& actual_;
-  const CompareMode& mode_;
+  cases::Backend& expected_;
+  cases::Backend& actual_;
+  const compare::CompareMode& mode_;
   static constexpr int kMaxTimeouts = 4;
   int timeouts_ = 0;
   std::string stopped_;
-  std::optional<Comparison> last_failure_;
+  std::optional<compare::Comparison> last_failure_;
 };
 
 // Greedy data shrinking after RapidCheck's structural shrinking: zeroes the 16-element blocks of
@@ -79,7 +80,7 @@ class ShrinkRuns {
 // failure, and above all one of the Hadamard transform, which mixes 16 rows, needs a column
 // block and one element of each of 16 row blocks. A changed input is then stored as a tensor,
 // no longer as its recipe.
-void zero_irrelevant_blocks(CaseRecord& r, ShrinkRuns& runs) {
+void zero_irrelevant_blocks(cases::CaseRecord& r, ShrinkRuns& runs) {
   for (auto& [name, tensor] : r.c.inputs) {
     if (tensor.dtype != io::DType::F32 && tensor.dtype != io::DType::BF16 && tensor.dtype != io::DType::F16) continue;
     std::vector<std::uint8_t>& bytes = tensor.bytes;
@@ -110,7 +111,7 @@ void zero_irrelevant_blocks(CaseRecord& r, ShrinkRuns& runs) {
 
 // How a saved case was compared when found, for its origin: replayed bit for bit, a case found
 // beyond a ULP bound still differs, but only `replay --compare ulp --max-ulp N` checks the bound.
-std::string compare_origin(const CompareMode& mode) {
+std::string compare_origin(const compare::CompareMode& mode) {
   if (!mode.ulp) return "";
   return mode.max_ulp ? " compare=ulp max-ulp=" + std::to_string(*mode.max_ulp) : " compare=ulp";
 }
@@ -119,16 +120,16 @@ std::string compare_origin(const CompareMode& mode) {
 // that they can run on both backends as one batch. A rerun of the round with the same seed draws
 // the same cases. Only the draws hold RapidCheck's lock; the plans are built after it, on the
 // calling job's thread, unless a declaration must see a built case to discard it.
-std::vector<CaseRecord> round_cases(const CaseSpace& space, const rc::Gen<CasePlan>& gen,
-                                    const rc::detail::TestParams& params) {
-  const bool discards = std::any_of(space.declarations.begin(), space.declarations.end(),
-                                    [](const Declaration* d) { return d != nullptr; });
+std::vector<cases::CaseRecord> round_cases(const CaseSpace& space, const rc::Gen<CasePlan>& gen,
+                                           const rc::detail::TestParams& params) {
+  const bool discards =
+      std::any_of(space.declarations.begin(), space.declarations.end(), [](const cases::Declaration* d) { return d != nullptr; });
   std::vector<CasePlan> plans;
-  std::vector<CaseRecord> cases;
+  std::vector<cases::CaseRecord> cases;
   const auto collect = [&] {
     CasePlan p = *gen;
     if (!discards) return plans.push_back(std::move(p));
-    CaseRecord r = p.build();
+    cases::CaseRecord r = p.build();
     if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
     cases.push_back(std::move(r));
   };
@@ -139,7 +140,8 @@ std::vector<CaseRecord> round_cases(const CaseSpace& space, const rc::Gen<CasePl
     return rc::detail::checkTestable(collect, metadata, params);
   }();
   if (r.template is<rc::detail::FailureResult>())
-    throw std::logic_error("the case generator failed (a harness bug): " + r.template get<rc::detail::FailureResult>().description);
+    throw std::logic_error("the case generator failed (a harness bug): " +
+                           r.template get<rc::detail::FailureResult>().description);
   if (r.template is<rc::detail::GaveUpResult>())
     throw std::invalid_argument("the case generator gave up: too few generated cases lie inside the backends' declarations (" +
                                 r.template get<rc::detail::GaveUpResult>().description + ")");
@@ -162,32 +164,32 @@ struct RoundResult {
   std::size_t cases = 0;
   bool cut_off = false;  // the time limit ended it: `cases` counts the cases before that
   std::map<std::string, OperationStats> per_operation;
-  std::vector<std::pair<UlpReport, std::string>> ulp;  // each case's ULP reports, in case order
-  std::optional<CampaignFailure> failure;              // shrunk, not saved yet; cases_to_detection within the round
+  std::vector<std::pair<compare::UlpReport, std::string>> ulp;  // each case's ULP reports, in case order
+  std::optional<CampaignFailure> failure;                       // shrunk, not saved yet; cases_to_detection within the round
 };
 
-RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uint64_t round, Backend& expected,
-                      Backend& actual) {
+RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uint64_t round, cases::Backend& expected,
+                      cases::Backend& actual) {
   RoundResult res;
   const rc::detail::TestParams params = round_params(o, round);
-  std::vector<CaseRecord> batch = round_cases(space, case_plan(space), params);
-  std::vector<Case> cases;  // moved out of the batch (the tensors are not copied); back on a failure
-  for (CaseRecord& r : batch) cases.push_back(std::move(r.c));
-  std::vector<Outcome> e = expected.run_many(cases), a = actual.run_many(cases);
+  std::vector<cases::CaseRecord> batch = round_cases(space, case_plan(space), params);
+  std::vector<cases::Case> cases;  // moved out of the batch (the tensors are not copied); back on a failure
+  for (cases::CaseRecord& r : batch) cases.push_back(std::move(r.c));
+  std::vector<cases::Outcome> e = expected.run_many(cases), a = actual.run_many(cases);
   // The round ends at the first case the time limit cut off or a backend skipped: the cases before
   // it count.
   std::size_t ran = 0;
   while (ran < cases.size() && !e[ran].cut_off && !a[ran].cut_off && !e[ran].skipped && !a[ran].skipped) ++ran;
   res.cut_off = ran < cases.size() && (e[ran].cut_off || a[ran].cut_off);
-  std::optional<std::size_t> first_failure;  // index in the batch
-  std::optional<Comparison> batch_failure;   // its comparison
+  std::optional<std::size_t> first_failure;          // index in the batch
+  std::optional<compare::Comparison> batch_failure;  // its comparison
   for (std::size_t i = 0; i < ran; ++i) {
     OperationStats& s = res.per_operation[cases[i].op];
     ++s.cases;
     s.seconds += e[i].seconds + a[i].seconds;
-    Comparison cmp = compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i]),
-                                      compare_mode_for(o.compare, cases[i].op));
-    for (const UlpReport& u : cmp.ulp) res.ulp.emplace_back(u, case_label(cases[i]));
+    compare::Comparison cmp = compare::compare_outcomes(expected.name(), std::move(e[i]), actual.name(), std::move(a[i]),
+                                                        compare::compare_mode_for(o.compare, cases[i].op));
+    for (const compare::UlpReport& u : cmp.ulp) res.ulp.emplace_back(u, cases::case_label(cases[i]));
     if (!first_failure && !cmp.agree) first_failure = i, batch_failure = std::move(cmp);
   }
   res.cases = ran;
@@ -196,10 +198,10 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
   // Shrinking: the round again, one case at a time. RapidCheck draws the same cases, stops at the
   // first that fails and shrinks it, ending on the smallest case that still fails.
   ShrinkRuns runs(expected, actual, o.compare);
-  const rc::Gen<CaseRecord> gen = case_record(space);
-  std::optional<CaseRecord> last_failing;
+  const rc::Gen<cases::CaseRecord> gen = case_record(space);
+  std::optional<cases::CaseRecord> last_failing;
   const auto property = [&] {
-    const CaseRecord r = *gen;
+    const cases::CaseRecord r = *gen;
     if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
     if (runs.fails(r.c)) {
       last_failing = r;
@@ -217,7 +219,7 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
   if (!last_failing) batch[*first_failure].c = std::move(cases[*first_failure]);
   f.shrunk = last_failing ? *last_failing : batch[*first_failure];
   if (last_failing) {
-    shrink_master_weights(f.shrunk, [&](const Case& c) { return runs.fails(c); });
+    shrink_master_weights(f.shrunk, [&](const cases::Case& c) { return runs.fails(c); });
     zero_irrelevant_blocks(f.shrunk, runs);
   }
   f.shrink_stopped = runs.stopped();
@@ -229,7 +231,7 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
     f.shrunk.origin += " (failed in a batch, not when rerun alone: not shrunk)";
   // The comparison of the saved case: the last rerun that failed, which is the shrunk case's.
   f.comparison = last_failing ? *runs.last_failure() : std::move(*batch_failure);
-  f.shrunk.found = std::string(verdict_name(f.comparison.verdict));
+  f.shrunk.found = std::string(compare::verdict_name(f.comparison.verdict));
   f.cases_to_detection = *first_failure + 1;
   ++res.per_operation[f.shrunk.c.op].failures;
   res.failure = std::move(f);
@@ -245,7 +247,7 @@ class Campaign {
   }
 
   // Runs rounds on these backends until the campaign is done or another job failed.
-  void run_job(Backend& expected, Backend& actual) {
+  void run_job(cases::Backend& expected, cases::Backend& actual) {
     const TimeLimit limits[] = {{expected, deadline_}, {actual, deadline_}};
     for (;;) {
       std::uint64_t k = 0;
@@ -287,9 +289,7 @@ class Campaign {
  private:
   // The serial campaign's stopping rule, checked before each round is merged (time is checked
   // when a round is claimed): rounds past the stopping point are dropped.
-  bool enough() const {
-    return (o_.cases && result_.cases >= *o_.cases) || result_.failures.size() >= o_.max_failures;
-  }
+  bool enough() const { return (o_.cases && result_.cases >= *o_.cases) || result_.failures.size() >= o_.max_failures; }
 
   void merge_finished() {
     for (auto it = finished_.find(merged_); it != finished_.end() && !stop_merging_; it = finished_.find(merged_)) {
@@ -300,7 +300,7 @@ class Campaign {
       const bool cut_off = it->second.cut_off;
       // Every further case of a backend that hung would wait out its timeout: one saved case is
       // enough to reproduce a hang, so it ends the campaign.
-      const bool hung = it->second.failure && it->second.failure->comparison.verdict == Verdict::kTimeout;
+      const bool hung = it->second.failure && it->second.failure->comparison.verdict == compare::Verdict::kTimeout;
       merge(std::move(it->second));
       finished_.erase(it);
       ++merged_;
@@ -321,7 +321,7 @@ class Campaign {
     if (r.failure) {
       CampaignFailure& f = *r.failure;
       f.cases_to_detection += result_.cases;
-      if (!o_.corpus.empty()) f.saved = save_case(o_.corpus, f.shrunk);
+      if (!o_.corpus.empty()) f.saved = cases::save_case(o_.corpus, f.shrunk);
       result_.failures.push_back(std::move(f));
     }
     result_.cases += r.cases;
@@ -329,9 +329,9 @@ class Campaign {
 
   // A backend's deadline for the length of one job.
   struct TimeLimit {
-    TimeLimit(Backend& b, std::optional<Clock::time_point> deadline) : backend(b) { b.set_deadline(deadline); }
+    TimeLimit(cases::Backend& b, std::optional<Clock::time_point> deadline) : backend(b) { b.set_deadline(deadline); }
     ~TimeLimit() { backend.set_deadline(std::nullopt); }
-    Backend& backend;
+    cases::Backend& backend;
   };
 
   const CampaignOptions& o_;
@@ -347,7 +347,7 @@ class Campaign {
 };
 
 // The space the backends' declarations narrow.
-CaseSpace declared_space(const CampaignOptions& o, const Backend& expected, const Backend& actual) {
+CaseSpace declared_space(const CampaignOptions& o, const cases::Backend& expected, const cases::Backend& actual) {
   CaseSpace space = o.space;
   space.declarations.push_back(expected.declaration());
   space.declarations.push_back(actual.declaration());
@@ -356,7 +356,7 @@ CaseSpace declared_space(const CampaignOptions& o, const Backend& expected, cons
 
 }  // namespace
 
-std::vector<CaseRecord> sample_cases(const CaseSpace& space, std::size_t n, std::uint64_t seed) {
+std::vector<cases::CaseRecord> sample_cases(const CaseSpace& space, std::size_t n, std::uint64_t seed) {
   rc::detail::TestParams params;
   params.seed = seed;
   params.maxSuccess = int(n);
@@ -365,7 +365,7 @@ std::vector<CaseRecord> sample_cases(const CaseSpace& space, std::size_t n, std:
   return round_cases(space, case_plan(space), params);
 }
 
-CampaignResult run_campaign(const CampaignOptions& o, Backend& expected, Backend& actual) {
+CampaignResult run_campaign(const CampaignOptions& o, cases::Backend& expected, cases::Backend& actual) {
   Campaign campaign(o, declared_space(o, expected, actual));
   campaign.run_job(expected, actual);
   return campaign.finish();

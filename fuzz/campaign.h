@@ -29,17 +29,17 @@ struct CampaignOptions {
   std::optional<double> seconds;
   std::optional<std::size_t> cases;  // or after this many generated cases
   std::uint64_t seed = 0;
-  int shard = 0, shards = 1;         // this process runs rounds shard, shard + shards, ...
+  int shard = 0, shards = 1;  // this process runs rounds shard, shard + shards, ...
   int cases_per_round = 25;
-  std::size_t max_failures = 8;      // stop once this many distinct failures were found, or at the first timeout
-  std::filesystem::path corpus;      // failures are saved here ("" = not saved)
-  CompareMode compare;               // ulp: GEMM outputs by ULP distance (the space should hold only GEMM operations)
+  std::size_t max_failures = 8;  // stop once this many distinct failures were found, or at the first timeout
+  std::filesystem::path corpus;  // failures are saved here ("" = not saved)
+  compare::CompareMode compare;  // ulp: GEMM outputs by ULP distance (the space should hold only GEMM operations)
   std::function<void(const CampaignProgress&)> on_progress;
 };
 
 struct CampaignFailure {
-  CaseRecord shrunk;
-  Comparison comparison;  // of the shrunk case
+  cases::CaseRecord shrunk;
+  compare::Comparison comparison;  // of the shrunk case
   std::filesystem::path saved;
   std::size_t cases_to_detection = 0;  // generated cases before the first failing one
   std::string shrink_stopped;          // why shrinking stopped before its end (also in the origin); "" when it did not
@@ -55,22 +55,22 @@ struct CampaignResult {
   double seconds = 0;
   std::map<std::string, OperationStats> per_operation;
   std::vector<CampaignFailure> failures;
-  UlpTotals ulp;  // ulp mode: every generated case's ULP distances (not the shrinking's reruns)
+  compare::UlpTotals ulp;  // ulp mode: every generated case's ULP distances (not the shrinking's reruns)
 };
 
 // One job's backends. The factory runs on the job's own thread (a device backend binds its GPU
 // there) and is called once per job.
 struct BackendPair {
-  std::shared_ptr<Backend> expected, actual;
+  std::shared_ptr<cases::Backend> expected, actual;
 };
 using BackendFactory = std::function<BackendPair(int job)>;
 
 CampaignResult run_campaign(const CampaignOptions& options, const BackendFactory& backends, int jobs);
 // One job on these two backends.
-CampaignResult run_campaign(const CampaignOptions& options, Backend& expected, Backend& actual);
+CampaignResult run_campaign(const CampaignOptions& options, cases::Backend& expected, cases::Backend& actual);
 
 // `n` cases drawn from the space with this seed (the same on any machine), outside any campaign:
 // for conformance checks that need a few valid cases of an operation.
-std::vector<CaseRecord> sample_cases(const CaseSpace& space, std::size_t n, std::uint64_t seed);
+std::vector<cases::CaseRecord> sample_cases(const CaseSpace& space, std::size_t n, std::uint64_t seed);
 
 }  // namespace nvfp4::fuzz

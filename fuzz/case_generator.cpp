@@ -16,12 +16,12 @@ namespace nvfp4::fuzz {
 
 std::vector<std::string> all_operations() {
   std::vector<std::string> ops;
-  for (const OperationSpec& op : operations()) ops.emplace_back(op.name);
+  for (const cases::OperationSpec& op : cases::operations()) ops.emplace_back(op.name);
   return ops;
 }
 
-std::string outside_declarations(const CaseSpace& space, const Case& c) {
-  for (const Declaration* d : space.declarations)
+std::string outside_declarations(const CaseSpace& space, const cases::Case& c) {
+  for (const cases::Declaration* d : space.declarations)
     if (d)
       if (std::string why = d->outside(c); !why.empty()) return why;
   return "";
@@ -32,7 +32,7 @@ namespace {
 // The values every declaration of the space accepts for op's parameter or dtype, in `all`'s order.
 template <class T, class Allowed>
 std::vector<T> declared(const CaseSpace& space, std::vector<T> all, Allowed allowed) {
-  for (const Declaration* d : space.declarations) {
+  for (const cases::Declaration* d : space.declarations) {
     if (!d) continue;
     std::vector<T> kept;
     for (const T& v : all)
@@ -51,7 +51,7 @@ struct OpDraws {
 
 std::vector<OpDraws> op_draws(const CaseSpace& space) {
   std::vector<std::string> ops = space.ops.empty() ? all_operations() : space.ops;
-  ops = declared(space, ops, [](const Declaration& d, const std::string& op) { return d.find(op) != nullptr; });
+  ops = declared(space, ops, [](const cases::Declaration& d, const std::string& op) { return d.find(op) != nullptr; });
   if (ops.empty()) throw std::invalid_argument("no operation lies inside every backend's declaration");
   std::vector<std::string> all_names = space.profiles;
   if (all_names.empty())
@@ -60,12 +60,12 @@ std::vector<OpDraws> op_draws(const CaseSpace& space) {
   for (const std::string& op : ops) {
     if (!find_generator(op)) throw std::logic_error("no case generator for operation " + op);
     OpDraws o{op, {}, {}};
-    o.profiles = declared(space, all_names, [&](const Declaration& d, const std::string& p) {
+    o.profiles = declared(space, all_names, [&](const cases::Declaration& d, const std::string& p) {
       const auto* a = d.allowed(op, "profile");
-      return !a || std::find(a->begin(), a->end(), ParamValue(p)) != a->end();
+      return !a || std::find(a->begin(), a->end(), cases::ParamValue(p)) != a->end();
     });
     o.dtypes = declared(space, std::vector<io::DType>{io::DType::BF16, io::DType::F32, io::DType::F16},
-                        [&](const Declaration& d, io::DType t) {
+                        [&](const cases::Declaration& d, io::DType t) {
                           const auto& ts = d.find(op)->dtypes;
                           return ts.empty() || std::find(ts.begin(), ts.end(), t) != ts.end();
                         });
@@ -77,16 +77,17 @@ std::vector<OpDraws> op_draws(const CaseSpace& space) {
 }
 
 // The values of `param` of `op` that every declaration of the space accepts; nullopt: any value.
-std::optional<std::vector<ParamValue>> accepted(const CaseSpace& space, const std::string& op, const ParamSpec& param) {
-  std::optional<std::vector<ParamValue>> values;
-  for (const Declaration* d : space.declarations) {
-    const std::vector<ParamValue>* a = d ? d->allowed(op, param.name) : nullptr;
+std::optional<std::vector<cases::ParamValue>> accepted(const CaseSpace& space, const std::string& op,
+                                                       const cases::ParamSpec& param) {
+  std::optional<std::vector<cases::ParamValue>> values;
+  for (const cases::Declaration* d : space.declarations) {
+    const std::vector<cases::ParamValue>* a = d ? d->allowed(op, param.name) : nullptr;
     if (!a) continue;
     if (!values) {
       values = *a;
       continue;
     }
-    std::erase_if(*values, [&](const ParamValue& v) { return std::find(a->begin(), a->end(), v) == a->end(); });
+    std::erase_if(*values, [&](const cases::ParamValue& v) { return std::find(a->begin(), a->end(), v) == a->end(); });
   }
   return values;
 }
@@ -98,25 +99,27 @@ std::string list(const std::vector<std::string>& items) { return fmt::format("[{
 std::vector<std::string> describe_space(const CaseSpace& space) {
   std::vector<std::string> lines;
   for (const OpDraws& d : op_draws(space)) {
-    const OperationSpec& spec = *find_operation(d.op);
+    const cases::OperationSpec& spec = *cases::find_operation(d.op);
     std::vector<std::string> terms;
     if (spec.param("profile")) terms.push_back("profile in " + list(d.profiles));
-    for (const ParamSpec& p : spec.params) {
+    for (const cases::ParamSpec& p : spec.params) {
       if (p.name == "profile") continue;
-      const std::optional<std::vector<ParamValue>> values = accepted(space, d.op, p);
+      const std::optional<std::vector<cases::ParamValue>> values = accepted(space, d.op, p);
       if (!values) continue;
       std::vector<std::string> shown;
-      for (const ParamValue& v : *values) shown.push_back(param_to_json(v).dump());
-      terms.push_back(shown.size() == 1 ? fmt::format("{} = {}", p.name, shown.front()) : fmt::format("{} in {}", p.name, list(shown)));
+      for (const cases::ParamValue& v : *values) shown.push_back(cases::param_to_json(v).dump());
+      terms.push_back(shown.size() == 1 ? fmt::format("{} = {}", p.name, shown.front())
+                                        : fmt::format("{} in {}", p.name, list(shown)));
     }
-    for (const TensorSpec& t : spec.inputs)
-      if (dtype_declarable(spec, t)) {
+    for (const cases::TensorSpec& t : spec.inputs)
+      if (cases::dtype_declarable(spec, t)) {
         std::vector<std::string> names;
         for (io::DType dt : d.dtypes)
           if (std::find(t.dtypes.begin(), t.dtypes.end(), dt) != t.dtypes.end()) names.emplace_back(io::dtype_name(dt));
         terms.push_back(fmt::format("{} dtype in {}", t.name, list(names)));
       }
-    lines.push_back(fmt::format("{}: {}", d.op, terms.empty() ? "every parameter any value" : fmt::format("{}", fmt::join(terms, "; "))));
+    lines.push_back(
+        fmt::format("{}: {}", d.op, terms.empty() ? "every parameter any value" : fmt::format("{}", fmt::join(terms, "; "))));
   }
   return lines;
 }
@@ -126,15 +129,16 @@ rc::Gen<CasePlan> case_plan(const CaseSpace& space) {
   const std::size_t max_dim = space.max_dim;
   return rc::gen::exec([=] {
     CasePlan p;
-    CaseRecord& r = p.record;
+    cases::CaseRecord& r = p.record;
     const OpDraws& d = *rc::gen::elementOf(draws);
-    r.c = make_case(d.op);
+    r.c = cases::make_case(d.op);
     const std::string profile = *rc::gen::elementOf(d.profiles);
     if (r.c.params.has("profile")) r.c.params.set("profile", profile);
     const Shape s = *shape16(max_dim);
-    Recipe recipe;
-    recipe.dist = *rc::gen::element(Distribution::kRandn, Distribution::kTies, Distribution::kSpecials,
-                                    Distribution::kBlockLogUniform, Distribution::kUniform, Distribution::kSrThresholds);
+    cases::Recipe recipe;
+    recipe.dist = *rc::gen::element(cases::Distribution::kRandn, cases::Distribution::kTies, cases::Distribution::kSpecials,
+                                    cases::Distribution::kBlockLogUniform, cases::Distribution::kUniform,
+                                    cases::Distribution::kSrThresholds);
     recipe.dtype = *rc::gen::elementOf(d.dtypes);
     recipe.seed = *seed();
     recipe.M = std::int64_t(s.M);
@@ -147,7 +151,7 @@ rc::Gen<CasePlan> case_plan(const CaseSpace& space) {
   });
 }
 
-rc::Gen<CaseRecord> case_record(const CaseSpace& space) {
+rc::Gen<cases::CaseRecord> case_record(const CaseSpace& space) {
   return rc::gen::map(case_plan(space), [](const CasePlan& p) { return p.build(); });
 }
 

@@ -21,11 +21,11 @@ struct CaseSpace {
   std::size_t max_dim = 256;          // largest M or K
   // What the backends under test implement (nullptr entries: everything). Operations, profiles
   // and input dtypes are drawn inside every declaration; within_declarations() tells the rest.
-  std::vector<const Declaration*> declarations;
+  std::vector<const cases::Declaration*> declarations;
 };
 
 // Why a case lies outside one of the space's declarations ("" when inside all).
-std::string outside_declarations(const CaseSpace& space, const Case& c);
+std::string outside_declarations(const CaseSpace& space, const cases::Case& c);
 
 // What a campaign over the space covers, one line per operation: the profiles and input dtypes
 // it draws from and each parameter that a declaration restricts with its accepted values
@@ -36,7 +36,7 @@ std::vector<std::string> describe_space(const CaseSpace& space);
 // The draws of a case (cheap; RapidCheck's state is global, so one thread at a time), and the
 // whole case: case_plan(space) built.
 rc::Gen<CasePlan> case_plan(const CaseSpace& space);
-rc::Gen<CaseRecord> case_record(const CaseSpace& space);
+rc::Gen<cases::CaseRecord> case_record(const CaseSpace& space);
 
 // Every registry operation, in registry order.
 std::vector<std::string> all_operations();

@@ -2,9 +2,9 @@
 
 namespace nvfp4::fuzz {
 
-CaseRecord CasePlan::build() const {
-  CaseRecord r = record;
-  for (const auto& [name, recipe] : r.recipes) r.c.inputs[name] = generate_tensor(recipe);
+cases::CaseRecord CasePlan::build() const {
+  cases::CaseRecord r = record;
+  for (const auto& [name, recipe] : r.recipes) r.c.inputs[name] = cases::generate_tensor(recipe);
   for (const auto& step : steps) step(r);
   return r;
 }

@@ -13,13 +13,13 @@ namespace nvfp4::fuzz {
 
 struct CasePlan {
   // The operation, its parameters and the recipes of the inputs the case file keeps as recipes.
-  CaseRecord record;
+  cases::CaseRecord record;
   // What builds the other inputs, in order, after the recipes' inputs exist.
-  std::vector<std::function<void(CaseRecord&)>> steps;
+  std::vector<std::function<void(cases::CaseRecord&)>> steps;
 
-  void then(std::function<void(CaseRecord&)> step) { steps.push_back(std::move(step)); }
+  void then(std::function<void(cases::CaseRecord&)> step) { steps.push_back(std::move(step)); }
   // The whole case: every recipe's input generated (as a case file's loader does), then the steps.
-  CaseRecord build() const;
+  cases::CaseRecord build() const;
 };
 
 }  // namespace nvfp4::fuzz

@@ -53,7 +53,7 @@ inline rc::Gen<std::size_t> dim16(std::size_t max_dim) {
   };
   return rc::gen::weightedOneOf<std::size_t>({
       {4, pick({16, 48, 80})},
-      {2, pick({112, 144, 176, 208, 240, 272, 304})},          // odd multiples of 16
+      {2, pick({112, 144, 176, 208, 240, 272, 304})},              // odd multiples of 16
       {1, pick({32, 96, 160, 224, 288, 64, 192, 320, 128, 256})},  // 32 mod 64, 64 mod 128, 128
       {4, rc::gen::map(rc::gen::inRange<std::size_t>(1, max_mult + 1), [](std::size_t m) { return 16 * m; })},
   });
@@ -63,18 +63,24 @@ inline rc::Gen<std::size_t> dim16(std::size_t max_dim) {
 inline rc::Gen<Shape> shape16(std::size_t max_dim) {
   auto pair = rc::gen::tuple(dim16(max_dim), dim16(max_dim));
   return rc::gen::weightedOneOf<Shape>({
-      {3, rc::gen::map(pair, [](const std::tuple<std::size_t, std::size_t>& t) {
-         return Shape{std::get<0>(t), std::get<1>(t)};
-       })},
-      {1, rc::gen::map(dim16(max_dim), [](std::size_t d) { return Shape{d, d}; })},
-      {1, rc::gen::map(pair, [](const std::tuple<std::size_t, std::size_t>& t) {  // tall
-         const auto [a, b] = t;
-         return Shape{std::max(a, b), std::min(a, b)};
-       })},
-      {1, rc::gen::map(pair, [](const std::tuple<std::size_t, std::size_t>& t) {  // wide
-         const auto [a, b] = t;
-         return Shape{std::min(a, b), std::max(a, b)};
-       })},
+      {3, rc::gen::map(pair,
+                       [](const std::tuple<std::size_t, std::size_t>& t) {
+                         return Shape{std::get<0>(t), std::get<1>(t)};
+                       })},
+      {1, rc::gen::map(dim16(max_dim),
+                       [](std::size_t d) {
+                         return Shape{d, d};
+                       })},
+      {1, rc::gen::map(pair,
+                       [](const std::tuple<std::size_t, std::size_t>& t) {  // tall
+                         const auto [a, b] = t;
+                         return Shape{std::max(a, b), std::min(a, b)};
+                       })},
+      {1, rc::gen::map(pair,
+                       [](const std::tuple<std::size_t, std::size_t>& t) {  // wide
+                         const auto [a, b] = t;
+                         return Shape{std::min(a, b), std::max(a, b)};
+                       })},
   });
 }
 
@@ -93,13 +99,12 @@ inline const std::vector<std::uint32_t>& special_float_bits() {
       0x7FC00000u, 0xFFC00000u, 0x7FFFFFFFu, 0xFFFFFFFFu,  // quiet NaNs, canonical GPU NaN
       0x7F800001u, 0xFF800001u, 0x7FA00000u,               // signalling NaNs / payloads
       // E2M1 ties 0.25 0.75 1.25 1.75 2.5 3.5 5 and grid 0.5 1 1.5 2 3 4 6, both signs
-      0x3E800000u, 0x3F400000u, 0x3FA00000u, 0x3FE00000u, 0x40200000u, 0x40600000u, 0x40A00000u,
-      0xBE800000u, 0xBF400000u, 0xBFA00000u, 0xBFE00000u, 0xC0200000u, 0xC0600000u, 0xC0A00000u,
-      0x3F000000u, 0x3F800000u, 0x3FC00000u, 0x40000000u, 0x40400000u, 0x40800000u, 0x40C00000u,
-      0xBF000000u, 0xBF800000u, 0xBFC00000u, 0xC0000000u, 0xC0400000u, 0xC0800000u, 0xC0C00000u,
-      0x3E800001u, 0x40A00001u, 0xBE800001u,              // just past a tie
-      0x43E00000u, 0x43E80000u, 0x43E80001u,              // 448, 464, 464+
-      0x3A800000u, 0x3B000000u,                           // 2^-10, 2^-9
+      0x3E800000u, 0x3F400000u, 0x3FA00000u, 0x3FE00000u, 0x40200000u, 0x40600000u, 0x40A00000u, 0xBE800000u, 0xBF400000u,
+      0xBFA00000u, 0xBFE00000u, 0xC0200000u, 0xC0600000u, 0xC0A00000u, 0x3F000000u, 0x3F800000u, 0x3FC00000u, 0x40000000u,
+      0x40400000u, 0x40800000u, 0x40C00000u, 0xBF000000u, 0xBF800000u, 0xBFC00000u, 0xC0000000u, 0xC0400000u, 0xC0800000u,
+      0xC0C00000u, 0x3E800001u, 0x40A00001u, 0xBE800001u,  // just past a tie
+      0x43E00000u, 0x43E80000u, 0x43E80001u,               // 448, 464, 464+
+      0x3A800000u, 0x3B000000u,                            // 2^-10, 2^-9
   };
   return v;
 }
@@ -109,13 +114,12 @@ inline bool is_finite_bits(std::uint32_t u) { return (u & 0x7F800000u) != 0x7F80
 // Any binary32 bit pattern: uniform over all 2^32 (size pinned so that small sizes do not
 // confine it to subnormals), special values, and "ordinary" magnitudes 2^-24..2^24.
 inline rc::Gen<std::uint32_t> float_bits() {
-  auto ordinary = rc::gen::map(
-      rc::gen::tuple(rc::gen::arbitrary<bool>(), rc::gen::inRange(-24, 25),
-                     rc::gen::resize(100, rc::gen::arbitrary<std::uint32_t>())),
-      [](const std::tuple<bool, int, std::uint32_t>& t) {
-        const auto [neg, e, mant] = t;
-        return (neg ? 0x80000000u : 0u) | (std::uint32_t(127 + e) << 23) | (mant & 0x7FFFFFu);
-      });
+  auto ordinary = rc::gen::map(rc::gen::tuple(rc::gen::arbitrary<bool>(), rc::gen::inRange(-24, 25),
+                                              rc::gen::resize(100, rc::gen::arbitrary<std::uint32_t>())),
+                               [](const std::tuple<bool, int, std::uint32_t>& t) {
+                                 const auto [neg, e, mant] = t;
+                                 return (neg ? 0x80000000u : 0u) | (std::uint32_t(127 + e) << 23) | (mant & 0x7FFFFFu);
+                               });
   return rc::gen::weightedOneOf<std::uint32_t>({
       {3, rc::gen::resize(100, rc::gen::arbitrary<std::uint32_t>())},
       {2, rc::gen::elementOf(special_float_bits())},
@@ -149,8 +153,7 @@ inline std::ostream& operator<<(std::ostream& os, Dist d) {
 }
 
 inline rc::Gen<Dist> dist() {
-  return rc::gen::element(Dist::kRandn, Dist::kUniform, Dist::kBlockLogUniform, Dist::kSpecials, Dist::kGrid,
-                         Dist::kBf16);
+  return rc::gen::element(Dist::kRandn, Dist::kUniform, Dist::kBlockLogUniform, Dist::kSpecials, Dist::kGrid, Dist::kBf16);
 }
 
 struct DataOptions {
@@ -204,7 +207,7 @@ inline FloatMatrix fill_data(Shape s, Dist d, std::uint32_t seed_value, DataOpti
     }
     case Dist::kGrid: {
       // Grid values (|code| 0..7) and tie points, so scaled elements land on or between codes.
-      static constexpr float grid[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
+      static constexpr float grid[] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f, 3.0f, 4.0f, 6.0f,
                                        0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
       std::uniform_int_distribution<int> idx(0, 14), tile_exp(-20, 20);
       std::bernoulli_distribution neg(0.5);
@@ -251,16 +254,13 @@ inline std::ostream& operator<<(std::ostream& os, const DataMatrix& d) {
 }
 
 inline rc::Gen<DataMatrix> data_matrix(rc::Gen<Shape> shapes, DataOptions opts = {}) {
-  return rc::gen::map(rc::gen::tuple(std::move(shapes), dist(), seed()),
-                      [opts](const std::tuple<Shape, Dist, std::uint32_t>& t) {
-                        const auto [s, d, sd] = t;
-                        return DataMatrix{s, d, sd, fill_data(s, d, sd, opts)};
-                      });
+  return rc::gen::map(rc::gen::tuple(std::move(shapes), dist(), seed()), [opts](const std::tuple<Shape, Dist, std::uint32_t>& t) {
+    const auto [s, d, sd] = t;
+    return DataMatrix{s, d, sd, fill_data(s, d, sd, opts)};
+  });
 }
 
-inline rc::Gen<DataMatrix> data_matrix(std::size_t max_dim, DataOptions opts = {}) {
-  return data_matrix(shape16(max_dim), opts);
-}
+inline rc::Gen<DataMatrix> data_matrix(std::size_t max_dim, DataOptions opts = {}) { return data_matrix(shape16(max_dim), opts); }
 
 // Random bytes [rows, cols] from a seed (packed data, scale buffers).
 inline ByteMatrix fill_bytes(std::size_t rows, std::size_t cols, std::uint32_t seed_value) {

@@ -7,10 +7,10 @@
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/fused_scale.h"
+#include "reference/grouped_layout.h"
 #include "reference/hadamard.h"
 #include "reference/layout.h"
 #include "reference/partition.h"
-#include "reference/grouped_layout.h"
 #include "reference/scale_layout.h"
 
 #include <numeric>
@@ -34,18 +34,17 @@ rc::Gen<std::optional<float>> amax_override() {
 // A u64 Philox seed or offset: arbitrary, or at the 2^32 and 2^64 boundaries where the counter's
 // and key's words carry.
 rc::Gen<std::uint64_t> counter_word() {
-  static const std::vector<std::uint64_t> kEdges = {0, 1, 0xFFFFFFFFull, 0x100000000ull, 0x100000001ull,
-                                                    0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFEull, 0x8000000000000000ull};
+  static const std::vector<std::uint64_t> kEdges = {
+      0, 1, 0xFFFFFFFFull, 0x100000000ull, 0x100000001ull, 0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFEull, 0x8000000000000000ull};
   return rc::gen::weightedOneOf<std::uint64_t>({{1, rc::gen::elementOf(kEdges)}, {2, rc::gen::arbitrary<std::uint64_t>()}});
 }
 
 // The transform's sign mask: TransformerEngine's, the plain Hadamard transform, or any 16 bits.
 rc::Gen<std::uint64_t> rht_mask() {
-  return rc::gen::weightedOneOf<std::uint64_t>({{2, rc::gen::just<std::uint64_t>(kRhtDefaultMask)},
-                                                {1, rc::gen::just<std::uint64_t>(0)},
-                                                {2, rc::gen::map(rc::gen::arbitrary<std::uint16_t>(), [](std::uint16_t m) {
-                                                   return std::uint64_t(m);
-                                                 })}});
+  return rc::gen::weightedOneOf<std::uint64_t>(
+      {{2, rc::gen::just<std::uint64_t>(kRhtDefaultMask)},
+       {1, rc::gen::just<std::uint64_t>(0)},
+       {2, rc::gen::map(rc::gen::arbitrary<std::uint16_t>(), [](std::uint16_t m) { return std::uint64_t(m); })}});
 }
 
 // The transform takes BF16: the case's x generated from its recipe as BF16.
@@ -53,12 +52,12 @@ void as_bf16_input(CasePlan& p) { p.record.recipes.at("x").dtype = io::DType::BF
 
 // The quantized tensor a dequantize or transpose case starts from: the reference's output for
 // the recipe's data under the case's profile.
-TensorMap quantized(const Recipe& x, const std::string& profile, BlockShape block, bool row_scaled) {
-  Case q = make_case("quantize");
+cases::TensorMap quantized(const cases::Recipe& x, const std::string& profile, BlockShape block, bool row_scaled) {
+  cases::Case q = cases::make_case("quantize");
   q.params.set("profile", profile);
-  set_quantize_params(q, block, Direction::kRowwise, row_scaled);
-  q.inputs["x"] = generate_tensor(x);
-  return ReferenceBackend().run(q);
+  cases::set_quantize_params(q, block, Direction::kRowwise, row_scaled);
+  q.inputs["x"] = cases::generate_tensor(x);
+  return cases::ReferenceBackend().run(q);
 }
 
 // Where a cut point falls, drawn independently of the weights' shapes so that RapidCheck can
@@ -72,8 +71,12 @@ struct CutSpec {
 rc::Gen<CutSpec> cut_spec() {
   return rc::gen::exec([] {
     CutSpec c;
-    c.kind = *rc::gen::weightedElement<CutSpec::Kind>({{2, CutSpec::kUniform}, {3, CutSpec::kOdd}, {1, CutSpec::kByte},
-                                                       {1, CutSpec::kTile}, {1, CutSpec::kRow}, {1, CutSpec::kWeight}});
+    c.kind = *rc::gen::weightedElement<CutSpec::Kind>({{2, CutSpec::kUniform},
+                                                       {3, CutSpec::kOdd},
+                                                       {1, CutSpec::kByte},
+                                                       {1, CutSpec::kTile},
+                                                       {1, CutSpec::kRow},
+                                                       {1, CutSpec::kWeight}});
     c.weight = *rc::gen::inRange<std::uint32_t>(0, 4);
     c.position = *rc::gen::inRange<std::uint32_t>(0, 1u << 16);
     c.delta = *rc::gen::element(0, -1, 1);
@@ -93,19 +96,29 @@ std::int64_t place_cut(const CutSpec& c, const std::vector<Shape>& shapes) {
   const std::int64_t start = offsets[c.weight % shapes.size()];
   std::int64_t cut = 0;
   switch (c.kind) {
-    case CutSpec::kUniform: return scaled(total + 1);
-    case CutSpec::kOdd: return std::min(total, 2 * scaled(total / 2) + 1);
-    case CutSpec::kByte: cut = 2 * scaled(total / 2 + 1); break;
-    case CutSpec::kTile: cut = start + scaled(std::int64_t(w.M * w.K / 16)) * 16; break;
-    case CutSpec::kRow: cut = start + scaled(std::int64_t(w.M)) * std::int64_t(w.K); break;
-    case CutSpec::kWeight: cut = start; break;
+    case CutSpec::kUniform:
+      return scaled(total + 1);
+    case CutSpec::kOdd:
+      return std::min(total, 2 * scaled(total / 2) + 1);
+    case CutSpec::kByte:
+      cut = 2 * scaled(total / 2 + 1);
+      break;
+    case CutSpec::kTile:
+      cut = start + scaled(std::int64_t(w.M * w.K / 16)) * 16;
+      break;
+    case CutSpec::kRow:
+      cut = start + scaled(std::int64_t(w.M)) * std::int64_t(w.K);
+      break;
+    case CutSpec::kWeight:
+      cut = start;
+      break;
   }
   return std::clamp<std::int64_t>(cut + c.delta, 0, total);
 }
 
 // The BF16 values of a weight generated from a recipe (the flow rounds FP32 to BF16 first).
-FloatMatrix bf16_weight(const Recipe& r) {
-  return io::to_float_matrix(io::from_float_matrix(generate_values(r), io::FloatType::BF16), "generator", "w");
+FloatMatrix bf16_weight(const cases::Recipe& r) {
+  return io::to_float_matrix(io::from_float_matrix(cases::generate_values(r), io::FloatType::BF16), "generator", "w");
 }
 
 // Flat elements [s.start, s.end()) of w.
@@ -122,12 +135,12 @@ Shard shard_of(Shape s) {
   return Shard{a, b - a};
 }
 
-Shape shape_of_recipe(const Recipe& x) { return Shape{std::size_t(x.M), std::size_t(x.K)}; }
+Shape shape_of_recipe(const cases::Recipe& x) { return Shape{std::size_t(x.M), std::size_t(x.K)}; }
 Shape shape_of(const CasePlan& p) { return shape_of_recipe(p.record.recipes.at("x")); }
 
 // The drawn x's recipe, taken out of the record: the generator builds other inputs from it.
-Recipe take_x(CasePlan& p) {
-  const Recipe x = p.record.recipes.at("x");
+cases::Recipe take_x(CasePlan& p) {
+  const cases::Recipe x = p.record.recipes.at("x");
   p.record.recipes.clear();
   return x;
 }
@@ -135,16 +148,16 @@ Recipe take_x(CasePlan& p) {
 // ---- quantize family -------------------------------------------------------------------------
 
 void quantize_case(CasePlan& p, std::string_view) {
-  CaseRecord& r = p.record;
+  cases::CaseRecord& r = p.record;
   const BlockShape block = *rc::gen::element(BlockShape::k1D, BlockShape::k2D);
   const Direction direction = *rc::gen::element(Direction::kBoth, Direction::kRowwise, Direction::kColumnwise);
   const bool row_scaled = block == BlockShape::k1D && *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
   if (!row_scaled) {
     const std::optional<float> amax = *amax_override();
-    if (amax) r.c.params.set("amax", F32Bits{bits_of(*amax)});
+    if (amax) r.c.params.set("amax", cases::F32Bits{bits_of(*amax)});
   }
   const ScaleLayout layout = *rc::gen::weightedElement<ScaleLayout>({{4, ScaleLayout::kCompact}, {1, ScaleLayout::kSwizzled}});
-  set_quantize_params(r.c, block, direction, row_scaled, layout);
+  cases::set_quantize_params(r.c, block, direction, row_scaled, layout);
   // One case in four each; inRange shrinks towards 0, so a shrunk failure drops SR and rht when
   // they play no part in it.
   if (*rc::gen::inRange(0, 4) == 3) {  // stochastic rounding (§3.18)
@@ -153,8 +166,7 @@ void quantize_case(CasePlan& p, std::string_view) {
     r.c.params.set("offset", *counter_word());
   }
   // TransformerEngine's wgrad recipe: the columnwise copy of rht(x); BF16 input, 1D, no override.
-  if (block == BlockShape::k1D && direction != Direction::kRowwise && !r.c.params.f32("amax") &&
-      *rc::gen::inRange(0, 4) == 3) {
+  if (block == BlockShape::k1D && direction != Direction::kRowwise && !r.c.params.f32("amax") && *rc::gen::inRange(0, 4) == 3) {
     as_bf16_input(p);
     r.c.params.set("rht", true);
     r.c.params.set("rht_mask", *rht_mask());
@@ -163,9 +175,9 @@ void quantize_case(CasePlan& p, std::string_view) {
   const std::int64_t M = r.recipes.at("x").M;
   if (M % 32 == 0 && *rc::gen::inRange(0, 6) == 5) {
     const std::int64_t E = M % 48 == 0 ? 3 : 2;
-    const Recipe x = take_x(p);  // the case file stores the 3-D tensor itself
-    p.then([x, E](CaseRecord& r) {
-      io::Tensor t = generate_tensor(x);
+    const cases::Recipe x = take_x(p);  // the case file stores the 3-D tensor itself
+    p.then([x, E](cases::CaseRecord& r) {
+      io::Tensor t = cases::generate_tensor(x);
       t.shape = {E, x.M / E, x.K};
       r.c.inputs["x"] = std::move(t);
     });
@@ -175,18 +187,19 @@ void quantize_case(CasePlan& p, std::string_view) {
 
 void dequantize_case(CasePlan& p, std::string_view profile) {
   const Shape s = shape_of(p);
-  const Recipe x = take_x(p);
+  const cases::Recipe x = take_x(p);
   const bool row_scaled = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
   const bool raw = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});  // raw bytes: every code, NaN scales
   const std::uint32_t sd = raw ? *seed() : 0;
-  p.then([x, s, row_scaled, raw, sd, profile = std::string(profile)](CaseRecord& r) {
-    const TensorMap q = quantized(x, profile, BlockShape::k1D, row_scaled);
+  p.then([x, s, row_scaled, raw, sd, profile = std::string(profile)](cases::CaseRecord& r) {
+    const cases::TensorMap q = quantized(x, profile, BlockShape::k1D, row_scaled);
     r.c.inputs = {{"data", q.at("data")}, {"scale", q.at("scale")}, {"amax", q.at("amax")}};
     if (!raw) return;
     r.c.inputs["data"] = io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd));
     r.c.inputs["scale"] = io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd + 1));
   });
-  p.record.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
+  p.record.c.params.set("output_dtype",
+                        std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
 }
 
 // The amax operations read the drawn x as it is.
@@ -204,18 +217,20 @@ void rht_case(CasePlan& p, std::string_view) {
 void scale_bytes_case(CasePlan& p, std::string_view) {
   const Shape s = shape_of_recipe(take_x(p));
   const std::uint32_t sd = *seed();
-  p.then([s, sd](CaseRecord& r) { r.c.inputs = {{"scale", io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd))}}; });
+  p.then([s, sd](cases::CaseRecord& r) {
+    r.c.inputs = {{"scale", io::from_byte_matrix(fill_bytes(scale_rows(s.M), scale_cols(s.K), sd))}};
+  });
 }
 
 void transpose_packed_case(CasePlan& p, std::string_view) {
   const Shape s = shape_of_recipe(take_x(p));
   const std::uint32_t sd = *seed();
-  p.then([s, sd](CaseRecord& r) { r.c.inputs = {{"data", io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd))}}; });
+  p.then([s, sd](cases::CaseRecord& r) { r.c.inputs = {{"data", io::from_byte_matrix(fill_bytes(s.M, s.K / 2, sd))}}; });
 }
 
 void transpose_scales_2d_case(CasePlan& p, std::string_view profile) {
-  const Recipe x = take_x(p);
-  p.then([x, profile = std::string(profile)](CaseRecord& r) {
+  const cases::Recipe x = take_x(p);
+  p.then([x, profile = std::string(profile)](cases::CaseRecord& r) {
     r.c.inputs = {{"scale", quantized(x, profile, BlockShape::k2D, false).at("scale")}};
   });
   p.record.c.params.set("M", x.M);
@@ -225,12 +240,12 @@ void transpose_scales_2d_case(CasePlan& p, std::string_view profile) {
 // ---- the distributed weight cast (TE's path: profile te, docs/NUMERICS.md §3.15-§3.17) --------
 
 // Starts a distributed case: the weight's shape and recipe, no inputs yet.
-std::pair<Shape, Recipe> begin_distributed(CasePlan& p) {
-  const Recipe recipe = take_x(p);
+std::pair<Shape, cases::Recipe> begin_distributed(CasePlan& p) {
+  const cases::Recipe recipe = take_x(p);
   return {shape_of_recipe(recipe), recipe};
 }
 
-void set_weight_dims(CaseRecord& r, Shape s) {
+void set_weight_dims(cases::CaseRecord& r, Shape s) {
   r.c.params.set("M", std::int64_t(s.M));
   r.c.params.set("K", std::int64_t(s.K));
 }
@@ -240,14 +255,16 @@ void amax_partial_case(CasePlan& p, std::string_view) {
   set_weight_dims(p.record, s);
   const Shard shard = shard_of(s);
   p.record.c.params.set("shard_start", shard.start);
-  p.then([recipe, shard](CaseRecord& r) { r.c.inputs["xs"] = io::from_bf16_values(shard_values(bf16_weight(recipe), shard)); });
+  p.then([recipe, shard](cases::CaseRecord& r) {
+    r.c.inputs["xs"] = io::from_bf16_values(shard_values(bf16_weight(recipe), shard));
+  });
 }
 
 void fused_scale_case(CasePlan& p, std::string_view) {
   const auto [s, recipe] = begin_distributed(p);
   p.record.c.params.set("profile", std::string("te"));
   const std::optional<float> g = *amax_override();
-  p.then([recipe, g](CaseRecord& r) {
+  p.then([recipe, g](cases::CaseRecord& r) {
     const FloatMatrix w = bf16_weight(recipe);
     r.c.inputs["tile_amax"] = io::from_float_matrix(amax_tiles_16x16(w, AmaxRule::IGNORE), io::FloatType::F32);
     r.c.inputs["amax"] = io::from_float_vector(FloatVector({g ? *g : amax_global(w, AmaxRule::IGNORE)}));
@@ -256,7 +273,7 @@ void fused_scale_case(CasePlan& p, std::string_view) {
 
 void partial_cast_case(CasePlan& p, std::string_view) {
   const auto [s, recipe] = begin_distributed(p);
-  CaseRecord& plan = p.record;
+  cases::CaseRecord& plan = p.record;
   plan.c.params.set("profile", std::string("te"));
   set_weight_dims(plan, s);
   const Shard shard = shard_of(s);
@@ -264,10 +281,10 @@ void partial_cast_case(CasePlan& p, std::string_view) {
   plan.c.params.set("shard_start", shard.start);
   const std::uint32_t sd = *seed();
   const bool whole = *rc::gen::element(true, false);  // the whole prior tensor, or only the shard's bytes
-  p.then([s, recipe, shard, g, sd, whole](CaseRecord& r) {
+  p.then([s, recipe, shard, g, sd, whole](cases::CaseRecord& r) {
     const FloatMatrix w = bf16_weight(recipe);
-    const FusedScale f = fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE),
-                                        GlobalScaleRule::TE);
+    const FusedScale f =
+        fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g ? *g : amax_global(w, AmaxRule::IGNORE), GlobalScaleRule::TE);
     r.c.inputs["xs"] = io::from_bf16_values(shard_values(w, shard));
     r.c.inputs["tile_scale"] = io::from_float_matrix(f.tile_scale, io::FloatType::F32);
     r.c.inputs["global_scale"] = io::from_float_vector(FloatVector({f.S}));
@@ -284,14 +301,14 @@ void partial_cast_case(CasePlan& p, std::string_view) {
 // The weights stay recipes (the case file stores them so); the plan builds them.
 void cast_master_weights_case(CasePlan& p, std::string_view) {
   const auto [s, recipe] = begin_distributed(p);
-  CaseRecord& r = p.record;
+  cases::CaseRecord& r = p.record;
   r.c.params.set("profile", std::string("te"));
   // One to four weights (the first of shape s); sparse data shrinks to one or two tiles.
   std::vector<Shape> shapes = {s};
   const int extra = *rc::gen::inRange(0, 4);
   for (int i = 0; i < extra; ++i) shapes.push_back(*shape16(64));
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    Recipe w = recipe;
+    cases::Recipe w = recipe;
     w.M = std::int64_t(shapes[i].M);
     w.K = std::int64_t(shapes[i].K);
     w.dtype = io::DType::F32;
@@ -306,7 +323,6 @@ void cast_master_weights_case(CasePlan& p, std::string_view) {
   std::sort(cuts.begin(), cuts.end());
   r.c.params.set("cuts", std::move(cuts));
 }
-
 
 // ---- GEMM (§3.20) ----------------------------------------------------------------------------
 
@@ -333,9 +349,9 @@ GemmOperandBytes gemm_operand(std::size_t rows, std::size_t K, bool raw, bool na
     return o;
   }
   const std::size_t padded = (rows + 15) / 16 * 16;
-  Case q = make_case("quantize");
+  cases::Case q = cases::make_case("quantize");
   q.inputs["x"] = io::from_float_matrix(fill_data(Shape{padded, K}, Dist(sd % 3), sd), io::FloatType::F32);
-  const TensorMap t = ReferenceBackend().run(q);
+  const cases::TensorMap t = cases::ReferenceBackend().run(q);
   const ByteMatrix data = io::to_byte_matrix(t.at("data"), "gemm", "data");
   o.data = xt::view(data, xt::range(0, rows), xt::all());
   o.scale = io::to_byte_matrix(t.at("scale"), "gemm", "scale");
@@ -344,7 +360,7 @@ GemmOperandBytes gemm_operand(std::size_t rows, std::size_t K, bool raw, bool na
   return o;
 }
 
-void set_gemm_operand(CaseRecord& r, const std::string& side, const GemmOperandBytes& o, bool swizzled,
+void set_gemm_operand(cases::CaseRecord& r, const std::string& side, const GemmOperandBytes& o, bool swizzled,
                       std::optional<FloatVector> row_amax) {
   r.c.inputs[side + "_data"] = io::from_byte_matrix(o.data);
   r.c.inputs[side + "_scale"] = io::from_byte_matrix(swizzled ? swizzle_scales(o.scale) : o.scale);
@@ -360,23 +376,37 @@ FloatVector row_amaxes(std::size_t rows, std::uint32_t sd) {
   return v;
 }
 
+// Cancellation: B's rows copy A's with the second half of the blocks negated, so that whole
+// block sums cancel exactly and small remainders (where the halves differ) decide the result.
+void cancel_blocks(const GemmOperandBytes& a, GemmOperandBytes& b, std::size_t m, std::size_t n, std::size_t K) {
+  b.scale = xt::zeros<std::uint8_t>(b.scale.shape());
+  for (std::size_t row = 0; row < n; ++row)
+    for (std::size_t k = 0; k < K / 2; ++k) {
+      const std::uint8_t byte = a.data(row % m, k);
+      b.data(row, k) = k >= K / 4 ? std::uint8_t(byte ^ 0x88) : byte;
+      if (k % 8 == 0) b.scale(row, k / 8) = a.scale(row % m, k / 8);
+    }
+  if (K >= 48) b.data(0, 0) ^= 0x01;  // one block differs: its remainder survives
+}
+
 void gemm_case(CasePlan& p, std::string_view) {
   const Shape s = shape_of_recipe(take_x(p));
-  CaseRecord& plan = p.record;
+  cases::CaseRecord& plan = p.record;
   // M and N: the recipe's, or any size (not multiples of 16, 64 or 128); K: the recipe's, one
   // block, or long (up to 64k with small M and N).
-  const std::size_t M = *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.M)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
-  const std::size_t N = *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.K)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
+  const std::size_t M =
+      *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.M)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
+  const std::size_t N =
+      *rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just(s.K)}, {1, rc::gen::inRange<std::size_t>(1, 131)}});
   const bool long_k = *rc::gen::weightedElement<bool>({{12, false}, {1, true}});
-  const std::size_t K = long_k ? 16 * *rc::gen::elementOf(std::vector<std::size_t>{256, 1024, 4096})
-                               : *rc::gen::weightedOneOf<std::size_t>({{3, rc::gen::just(s.K)}, {1, rc::gen::just<std::size_t>(16)}});
+  const std::size_t K =
+      long_k ? 16 * *rc::gen::elementOf(std::vector<std::size_t>{256, 1024, 4096})
+             : *rc::gen::weightedOneOf<std::size_t>({{3, rc::gen::just(s.K)}, {1, rc::gen::just<std::size_t>(16)}});
   const std::size_t m = long_k ? std::min<std::size_t>(M, 8) : M, n = long_k ? std::min<std::size_t>(N, 8) : N;
   const bool raw = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
   const bool nan = raw && *rc::gen::weightedElement<bool>({{5, false}, {1, true}});
   const bool swizzled = *rc::gen::element(false, true);
   const std::uint32_t sd = *seed();
-  // Cancellation: B's rows copy A's with the second half of the blocks negated, so that whole
-  // block sums cancel exactly and small remainders (where the halves differ) decide the result.
   const bool cancel = *rc::gen::weightedElement<bool>({{4, false}, {1, true}}) && K >= 32;
   const bool row_scaled = *rc::gen::weightedElement<bool>({{5, false}, {1, true}});
   plan.c.params.set("row_scaled", row_scaled);
@@ -385,38 +415,32 @@ void gemm_case(CasePlan& p, std::string_view) {
   plan.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
   const io::DType out = *rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16);
   plan.c.params.set("output_dtype", std::string(io::dtype_name(out)));
-  int beta = 0;      // 0: no C; 1: beta * C random; 2: C = D itself with beta = -1
+  int beta = 0;  // 0: no C; 1: beta * C random; 2: C = D itself with beta = -1
   float bv = 0.0f;
-  Params before_c;   // the parameters of the GEMM whose D becomes C (beta = 2)
+  cases::Params before_c;  // the parameters of the GEMM whose D becomes C (beta = 2)
   if (row_scaled) {
     if (*rc::gen::element(false, true)) plan.c.params.set("accumulate", true);
   } else {
     if (*rc::gen::weightedElement<bool>({{4, false}, {1, true}}))
-      plan.c.params.set("alpha", F32Bits{*rc::gen::weightedOneOf<std::uint32_t>(
-                                     {{3, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0x34149B93, 0x7F800000, 0x00000000, 0x00800000, 0xBF800000})},
+      plan.c.params.set("alpha", cases::F32Bits{*rc::gen::weightedOneOf<std::uint32_t>(
+                                     {{3, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0x34149B93, 0x7F800000,
+                                                                                        0x00000000, 0x00800000, 0xBF800000})},
                                       {1, float_bits()}})});
     beta = *rc::gen::weightedElement<int>({{4, 0}, {1, 1}, {1, 2}});
     if (beta) {
-      bv = float_of(*rc::gen::weightedOneOf<std::uint32_t>({{2, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0xBF800000, 0x00000000, 0x40000000})}, {1, finite_float_bits()}}));
+      bv = float_of(*rc::gen::weightedOneOf<std::uint32_t>(
+          {{2, rc::gen::elementOf(std::vector<std::uint32_t>{0x3F800000, 0xBF800000, 0x00000000, 0x40000000})},
+           {1, finite_float_bits()}}));
       before_c = plan.c.params;
       if (beta == 2) bv = -1.0f;
-      plan.c.params.set("beta", F32Bits{bits_of(bv)});
+      plan.c.params.set("beta", cases::F32Bits{bits_of(bv)});
     }
   }
   const bool bias = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});
   if (bias) plan.c.params.set("with_bias", true);
-  p.then([=](CaseRecord& r) {
+  p.then([=](cases::CaseRecord& r) {
     GemmOperandBytes a = gemm_operand(m, K, raw, nan, sd), b = gemm_operand(n, K, raw, nan, sd + 7);
-    if (cancel) {
-      b.scale = xt::zeros<std::uint8_t>(b.scale.shape());
-      for (std::size_t row = 0; row < n; ++row)
-        for (std::size_t k = 0; k < K / 2; ++k) {
-          const std::uint8_t byte = a.data(row % m, k);
-          b.data(row, k) = k >= K / 4 ? std::uint8_t(byte ^ 0x88) : byte;
-          if (k % 8 == 0) b.scale(row, k / 8) = a.scale(row % m, k / 8);
-        }
-      if (K >= 48) b.data(0, 0) ^= 0x01;  // one block differs: its remainder survives
-    }
+    if (cancel) cancel_blocks(a, b, m, n, K);
     std::optional<FloatVector> ra, rb;
     if (row_amax_a) ra = row_amaxes(m, sd + 11);
     if (row_amax_b) rb = row_amaxes(n, sd + 13);
@@ -427,10 +451,10 @@ void gemm_case(CasePlan& p, std::string_view) {
     if (beta) {
       FloatMatrix cm = fill_data(Shape{m, n}, Dist(sd % 3), sd + 19);
       if (beta == 2) {
-        Case d = r.c;
+        cases::Case d = r.c;
         d.params = before_c;
         d.params.set("output_dtype", std::string("F32"));
-        cm = io::to_float_matrix(ReferenceBackend().run(d).at("d"), "gemm", "d");
+        cm = io::to_float_matrix(cases::ReferenceBackend().run(d).at("d"), "gemm", "d");
       }
       r.c.inputs["c"] = io::from_float_matrix(cm, io::FloatType::F32);
     }
@@ -460,10 +484,11 @@ void grouped_layout_case(CasePlan& p, bool swizzle) {
   p.record.c.params.set("axis", std::string(inner ? "inner" : "outer"));
   p.record.c.params.set("group_sizes", sizes);
   if (!swizzle) p.record.c.params.set("extent", other);
-  p.then([=](CaseRecord& r) {
+  p.then([=](cases::CaseRecord& r) {
     const ByteMatrix compact = fill_bytes(std::size_t(rows), std::size_t(cols), sd);
-    r.c.inputs["scale"] = swizzle ? io::from_byte_matrix(compact)
-                                  : io::from_byte_vector(grouped_swizzle(compact, inner ? GroupAxis::kInner : GroupAxis::kOuter, sizes));
+    r.c.inputs["scale"] =
+        swizzle ? io::from_byte_matrix(compact)
+                : io::from_byte_vector(grouped_swizzle(compact, inner ? GroupAxis::kInner : GroupAxis::kOuter, sizes));
   });
 }
 
@@ -479,7 +504,7 @@ io::Tensor stacked(const std::vector<io::Tensor>& parts) {
 
 void grouped_gemm_case(CasePlan& p, std::string_view) {
   take_x(p);
-  CaseRecord& plan = p.record;
+  cases::CaseRecord& plan = p.record;
   const bool k_grouped = *rc::gen::element(false, true);
   const std::vector<std::int64_t> sizes = group_sizes(k_grouped ? 6 : 4, 16);
   const std::int64_t total = std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)), G = std::int64_t(sizes.size());
@@ -492,7 +517,8 @@ void grouped_gemm_case(CasePlan& p, std::string_view) {
   plan.c.params.set("group_sizes", sizes);
   plan.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
   plan.c.params.set("row_scaled", row_scaled);
-  plan.c.params.set("output_dtype", std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
+  plan.c.params.set("output_dtype",
+                    std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
   const GroupAxis axis = k_grouped ? GroupAxis::kInner : GroupAxis::kOuter;
   auto grouped_scales = [=](const ByteMatrix& compact) {
     return swizzled ? io::from_byte_vector(grouped_swizzle(compact, axis, sizes)) : io::from_byte_matrix(compact);
@@ -500,8 +526,9 @@ void grouped_gemm_case(CasePlan& p, std::string_view) {
   auto amaxes = [](std::size_t n, std::uint32_t s) { return io::from_float_vector(row_amaxes(n, s)); };
   if (k_grouped) {
     const std::size_t M = *rc::gen::inRange<std::size_t>(1, 40);
-    p.then([=](CaseRecord& r) {
-      const GemmOperandBytes a = gemm_operand(M, std::size_t(total), raw, false, sd), b = gemm_operand(N, std::size_t(total), raw, false, sd + 3);
+    p.then([=](cases::CaseRecord& r) {
+      const GemmOperandBytes a = gemm_operand(M, std::size_t(total), raw, false, sd),
+                             b = gemm_operand(N, std::size_t(total), raw, false, sd + 3);
       r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
       r.c.inputs["a_scale"] = grouped_scales(a.scale);
       r.c.inputs["b_data"] = io::from_byte_matrix(b.data);
@@ -513,7 +540,7 @@ void grouped_gemm_case(CasePlan& p, std::string_view) {
   }
   const std::size_t K = 16 * *rc::gen::inRange<std::size_t>(1, 8);
   const bool per_row_b = row_scaled && *rc::gen::element(false, true);  // B's amax per group and row
-  p.then([=](CaseRecord& r) {
+  p.then([=](cases::CaseRecord& r) {
     const GemmOperandBytes a = gemm_operand(std::size_t(total), K, raw, false, sd);
     r.c.inputs["a_data"] = io::from_byte_matrix(a.data);
     r.c.inputs["a_scale"] = grouped_scales(a.scale);

@@ -13,7 +13,7 @@ struct Layout {
   std::vector<std::int64_t> offsets;  // flat start of each weight, then the total
 };
 
-Layout layout_of(const Case& c) {
+Layout layout_of(const cases::Case& c) {
   Layout l{{}, {0}};
   for (const auto& [name, t] : c.inputs) {
     l.names.push_back(name);
@@ -32,8 +32,8 @@ io::Tensor crop(const io::Tensor& t, std::int64_t m, std::int64_t k) {
 
 // Weight i cropped to m x k; a cut point inside it keeps its row and column when they survive,
 // else it is clamped, keeping its parity where it can.
-Case cropped(const Case& c, const Layout& l, std::size_t i, std::int64_t m, std::int64_t k) {
-  Case d = c;
+cases::Case cropped(const cases::Case& c, const Layout& l, std::size_t i, std::int64_t m, std::int64_t k) {
+  cases::Case d = c;
   const io::Tensor& w = c.inputs.at(l.names[i]);
   const std::int64_t K = w.shape[1], before = w.numel(), after = m * k;
   d.inputs[l.names[i]] = crop(w, m, k);
@@ -55,8 +55,8 @@ Case cropped(const Case& c, const Layout& l, std::size_t i, std::int64_t m, std:
 }
 
 // Weight i removed; cut points inside it move to its start.
-Case without_weight(const Case& c, const Layout& l, std::size_t i) {
-  Case d = c;
+cases::Case without_weight(const cases::Case& c, const Layout& l, std::size_t i) {
+  cases::Case d = c;
   d.inputs.erase(l.names[i]);
   std::vector<std::int64_t> cuts = c.params.integers("cuts");
   for (std::int64_t& cut : cuts) cut = std::max(l.offsets[i], cut - (l.offsets[i + 1] - l.offsets[i]));
@@ -66,9 +66,9 @@ Case without_weight(const Case& c, const Layout& l, std::size_t i) {
 
 }  // namespace
 
-void shrink_master_weights(CaseRecord& r, const std::function<bool(const Case&)>& fails) {
+void shrink_master_weights(cases::CaseRecord& r, const std::function<bool(const cases::Case&)>& fails) {
   if (r.c.op != "cast_master_weights") return;
-  const auto accept = [&](Case c) {
+  const auto accept = [&](cases::Case c) {
     bool still_fails = false;
     try {
       still_fails = fails(c);
@@ -77,7 +77,7 @@ void shrink_master_weights(CaseRecord& r, const std::function<bool(const Case&)>
     if (!still_fails) return false;
     for (auto it = r.recipes.begin(); it != r.recipes.end();)  // changed tensors are stored, not regenerated
       it = c.inputs.count(it->first) && c.inputs.at(it->first).bytes == r.c.inputs.at(it->first).bytes ? std::next(it)
-                                                                                                         : r.recipes.erase(it);
+                                                                                                       : r.recipes.erase(it);
     r.c = std::move(c);
     return true;
   };
@@ -86,7 +86,7 @@ void shrink_master_weights(CaseRecord& r, const std::function<bool(const Case&)>
     for (std::size_t i = 0; r.c.inputs.size() > 1 && i < r.c.inputs.size(); ++i)
       progress |= accept(without_weight(r.c, layout_of(r.c), i));
     for (std::size_t j = 0; j < r.c.params.integers("cuts").size(); ++j) {
-      Case d = r.c;
+      cases::Case d = r.c;
       std::vector<std::int64_t> cuts = r.c.params.integers("cuts");
       cuts.erase(cuts.begin() + std::ptrdiff_t(j));
       d.params.set("cuts", std::move(cuts));
@@ -96,8 +96,11 @@ void shrink_master_weights(CaseRecord& r, const std::function<bool(const Case&)>
     for (std::size_t i = 0; i < l.names.size(); ++i) {
       const io::Tensor& w = r.c.inputs.at(l.names[i]);
       const std::int64_t M = w.shape[0], K = w.shape[1];
-      for (const auto& [m, k] : {std::pair{std::int64_t(16), std::int64_t(16)}, {std::int64_t(16), K}, {M, std::int64_t(16)},
-                                {(M / 32) * 16, K}, {M, (K / 32) * 16}}) {
+      for (const auto& [m, k] : {std::pair{std::int64_t(16), std::int64_t(16)},
+                                 {std::int64_t(16), K},
+                                 {M, std::int64_t(16)},
+                                 {(M / 32) * 16, K},
+                                 {M, (K / 32) * 16}}) {
         if (m < 16 || k < 16 || (m == M && k == K)) continue;
         if (accept(cropped(r.c, layout_of(r.c), i, m, k))) {
           progress = true;

@@ -11,6 +11,6 @@
 namespace nvfp4::fuzz {
 
 // `fails` reruns a candidate; no-op for other operations.
-void shrink_master_weights(CaseRecord& r, const std::function<bool(const Case&)>& fails);
+void shrink_master_weights(cases::CaseRecord& r, const std::function<bool(const cases::Case&)>& fails);
 
 }  // namespace nvfp4::fuzz

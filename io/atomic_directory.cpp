@@ -41,8 +41,8 @@ AtomicDirectory::AtomicDirectory(const fs::path& target) : target_(target_of(tar
   std::error_code ec;
   if (target_.has_parent_path()) fs::create_directories(target_.parent_path(), ec);
   if (ec)
-    throw OutputError(fmt::format("{}: cannot create directory {}: {}", target_.string(), target_.parent_path().string(),
-                                  ec.message()));
+    throw OutputError(
+        fmt::format("{}: cannot create directory {}: {}", target_.string(), target_.parent_path().string(), ec.message()));
   if (::mkdir(tmp_.c_str(), 0755) != 0)
     throw OutputError(
         fmt::format("{}: cannot create temporary directory {}: {}", target_.string(), tmp_.string(), os_error(errno)));
@@ -82,8 +82,8 @@ void AtomicDirectory::commit(Existing existing) {
   } else if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE) != 0) {
     int err = errno;
     // EINVAL: a file system without RENAME_NOREPLACE; check, then rename.
-    if (err == EINVAL) err = fs::exists(fs::symlink_status(target_, ec)) ? EEXIST
-                             : ::rename(tmp_.c_str(), target_.c_str()) != 0 ? errno : 0;
+    if (err == EINVAL)
+      err = fs::exists(fs::symlink_status(target_, ec)) ? EEXIST : ::rename(tmp_.c_str(), target_.c_str()) != 0 ? errno : 0;
     if (err == EEXIST || err == ENOTEMPTY) fail("appeared while it was being written; left as it is");
     if (err != 0) fail(fmt::format("cannot rename the temporary directory onto it: {}", os_error(err)));
   }

@@ -46,9 +46,7 @@ void AtomicFile::write(std::span<const std::uint8_t> bytes) {
   }
 }
 
-void AtomicFile::write(std::string_view text) {
-  write({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
-}
+void AtomicFile::write(std::string_view text) { write({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}); }
 
 void AtomicFile::commit() {
   if (fd_ < 0) throw OutputError(fmt::format("{}: committed twice or after a failure", path_.string()));

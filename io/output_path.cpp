@@ -80,8 +80,7 @@ fs::path temporary_path(const fs::path& target) {
   static std::atomic<std::uint64_t> calls{0};
   thread_local std::mt19937 rng{std::random_device{}()};
   const std::string name = target.filename().string().substr(0, kNameKept);
-  return target.parent_path() /
-         fmt::format(".{}{}{}-{}-{:08x}", name, kMarker, ::getpid(), calls++, std::uint32_t(rng()));
+  return target.parent_path() / fmt::format(".{}{}{}-{}-{:08x}", name, kMarker, ::getpid(), calls++, std::uint32_t(rng()));
 }
 
 std::size_t remove_stale_temporaries(const fs::path& dir) {

@@ -66,9 +66,7 @@ std::string os_error(int err) { return std::generic_category().message(err); }
 
 // Quotes a name JSON-style, so odd characters cannot break the one-line
 // message format.
-std::string quoted(const std::string& name) {
-  return json(name).dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string quoted(const std::string& name) { return json(name).dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // Byte size of a tensor with this shape, or nullopt on a negative dimension
 // or overflow.
@@ -92,15 +90,13 @@ std::uint64_t empty_extent(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-const json& field(const json& entry, const char* key, std::string_view origin,
-                  const std::string& name) {
+const json& field(const json& entry, const char* key, std::string_view origin, const std::string& name) {
   auto it = entry.find(key);
   if (it == entry.end()) fail(origin, "tensor {}: missing \"{}\"", quoted(name), key);
   return *it;
 }
 
-TensorInfo parse_entry(const json& entry, const std::string& name, std::uint64_t data_size,
-                       std::string_view origin) {
+TensorInfo parse_entry(const json& entry, const std::string& name, std::uint64_t data_size, std::string_view origin) {
   const std::string q = quoted(name);
   if (!entry.is_object()) fail(origin, "tensor {}: entry is not a JSON object", q);
 
@@ -119,35 +115,31 @@ TensorInfo parse_entry(const json& entry, const std::string& name, std::uint64_t
     if (!d.is_number_integer()) {
       fail(origin, "tensor {}: \"shape\" must be an array of integers, got {}", q, jshape.dump());
     }
-    if (d.is_number_unsigned() &&
-        d.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    if (d.is_number_unsigned() && d.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       fail(origin, "tensor {}: dimension {} is too large", q, d.dump());
     }
     t.shape.push_back(d.get<std::int64_t>());
     if (t.shape.back() < 0) fail(origin, "tensor {}: negative dimension in shape {}", q, jshape.dump());
   }
 
-  if (!joffsets.is_array() || joffsets.size() != 2 || !joffsets[0].is_number_unsigned() ||
-      !joffsets[1].is_number_unsigned()) {
-    fail(origin, "tensor {}: \"data_offsets\" must be [begin, end] of non-negative integers, got {}",
-         q, joffsets.dump());
+  if (!joffsets.is_array() || joffsets.size() != 2 || !joffsets[0].is_number_unsigned() || !joffsets[1].is_number_unsigned()) {
+    fail(origin, "tensor {}: \"data_offsets\" must be [begin, end] of non-negative integers, got {}", q, joffsets.dump());
   }
   const auto begin = joffsets[0].get<std::uint64_t>();
   const auto end = joffsets[1].get<std::uint64_t>();
   if (begin > end) fail(origin, "tensor {}: data_offsets begin {} > end {}", q, begin, end);
   if (end > data_size) {
-    fail(origin, "tensor {}: truncated: data_offsets end {} is beyond the data section ({} bytes)",
-         q, end, data_size);
+    fail(origin, "tensor {}: truncated: data_offsets end {} is beyond the data section ({} bytes)", q, end, data_size);
   }
   auto expected = byte_size(t.shape, t.dtype);
   if (!expected) fail(origin, "tensor {}: shape {} is too large", q, jshape.dump());
   if (*expected == 0 && empty_extent(t.shape) > kMaxEmptyExtent) {
-    fail(origin, "tensor {}: shape {} has no elements, and its other dimensions multiply to more than {}", q,
-         jshape.dump(), kMaxEmptyExtent);
+    fail(origin, "tensor {}: shape {} has no elements, and its other dimensions multiply to more than {}", q, jshape.dump(),
+         kMaxEmptyExtent);
   }
   if (*expected != end - begin) {
-    fail(origin, "tensor {}: byte length {} does not match shape {} x {} ({} bytes)", q,
-         end - begin, jshape.dump(), dtype_name(t.dtype), *expected);
+    fail(origin, "tensor {}: byte length {} does not match shape {} x {} ({} bytes)", q, end - begin, jshape.dump(),
+         dtype_name(t.dtype), *expected);
   }
   t.begin = begin;
   t.end = end;
@@ -192,13 +184,12 @@ std::int64_t Tensor::numel() const {
   return n;
 }
 
-Tensor make_tensor(DType dtype, std::vector<std::int64_t> shape,
-                   std::span<const std::uint8_t> bytes) {
+Tensor make_tensor(DType dtype, std::vector<std::int64_t> shape, std::span<const std::uint8_t> bytes) {
   auto expected = byte_size(shape, dtype);
   if (!expected) throw FormatError("make_tensor: negative or overflowing dimension in shape");
   if (*expected != bytes.size()) {
-    throw FormatError(fmt::format("make_tensor: got {} bytes but shape needs {} bytes of {}",
-                                  bytes.size(), *expected, dtype_name(dtype)));
+    throw FormatError(
+        fmt::format("make_tensor: got {} bytes but shape needs {} bytes of {}", bytes.size(), *expected, dtype_name(dtype)));
   }
   return Tensor{dtype, std::move(shape), {bytes.begin(), bytes.end()}};
 }
@@ -239,8 +230,8 @@ Header parse_header(std::span<const std::uint8_t> header_bytes, std::uint64_t da
       fail(origin, "tensors {} [{}, {}) and {} [{}, {}) overlap", quoted(pname), pb, pe, quoted(name), b, e);
     }
     if (b > covered) {
-      fail(origin, "tensor {} starts at byte {} of the data section, but the bytes before it end at {}: a gap", quoted(name),
-           b, covered);
+      fail(origin, "tensor {} starts at byte {} of the data section, but the bytes before it end at {}: a gap", quoted(name), b,
+           covered);
     }
     covered = e;
   }
@@ -259,8 +250,7 @@ std::uint64_t header_length(std::span<const std::uint8_t> prefix, std::uint64_t 
     fail(origin, "header length {} is absurd (limit is 100 MB)", header_len);
   }
   if (header_len > after_prefix) {
-    fail(origin, "truncated: header says {} bytes but only {} follow the length prefix",
-         header_len, after_prefix);
+    fail(origin, "truncated: header says {} bytes but only {} follow the length prefix", header_len, after_prefix);
   }
   return header_len;
 }
@@ -277,7 +267,8 @@ File parse(std::span<const std::uint8_t> bytes, std::string_view origin) {
   File file;
   file.metadata = std::move(h.metadata);
   for (const auto& [name, t] : h.tensors)
-    file.tensors.emplace(name, Tensor{t.dtype, t.shape, {data.begin() + std::ptrdiff_t(t.begin), data.begin() + std::ptrdiff_t(t.end)}});
+    file.tensors.emplace(
+        name, Tensor{t.dtype, t.shape, {data.begin() + std::ptrdiff_t(t.begin), data.begin() + std::ptrdiff_t(t.end)}});
   return file;
 }
 
@@ -323,12 +314,10 @@ std::vector<std::uint8_t> serialize(const File& file) {
     if (name == kMetadataKey) throw FormatError("serialize: tensor name \"__metadata__\" is reserved");
     auto expected = byte_size(t.shape, t.dtype);
     if (!expected || *expected != t.bytes.size()) {
-      throw FormatError(fmt::format("serialize: tensor {}: has {} bytes, which does not match its shape",
-                                    quoted(name), t.bytes.size()));
+      throw FormatError(
+          fmt::format("serialize: tensor {}: has {} bytes, which does not match its shape", quoted(name), t.bytes.size()));
     }
-    header[name] = {{"dtype", dtype_name(t.dtype)},
-                    {"shape", t.shape},
-                    {"data_offsets", {offset, offset + t.bytes.size()}}};
+    header[name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes.size()}}};
     offset += t.bytes.size();
   }
 
@@ -449,8 +438,7 @@ void FileWriter::write(const std::string& name, const Tensor& t) {
 }
 
 void FileWriter::commit() {
-  if (next_ != tensors_.size())
-    fail(path_.string(), "{} of {} declared tensors written; not committing", next_, tensors_.size());
+  if (next_ != tensors_.size()) fail(path_.string(), "{} of {} declared tensors written; not committing", next_, tensors_.size());
   file_.commit();
 }
 

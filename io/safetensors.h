@@ -148,9 +148,8 @@ template <class T>
 Tensor make_tensor_from(DType dtype, std::vector<std::int64_t> shape, std::span<const T> values) {
   static_assert(std::is_trivially_copyable_v<T>, "make_tensor_from copies raw bytes");
   if (sizeof(T) != dtype_size(dtype)) {
-    throw FormatError("make_tensor_from: sizeof(T) = " + std::to_string(sizeof(T)) +
-                      " does not match " + std::string(dtype_name(dtype)) + " element size " +
-                      std::to_string(dtype_size(dtype)));
+    throw FormatError("make_tensor_from: sizeof(T) = " + std::to_string(sizeof(T)) + " does not match " +
+                      std::string(dtype_name(dtype)) + " element size " + std::to_string(dtype_size(dtype)));
   }
   const auto* p = reinterpret_cast<const std::uint8_t*>(values.data());
   return make_tensor(dtype, std::move(shape), {p, values.size_bytes()});

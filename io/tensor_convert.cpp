@@ -113,10 +113,14 @@ Tensor from_float_matrix(const FloatMatrix& m, FloatType type) {
 
 FloatType float_type_of(DType t, std::string_view op) {
   switch (t) {
-    case DType::F32: return FloatType::F32;
-    case DType::BF16: return FloatType::BF16;
-    case DType::F16: return FloatType::F16;
-    default: fail(op, ErrorCode::E_DTYPE, "dtype {} is not F32, BF16 or F16", dtype_name(t));
+    case DType::F32:
+      return FloatType::F32;
+    case DType::BF16:
+      return FloatType::BF16;
+    case DType::F16:
+      return FloatType::F16;
+    default:
+      fail(op, ErrorCode::E_DTYPE, "dtype {} is not F32, BF16 or F16", dtype_name(t));
   }
 }
 

@@ -33,9 +33,12 @@ float amax_rect(const FloatMatrix& x, std::size_t r0, std::size_t nr, std::size_
 template <class F>
 auto with_rule(AmaxRule rule, F f) {
   switch (rule) {
-    case AmaxRule::IGNORE: return f.template operator()<AmaxRule::IGNORE>();
-    case AmaxRule::PROPAGATE: return f.template operator()<AmaxRule::PROPAGATE>();
-    case AmaxRule::PROPAGATE_BF16: return f.template operator()<AmaxRule::PROPAGATE_BF16>();
+    case AmaxRule::IGNORE:
+      return f.template operator()<AmaxRule::IGNORE>();
+    case AmaxRule::PROPAGATE:
+      return f.template operator()<AmaxRule::PROPAGATE>();
+    case AmaxRule::PROPAGATE_BF16:
+      return f.template operator()<AmaxRule::PROPAGATE_BF16>();
   }
   return f.template operator()<AmaxRule::PROPAGATE>();
 }

@@ -28,7 +28,7 @@ template <ElementEncoder::Op kOp, YClamp kClamp, E2M1Encoder kEncoder>
   std::uint8_t c[16];
   if constexpr (kEncoder == E2M1Encoder::HW && kOp != ElementEncoder::Op::ALL_ZERO) {
     const auto& hw = e2m1_hw_codes();  // the hardware encoder without its data-dependent branches
-    std::uint32_t index[16];  // arithmetic first, in a loop of its own that the compiler vectorizes
+    std::uint32_t index[16];           // arithmetic first, in a loop of its own that the compiler vectorizes
     for (int i = 0; i < 16; ++i) index[i] = e2m1_table_index(scale_element(p, e, x[i]));
     for (int i = 0; i < 16; ++i) c[i] = hw[index[i]];
   } else {
@@ -39,7 +39,8 @@ template <ElementEncoder::Op kOp, YClamp kClamp, E2M1Encoder kEncoder>
 
 constexpr int kOps = 4, kClamps = 2, kEncoders = 7;  // the enumerators of each knob
 static_assert(int(ElementEncoder::Op::ALL_ZERO) == kOps - 1 && int(YClamp::TCLAMP6) == kClamps - 1 &&
-              int(E2M1Encoder::BF16_TORCH) == kEncoders - 1, "a knob gained a value: extend the table");
+                  int(E2M1Encoder::BF16_TORCH) == kEncoders - 1,
+              "a knob gained a value: extend the table");
 
 template <std::size_t... I>
 constexpr std::array<BlockCodes, sizeof...(I)> table(std::index_sequence<I...>) {

@@ -6,10 +6,10 @@
 
 namespace nvfp4::constants {
 
-constexpr std::uint32_t kRecip6Bits = 0x3E2AAAABu;         // r6 = RN(1/6)
-constexpr std::uint32_t kRecip2688Bits = 0x39C30C31u;      // r2688 = RN(1/2688)
-constexpr std::uint32_t kRecip7225344Bits = 0x34149B93u;   // RN(1/(36*448*448)), GEMM alpha
-constexpr std::uint32_t kRecip1e8Bits = 0x322BCC77u;       // RN(1/1e8), vLLM reciprocal guard
+constexpr std::uint32_t kRecip6Bits = 0x3E2AAAABu;        // r6 = RN(1/6)
+constexpr std::uint32_t kRecip2688Bits = 0x39C30C31u;     // r2688 = RN(1/2688)
+constexpr std::uint32_t kRecip7225344Bits = 0x34149B93u;  // RN(1/(36*448*448)), GEMM alpha
+constexpr std::uint32_t kRecip1e8Bits = 0x322BCC77u;      // RN(1/1e8), vLLM reciprocal guard
 constexpr std::uint32_t kFltMaxBits = 0x7F7FFFFFu;
 constexpr std::uint32_t kFltMinBits = 0x00800000u;         // smallest normal
 constexpr std::uint32_t kBf16MaxBits = 0x7F7F0000u;        // 0x1.FEp127
@@ -26,9 +26,9 @@ constexpr float k1e8 = 100000000.0f;         // exact in binary32
 
 constexpr std::uint16_t kRhtDefaultMask = 0xD7E8;  // §3.19: TransformerEngine's fixed sign vector
 
-constexpr int kBlock = 16;             // elements per scale block (1x16, 16x1, 16x16)
-constexpr int kScaleRowAlign = 128;    // compact scale rows are padded to a multiple of 128
-constexpr int kScaleColAlign = 4;      // compact scale columns are padded to a multiple of 4
+constexpr int kBlock = 16;           // elements per scale block (1x16, 16x1, 16x16)
+constexpr int kScaleRowAlign = 128;  // compact scale rows are padded to a multiple of 128
+constexpr int kScaleColAlign = 4;    // compact scale columns are padded to a multiple of 4
 
 NVFP4_HD float recip6() { return float_of(kRecip6Bits); }
 NVFP4_HD float recip2688() { return float_of(kRecip2688Bits); }

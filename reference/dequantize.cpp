@@ -10,8 +10,8 @@ FloatMatrix dequantize(const ByteMatrix& data, const ByteMatrix& scale, const Fl
   const std::size_t M = data.shape(0), K = 2 * data.shape(1);
   if (K % 16) fail("dequantize", ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
   if (scale.shape(0) != std::size_t(scale_rows(M)) || scale.shape(1) != std::size_t(scale_cols(K)))
-    fail("dequantize", ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for data [{}, {}]",
-         scale.shape(0), scale.shape(1), scale_rows(M), scale_cols(K), M, K / 2);
+    fail("dequantize", ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for data [{}, {}]", scale.shape(0),
+         scale.shape(1), scale_rows(M), scale_cols(K), M, K / 2);
   if (amax.size() != 1 && amax.size() != M)
     fail("dequantize", ErrorCode::E_AMAX_SHAPE, "amax has {} values, expected 1 or M={}", amax.size(), M);
   FloatMatrix out = xt::empty<float>({M, K});

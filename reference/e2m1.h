@@ -69,7 +69,9 @@ NVFP4_HD std::uint8_t e2m1_hw(float v) {
 //    place is 2^(E-1), and M / 2^(E-1) is even, so ties go to the even code. Subtracting M is
 //    exact. (M's mantissa is zero, so that stochastic rounding can write a byte into it.)
 // The magnitude |y| / 64 clamped to [0, 6/64], NaN -> 6/64.
-NVFP4_HD float e2m1_magnitude_over_64(float y) { return fmin_c99_const(mul_rn(fabsf(y), 0.015625f), 0.09375f); }  // fabsf: a free operand modifier on the GPU
+NVFP4_HD float e2m1_magnitude_over_64(float y) {
+  return fmin_c99_const(mul_rn(fabsf(y), 0.015625f), 0.09375f);  // fabsf: a free operand modifier on the GPU
+}
 // M for a magnitude a (already divided by 64): its last place is E2M1's spacing at a's binade.
 NVFP4_HD float e2m1_magic_over_64(float a) {
   return float_of((bits_of(fmax_c99_const(a, 0.015625f)) & 0x7F800000u) + 0x0B000000u);
@@ -139,8 +141,6 @@ NVFP4_HD std::uint8_t e2m1_encode(E2M1Encoder variant, float v) {
 NVFP4_HD std::uint8_t pack_nibbles(std::uint8_t even, std::uint8_t odd) {
   return std::uint8_t((even & 0xFu) | ((odd & 0xFu) << 4));
 }
-NVFP4_HD std::uint8_t nibble_at(std::uint8_t byte, int index_parity) {
-  return std::uint8_t((byte >> (4 * index_parity)) & 0xFu);
-}
+NVFP4_HD std::uint8_t nibble_at(std::uint8_t byte, int index_parity) { return std::uint8_t((byte >> (4 * index_parity)) & 0xFu); }
 
 }  // namespace nvfp4

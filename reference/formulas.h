@@ -47,7 +47,7 @@ NVFP4_HD GlobalScale global_scale(GlobalScaleRule rule, float g) {
   switch (rule) {
     case GlobalScaleRule::TE: {
       float S = fmin_c99(div_rn(kFp4TimesFp8Max, g), flt_max());  // fminf: NaN -> FLT_MAX
-      if (g == 0.0f || S == 0.0f) S = 1.0f;                         // g = 0 and g = +inf -> 1
+      if (g == 0.0f || S == 0.0f) S = 1.0f;                       // g = 0 and g = +inf -> 1
       r.S = S;
       break;
     }
@@ -101,10 +101,14 @@ NVFP4_HD GlobalScale global_scale(GlobalScaleRule rule, float g) {
 
 NVFP4_HD float lower_clamp_value(LowerClamp lo) {
   switch (lo) {
-    case LowerClamp::NONE: return -constants::kE4M3Max;
-    case LowerClamp::TWO_POW_MINUS_6: return float_of(constants::kTwoPowMinus6Bits);
-    case LowerClamp::TWO_POW_MINUS_9: return float_of(constants::kTwoPowMinus9Bits);
-    case LowerClamp::TWO_POW_MINUS_16: return float_of(constants::kTwoPowMinus16Bits);
+    case LowerClamp::NONE:
+      return -constants::kE4M3Max;
+    case LowerClamp::TWO_POW_MINUS_6:
+      return float_of(constants::kTwoPowMinus6Bits);
+    case LowerClamp::TWO_POW_MINUS_9:
+      return float_of(constants::kTwoPowMinus9Bits);
+    case LowerClamp::TWO_POW_MINUS_16:
+      return float_of(constants::kTwoPowMinus16Bits);
   }
   return -constants::kE4M3Max;
 }
@@ -114,38 +118,56 @@ NVFP4_HD float block_scale_precast(const Profile& p, const GlobalScale& gs, floa
   using namespace constants;
   float t = 0.0f;
   switch (p.bs) {
-    case BlockScaleRule::A_MUL_SR6: t = mul_rn(A, mul_rn(gs.S, recip6())); break;  // one rounding on A
-    case BlockScaleRule::A_DIV6_MUL_S: t = mul_rn(div_rn(A, 6.0f), gs.S); break;
-    case BlockScaleRule::A_MUL_R6_MUL_S: t = mul_rn(mul_rn(A, recip6()), gs.S); break;
-    case BlockScaleRule::A_MUL_R6_DIV_PTS: t = div_rn(mul_rn(A, recip6()), gs.pts); break;
-    case BlockScaleRule::A_MUL_R6: t = mul_rn(A, recip6()); break;
-    case BlockScaleRule::A_DIV6_MUL_GS: t = mul_rn(div_rn(A, 6.0f), gs.gs); break;
-    case BlockScaleRule::A_DIV_6W2: t = div_rn(A, mul_rn(6.0f, gs.w2)); break;
-    case BlockScaleRule::G_MUL_A_MUL_R6: t = mul_rn(gs.G, mul_rn(A, recip6())); break;
+    case BlockScaleRule::A_MUL_SR6:
+      t = mul_rn(A, mul_rn(gs.S, recip6()));
+      break;  // one rounding on A
+    case BlockScaleRule::A_DIV6_MUL_S:
+      t = mul_rn(div_rn(A, 6.0f), gs.S);
+      break;
+    case BlockScaleRule::A_MUL_R6_MUL_S:
+      t = mul_rn(mul_rn(A, recip6()), gs.S);
+      break;
+    case BlockScaleRule::A_MUL_R6_DIV_PTS:
+      t = div_rn(mul_rn(A, recip6()), gs.pts);
+      break;
+    case BlockScaleRule::A_MUL_R6:
+      t = mul_rn(A, recip6());
+      break;
+    case BlockScaleRule::A_DIV6_MUL_GS:
+      t = mul_rn(div_rn(A, 6.0f), gs.gs);
+      break;
+    case BlockScaleRule::A_DIV_6W2:
+      t = div_rn(A, mul_rn(6.0f, gs.w2));
+      break;
+    case BlockScaleRule::G_MUL_A_MUL_R6:
+      t = mul_rn(gs.G, mul_rn(A, recip6()));
+      break;
   }
   if (p.zero == ZeroBlockRule::ONE && t == 0.0f) t = 1.0f;  // modelopt: an all-zero block gets scale 1
   switch (p.cap) {
-    case CapRule::FMINF_FLTMAX: return fmin_c99(t, flt_max());
-    case CapRule::TMIN_FLTMAX_CLAMP448: return tclamp(tmin(t, flt_max()), -kE4M3Max, kE4M3Max);
-    case CapRule::CLAMP: return tclamp(t, lower_clamp_value(p.lo), kE4M3Max);
-    case CapRule::NONE: return t;
+    case CapRule::FMINF_FLTMAX:
+      return fmin_c99(t, flt_max());
+    case CapRule::TMIN_FLTMAX_CLAMP448:
+      return tclamp(tmin(t, flt_max()), -kE4M3Max, kE4M3Max);
+    case CapRule::CLAMP:
+      return tclamp(t, lower_clamp_value(p.lo), kE4M3Max);
+    case CapRule::NONE:
+      return t;
   }
   return t;
 }
 
-NVFP4_HD std::uint8_t e4m3_cast(E4M3Cast variant, float t) {
-  return variant == E4M3Cast::SAT ? e4m3sat(t) : e4m3torch(t);
-}
+NVFP4_HD std::uint8_t e4m3_cast(E4M3Cast variant, float t) { return variant == E4M3Cast::SAT ? e4m3sat(t) : e4m3torch(t); }
 
 // ---- element encoding (§3.7, §3.8, §4.2.5, §4.2.6) -------------------------------------------
 
 // How one block turns x into y: a per-block factor and the operation that applies it.
 struct ElementEncoder {
   enum class Op : std::uint8_t {
-    MUL,           // y = RN(x * factor)
-    DIV,           // y = RN(x / factor)
-    MUL_PLUS_ZERO, // y = RN(x * factor) + 0.0 (turns -0 into +0)
-    ALL_ZERO,      // every code 0x0 (miles zero-global rule)
+    MUL,            // y = RN(x * factor)
+    DIV,            // y = RN(x / factor)
+    MUL_PLUS_ZERO,  // y = RN(x * factor) + 0.0 (turns -0 into +0)
+    ALL_ZERO,       // every code 0x0 (miles zero-global rule)
   };
   Op op = Op::MUL;
   float factor = 1.0f;
@@ -153,9 +175,12 @@ struct ElementEncoder {
 
 NVFP4_HD float encode_cap(EncodeCap cap, float v) {
   switch (cap) {
-    case EncodeCap::FMINF: return fmin_c99(v, constants::flt_max());
-    case EncodeCap::TMIN: return tmin(v, constants::flt_max());
-    case EncodeCap::NONE: return v;
+    case EncodeCap::FMINF:
+      return fmin_c99(v, constants::flt_max());
+    case EncodeCap::TMIN:
+      return tmin(v, constants::flt_max());
+    case EncodeCap::NONE:
+      return v;
   }
   return v;
 }
@@ -165,14 +190,22 @@ NVFP4_HD ElementEncoder element_encoder(const Profile& p, const GlobalScale& gs,
   using namespace constants;
   const float sf = e4m3_decode(scale_byte);
   switch (p.enc) {
-    case EncodeRule::TE: return {Op::MUL, encode_cap(p.ecap, div_rn(1.0f, mul_rn(sf, gs.Sd)))};
-    case EncodeRule::S_DIV_SF: return {Op::MUL, div_rn(gs.S, sf)};
-    case EncodeRule::RECIP_PTS_DIV_SF: return {Op::MUL, div_rn(div_rn(1.0f, gs.pts), sf)};
-    case EncodeRule::X_DIV_PTS_SF: return {Op::DIV, mul_rn(gs.pts, sf)};
-    case EncodeRule::RECIP_SF: return {Op::MUL, div_rn(1.0f, sf)};
-    case EncodeRule::X_DIV_SF: return {Op::DIV, sf};
-    case EncodeRule::GS_DIV_SF: return {Op::MUL, div_rn(gs.gs, sf)};
-    case EncodeRule::X_DIV_SF_W2: return {Op::DIV, mul_rn(sf, gs.w2)};
+    case EncodeRule::TE:
+      return {Op::MUL, encode_cap(p.ecap, div_rn(1.0f, mul_rn(sf, gs.Sd)))};
+    case EncodeRule::S_DIV_SF:
+      return {Op::MUL, div_rn(gs.S, sf)};
+    case EncodeRule::RECIP_PTS_DIV_SF:
+      return {Op::MUL, div_rn(div_rn(1.0f, gs.pts), sf)};
+    case EncodeRule::X_DIV_PTS_SF:
+      return {Op::DIV, mul_rn(gs.pts, sf)};
+    case EncodeRule::RECIP_SF:
+      return {Op::MUL, div_rn(1.0f, sf)};
+    case EncodeRule::X_DIV_SF:
+      return {Op::DIV, sf};
+    case EncodeRule::GS_DIV_SF:
+      return {Op::MUL, div_rn(gs.gs, sf)};
+    case EncodeRule::X_DIV_SF_W2:
+      return {Op::DIV, mul_rn(sf, gs.w2)};
     case EncodeRule::VLLM_RECIP: {  // get_reciprocal guards zero with 1e8
       const float ig = gs.G == 0.0f ? recip1e8() : div_rn(1.0f, gs.G);
       const float prod = mul_rn(sf, ig);
@@ -182,7 +215,8 @@ NVFP4_HD ElementEncoder element_encoder(const Profile& p, const GlobalScale& gs,
       return {Op::MUL, A != 0.0f ? fmin_c99(div_rn(1.0f, mul_rn(sf, div_rn(1.0f, gs.G))), flt_max()) : 0.0f};
     case EncodeRule::TE_FASTMATH_BF16:
       return {Op::MUL_PLUS_ZERO, bf16_to_float(float_to_bf16(fmin_c99(div_rn(gs.S, sf), bf16_max())))};
-    case EncodeRule::X_DIV_SF_DIV_G: return {Op::DIV, div_rn(sf, gs.G)};  // scale / global_scale, then x / scale
+    case EncodeRule::X_DIV_SF_DIV_G:
+      return {Op::DIV, div_rn(sf, gs.G)};  // scale / global_scale, then x / scale
   }
   return {};
 }
@@ -192,10 +226,17 @@ NVFP4_HD float scale_element(const Profile& p, const ElementEncoder& e, float x)
   using Op = ElementEncoder::Op;
   float y = 0.0f;
   switch (e.op) {
-    case Op::MUL: y = mul_rn(x, e.factor); break;
-    case Op::DIV: y = div_rn(x, e.factor); break;
-    case Op::MUL_PLUS_ZERO: y = add_rn(mul_rn(x, e.factor), 0.0f); break;
-    case Op::ALL_ZERO: return 0.0f;
+    case Op::MUL:
+      y = mul_rn(x, e.factor);
+      break;
+    case Op::DIV:
+      y = div_rn(x, e.factor);
+      break;
+    case Op::MUL_PLUS_ZERO:
+      y = add_rn(mul_rn(x, e.factor), 0.0f);
+      break;
+    case Op::ALL_ZERO:
+      return 0.0f;
   }
   return p.yclamp == YClamp::TCLAMP6 ? tclamp(y, -constants::kE2M1Max, constants::kE2M1Max) : y;
 }
@@ -215,7 +256,7 @@ NVFP4_HD std::uint8_t encode_element_sr(const Profile& p, const ElementEncoder& 
 // ---- one block: from (g, A) to its scale byte and element encoder (§4.1) ---------------------
 
 struct BlockEncoding {
-  float precast;          // t after ZERO and CAP, the value handed to the E4M3 cast
+  float precast;  // t after ZERO and CAP, the value handed to the E4M3 cast
   std::uint8_t scale_byte;
   ElementEncoder encoder;
 };
@@ -228,8 +269,7 @@ NVFP4_HD std::uint8_t block_scale_byte(const Profile& p, float t) {
 }
 
 NVFP4_HD BlockEncoding encode_block(const Profile& p, const GlobalScale& gs, float g, float A) {
-  if (p.zg == ZeroGlobalRule::MILES && g == 0.0f)
-    return {0.0f, 0x00, {ElementEncoder::Op::ALL_ZERO, 0.0f}};
+  if (p.zg == ZeroGlobalRule::MILES && g == 0.0f) return {0.0f, 0x00, {ElementEncoder::Op::ALL_ZERO, 0.0f}};
   const float t = block_scale_precast(p, gs, A);
   const std::uint8_t sb = block_scale_byte(p, t);
   return {t, sb, element_encoder(p, gs, A, sb)};
@@ -240,10 +280,14 @@ NVFP4_HD BlockEncoding encode_block(const Profile& p, const GlobalScale& gs, flo
 // The stored second-level scale (the `global_scale` output), when the profile stores one.
 NVFP4_HD float exported_global(const Profile& p, const GlobalScale& gs, float g) {
   switch (p.exported) {
-    case ExportedGlobal::PTS: return gs.pts;
-    case ExportedGlobal::RECIP_S: return (p.zg == ZeroGlobalRule::MILES && g == 0.0f) ? 1.0f : div_rn(1.0f, gs.S);
-    case ExportedGlobal::NONE: return 1.0f;
-    case ExportedGlobal::G: return gs.G;
+    case ExportedGlobal::PTS:
+      return gs.pts;
+    case ExportedGlobal::RECIP_S:
+      return (p.zg == ZeroGlobalRule::MILES && g == 0.0f) ? 1.0f : div_rn(1.0f, gs.S);
+    case ExportedGlobal::NONE:
+      return 1.0f;
+    case ExportedGlobal::G:
+      return gs.G;
   }
   return 1.0f;
 }
@@ -260,12 +304,17 @@ NVFP4_HD BlockDecoder block_decoder(const Profile& p, const GlobalScale& gs, flo
   using namespace constants;
   const float sf = e4m3_decode(scale_byte);
   switch (p.dq) {
-    case DequantRule::TE: return {mul_rn(mul_rn(sf, amax), recip2688())};  // amax * RN(1/2688), not S_dec
+    case DequantRule::TE:
+      return {mul_rn(mul_rn(sf, amax), recip2688())};  // amax * RN(1/2688), not S_dec
     // Sd is pts for the pts family and RN(1/S) (miles' weight_scale_2) for TE_PYREF.
-    case DequantRule::PTS: return {mul_rn(gs.Sd, sf)};
-    case DequantRule::SF_ONLY: return {sf};
-    case DequantRule::SF_DIV_G: return {div_rn(sf, gs.G)};
-    case DequantRule::SF_MUL_RECIP_S: return {sf, div_rn(1.0f, gs.S), true};
+    case DequantRule::PTS:
+      return {mul_rn(gs.Sd, sf)};
+    case DequantRule::SF_ONLY:
+      return {sf};
+    case DequantRule::SF_DIV_G:
+      return {div_rn(sf, gs.G)};
+    case DequantRule::SF_MUL_RECIP_S:
+      return {sf, div_rn(1.0f, gs.S), true};
   }
   return {};
 }

@@ -24,7 +24,8 @@ FusedScale fused_scale_2d(const FloatMatrix& tile_amax, float g, GlobalScaleRule
   for (std::size_t i = 0; i < tr; ++i)
     for (std::size_t j = 0; j < tc; ++j) r.tile_scale(i, j) = fused_tile_scale(tile_amax(i, j), mult);
   // The compact rowwise layout's pitch is roundup(tc, 4); TE's kernel uses tc (§5.2).
-  r.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(std::int64_t(16 * tr))), std::size_t(scale_cols(std::int64_t(16 * tc)))});
+  r.scale =
+      xt::zeros<std::uint8_t>({std::size_t(scale_rows(std::int64_t(16 * tr))), std::size_t(scale_cols(std::int64_t(16 * tc)))});
   for (std::size_t row = 0; row < 16 * tr; ++row)
     for (std::size_t j = 0; j < tc; ++j) r.scale(row, j) = e4m3sat(r.tile_scale(row / 16, j));
   return r;

@@ -58,8 +58,10 @@ IntegerOperand integers_of(const GemmOperand& x) {
     }
     for (std::int64_t j = 0; j < o.blocks; ++j) {
       const float s = e4m3_decode(x.scale(r, j));
-      if (is_nan(s)) o.nan_row[std::size_t(r)] = true;
-      else o.scale[std::size_t(r * o.blocks + j)] = std::int64_t(s * 512.0f);  // exact: s is a multiple of 2^-9
+      if (is_nan(s))
+        o.nan_row[std::size_t(r)] = true;
+      else
+        o.scale[std::size_t(r * o.blocks + j)] = std::int64_t(s * 512.0f);  // exact: s is a multiple of 2^-9
     }
   }
   return o;
@@ -99,8 +101,8 @@ float exact_element(bool nan_operand, float alpha, __int128 t, std::optional<flo
     is_special = true;
   }
   if (is_special) return special;
-  constexpr __int128 kProductFits = __int128(1) << 103;  // |α's significand · T| < 2^127
-  if (!has_c && t > -kProductFits && t < kProductFits) {   // the usual case, without cpp_int
+  constexpr __int128 kProductFits = __int128(1) << 103;   // |α's significand · T| < 2^127
+  if (!has_c && t > -kProductFits && t < kProductFits) {  // the usual case, without cpp_int
     const SmallDyadic a = small_dyadic_of(alpha);
     return round_to_binary32(__int128(a.n) * t, a.exponent - 20);
   }
@@ -116,9 +118,12 @@ float exact_element(bool nan_operand, float alpha, __int128 t, std::optional<flo
 
 float round_output(float v, GemmOutput out) {
   switch (out) {
-    case GemmOutput::F32: return canonicalize_nan(v);
-    case GemmOutput::BF16: return bf16_to_float(float_to_bf16(v));
-    case GemmOutput::F16: return half_to_float(float_to_half(v));
+    case GemmOutput::F32:
+      return canonicalize_nan(v);
+    case GemmOutput::BF16:
+      return bf16_to_float(float_to_bf16(v));
+    case GemmOutput::F16:
+      return half_to_float(float_to_half(v));
   }
   return v;
 }
@@ -126,8 +131,8 @@ float round_output(float v, GemmOutput out) {
 void require_scale_shape(const GemmOperand& x, std::string_view name) {
   const std::int64_t rows = std::int64_t(x.data.shape(0)), K = 2 * std::int64_t(x.data.shape(1));
   if (std::int64_t(x.scale.shape(0)) != scale_rows(rows) || std::int64_t(x.scale.shape(1)) != scale_cols(K))
-    fail(kOp, ErrorCode::E_SCALE_SHAPE, "{}_scale is [{}, {}], expected [{}, {}] for {} rows and K={}", name,
-         x.scale.shape(0), x.scale.shape(1), scale_rows(rows), scale_cols(K), rows, K);
+    fail(kOp, ErrorCode::E_SCALE_SHAPE, "{}_scale is [{}, {}], expected [{}, {}] for {} rows and K={}", name, x.scale.shape(0),
+         x.scale.shape(1), scale_rows(rows), scale_cols(K), rows, K);
 }
 
 void require_amax(const GemmOperand& x, std::string_view name, std::int64_t rows, bool row_scaled) {
@@ -160,8 +165,10 @@ void validate_gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions
   if (M > kMaxOutputElements || N > kMaxOutputElements || M * N > kMaxOutputElements)
     fail(kOp, ErrorCode::E_DATA_SHAPE, "D would be [{}, {}]: above the limit of 2^30 elements", M, N);
   if (o.row_scaled && (o.alpha || o.beta))
-    fail(kOp, ErrorCode::E_UNSUPPORTED, "row_scaled takes neither alpha nor beta: α comes from amaxes of 1 and the result is post-scaled");
-  if (o.accumulate && !o.row_scaled) fail(kOp, ErrorCode::E_UNSUPPORTED, "accumulate is the row-scaled path's; use beta otherwise");
+    fail(kOp, ErrorCode::E_UNSUPPORTED,
+         "row_scaled takes neither alpha nor beta: α comes from amaxes of 1 and the result is post-scaled");
+  if (o.accumulate && !o.row_scaled)
+    fail(kOp, ErrorCode::E_UNSUPPORTED, "accumulate is the row-scaled path's; use beta otherwise");
   require_amax(a, "a", M, o.row_scaled);
   require_amax(b, "b", N, o.row_scaled);
   const bool reads_c = (o.beta && *o.beta != 0.0f) || o.accumulate;
@@ -190,8 +197,7 @@ FloatMatrix gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& 
       const bool nan_operand = ia.nan_row[std::size_t(m)] || ib.nan_row[std::size_t(n)];
       const float c = beta && *beta != 0.0f ? (*o.c)(m, n) : 0.0f;  // C is never read when β = 0
       float v = exact_element(nan_operand, alpha, exact_sum_of_blocks(ia, m, ib, n), beta, c);
-      if (o.row_scaled)
-        v = post_scale(v, a.amax(row_scalar ? 0 : m), b.amax(col_scalar ? 0 : n), row_scalar, col_scalar);
+      if (o.row_scaled) v = post_scale(v, a.amax(row_scalar ? 0 : m), b.amax(col_scalar ? 0 : n), row_scalar, col_scalar);
       if (o.bias) v = add_rn(v, (*o.bias)(n));  // after the product, an FP32 add
       v = round_output(v, o.output);
       if (o.accumulate) v = round_output(add_rn((*o.c)(m, n), v), o.output);

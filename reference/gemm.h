@@ -27,8 +27,8 @@ NVFP4_HD float gemm_alpha(float alpha_in, float amax_a, float amax_b) {
 enum class GemmOutput : std::uint8_t { F32, BF16, F16 };
 
 struct GemmOptions {
-  std::optional<float> alpha;  // α itself; nullopt: gemm_alpha(1, amax_a, amax_b)
-  std::optional<float> beta;   // with `c`; nullopt: no C term (C is never read when β = 0)
+  std::optional<float> alpha;         // α itself; nullopt: gemm_alpha(1, amax_a, amax_b)
+  std::optional<float> beta;          // with `c`; nullopt: no C term (C is never read when β = 0)
   const FloatMatrix* c = nullptr;     // [M, N] binary32, for β (or, row-scaled, the accumulator)
   const FloatVector* bias = nullptr;  // [N] binary32, added after the product (FP32 add)
   GemmOutput output = GemmOutput::F32;

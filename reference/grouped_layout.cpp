@@ -85,8 +85,8 @@ std::vector<std::uint8_t> grouped_swizzle(const ByteMatrix& compact, GroupAxis a
   return bytes;
 }
 
-ByteMatrix group_scales_of_grouped(const std::vector<std::uint8_t>& bytes, GroupAxis axis,
-                                   const std::vector<std::int64_t>& sizes, std::int64_t extent, std::size_t g) {
+ByteMatrix group_scales_of_grouped(const std::vector<std::uint8_t>& bytes, GroupAxis axis, const std::vector<std::int64_t>& sizes,
+                                   std::int64_t extent, std::size_t g) {
   std::size_t offset = 0;
   for (std::size_t h = 0; h < g; ++h) {
     const auto [r, c] = group_shape(axis, sizes, extent, h);
@@ -102,20 +102,24 @@ ByteMatrix grouped_unswizzle(const std::vector<std::uint8_t>& bytes, GroupAxis a
                              std::int64_t extent) {
   const std::int64_t total = sum_of(sizes);
   if (extent < 0 || extent % (axis == GroupAxis::kOuter ? 4 : 128))
-    fail("grouped_unswizzle", ErrorCode::E_SCALE_SHAPE, "extent {} is not a multiple of {}", extent, axis == GroupAxis::kOuter ? 4 : 128);
+    fail("grouped_unswizzle", ErrorCode::E_SCALE_SHAPE, "extent {} is not a multiple of {}", extent,
+         axis == GroupAxis::kOuter ? 4 : 128);
   const std::size_t expected = std::size_t(axis == GroupAxis::kOuter ? grouped_bytes(axis, sizes, scale_rows(total), extent)
-                                                                       : grouped_bytes(axis, sizes, extent, scale_cols(total)));
+                                                                     : grouped_bytes(axis, sizes, extent, scale_cols(total)));
   if (bytes.size() != expected)
-    fail("grouped_unswizzle", ErrorCode::E_SCALE_SHAPE, "{} bytes; these groups and extent {} take {}", bytes.size(), extent, expected);
-  ByteMatrix out = axis == GroupAxis::kOuter ? ByteMatrix(xt::zeros<std::uint8_t>({std::size_t(scale_rows(total)), std::size_t(extent)}))
-                                             : ByteMatrix(xt::zeros<std::uint8_t>({std::size_t(extent), std::size_t(scale_cols(total))}));
+    fail("grouped_unswizzle", ErrorCode::E_SCALE_SHAPE, "{} bytes; these groups and extent {} take {}", bytes.size(), extent,
+         expected);
+  ByteMatrix out = axis == GroupAxis::kOuter
+                       ? ByteMatrix(xt::zeros<std::uint8_t>({std::size_t(scale_rows(total)), std::size_t(extent)}))
+                       : ByteMatrix(xt::zeros<std::uint8_t>({std::size_t(extent), std::size_t(scale_cols(total))}));
   for (std::size_t g = 0; g < sizes.size(); ++g) {
     const ByteMatrix s = group_scales_of_grouped(bytes, axis, sizes, extent, g);
     const std::int64_t first = first_of(sizes, g);
     if (axis == GroupAxis::kOuter)
       xt::view(out, xt::range(first, first + sizes[g]), xt::all()) = xt::view(s, xt::range(0, sizes[g]), xt::all());
     else
-      xt::view(out, xt::all(), xt::range(first / 16, (first + sizes[g]) / 16)) = xt::view(s, xt::all(), xt::range(0, sizes[g] / 16));
+      xt::view(out, xt::all(), xt::range(first / 16, (first + sizes[g]) / 16)) =
+          xt::view(s, xt::all(), xt::range(0, sizes[g] / 16));
   }
   return out;
 }

@@ -38,7 +38,7 @@ ByteMatrix grouped_unswizzle(const std::vector<std::uint8_t>& bytes, GroupAxis a
                              std::int64_t extent);
 
 // Group g's compact scale matrix read from the grouped swizzled bytes (its own byte range).
-ByteMatrix group_scales_of_grouped(const std::vector<std::uint8_t>& bytes, GroupAxis axis,
-                                   const std::vector<std::int64_t>& sizes, std::int64_t extent, std::size_t g);
+ByteMatrix group_scales_of_grouped(const std::vector<std::uint8_t>& bytes, GroupAxis axis, const std::vector<std::int64_t>& sizes,
+                                   std::int64_t extent, std::size_t g);
 
 }  // namespace nvfp4

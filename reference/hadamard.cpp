@@ -5,8 +5,8 @@
 #include <cmath>
 #include <optional>
 
-#include <boost/multiprecision/cpp_int.hpp>
 #include <fmt/format.h>
+#include <boost/multiprecision/cpp_int.hpp>
 
 #include "reference/arith.h"
 #include "reference/error.h"
@@ -65,7 +65,8 @@ float to_bf16(float v) { return bf16_to_float(float_to_bf16(v)); }  // RNE, NaN 
 // products gives in any order.
 float zero_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned n) {
   bool all_negative_zero = true;
-  for (unsigned k = 0; k < 16; ++k) all_negative_zero = all_negative_zero && x[k] == 0.0f && negative_coefficient(k, n, mask) != sign_bit(x[k]);
+  for (unsigned k = 0; k < 16; ++k)
+    all_negative_zero = all_negative_zero && x[k] == 0.0f && negative_coefficient(k, n, mask) != sign_bit(x[k]);
   return all_negative_zero ? -0.0f : 0.0f;
 }
 
@@ -83,12 +84,17 @@ ExactSum exact_sum(const std::array<float, 16>& x, const std::array<Fixed, 16>& 
   for (unsigned k = 0; k < 16; ++k) {
     const bool negative = negative_coefficient(k, n, mask) != sign_bit(x[k]);  // the product's sign
     any_nan = any_nan || is_nan(x[k]);
-    if (std::isinf(x[k])) (negative ? minus_inf : plus_inf) = true;
-    else if (x[k] != 0.0f && !is_nan(x[k])) negative ? s.n -= magnitude[k] : s.n += magnitude[k];
+    if (std::isinf(x[k]))
+      (negative ? minus_inf : plus_inf) = true;
+    else if (x[k] != 0.0f && !is_nan(x[k]))
+      negative ? s.n -= magnitude[k] : s.n += magnitude[k];
   }
-  if (any_nan || (plus_inf && minus_inf)) s.ieee = canonical_nan();
-  else if (plus_inf || minus_inf) s.ieee = plus_inf ? INFINITY : -INFINITY;
-  else if (s.n == 0) s.ieee = zero_sum(x, mask, n);
+  if (any_nan || (plus_inf && minus_inf))
+    s.ieee = canonical_nan();
+  else if (plus_inf || minus_inf)
+    s.ieee = plus_inf ? INFINITY : -INFINITY;
+  else if (s.n == 0)
+    s.ieee = zero_sum(x, mask, n);
   return s;
 }
 

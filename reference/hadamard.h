@@ -24,10 +24,10 @@ std::array<float, 16> rht16(const std::array<float, 16>& x, std::uint16_t mask);
 // rounding, and the two BF16 results (canonical double rounding, and the single rounding of the
 // exact sum that a kernel skipping the binary32 step would give).
 struct Rht16Sum {
-  std::string exact;          // the exact sum as a hexadecimal float ("0x1.004p-2"), or "NaN", "inf", ...
-  float binary32 = 0;         // RN(exact)
-  float bf16 = 0;             // RNbf16(RN(exact)): what rht16 returns
-  float bf16_single = 0;      // RNbf16(exact)
+  std::string exact;      // the exact sum as a hexadecimal float ("0x1.004p-2"), or "NaN", "inf", ...
+  float binary32 = 0;     // RN(exact)
+  float bf16 = 0;         // RNbf16(RN(exact)): what rht16 returns
+  float bf16_single = 0;  // RNbf16(exact)
 };
 Rht16Sum rht16_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned n);
 

@@ -18,7 +18,7 @@ NVFP4_HD std::uint16_t float_to_bf16(float v) {
 NVFP4_HD float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
   const std::uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-  if (e == 0x1F) return float_of(sign | 0x7F800000u | (m << 13));    // inf, NaN (payload kept)
+  if (e == 0x1F) return float_of(sign | 0x7F800000u | (m << 13));  // inf, NaN (payload kept)
   if (e != 0) return float_of(sign | ((e - 15 + 127) << 23) | (m << 13));
   return float_of(sign | bits_of(float(m) * float_of(0x33800000u)));  // m * 2^-24, exact
 }

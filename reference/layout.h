@@ -9,9 +9,7 @@ NVFP4_HD std::int64_t round_up(std::int64_t a, std::int64_t b) { return (a + b -
 
 // Compact scale matrix of a [rows, cols] tensor quantized along cols in blocks of 16 (§2.4.1).
 NVFP4_HD std::int64_t scale_rows(std::int64_t rows) { return round_up(rows, constants::kScaleRowAlign); }
-NVFP4_HD std::int64_t scale_cols(std::int64_t cols) {
-  return round_up(cols / constants::kBlock, constants::kScaleColAlign);
-}
+NVFP4_HD std::int64_t scale_cols(std::int64_t cols) { return round_up(cols / constants::kBlock, constants::kScaleColAlign); }
 
 // Byte offset of compact entry (r, c) in the GEMM-swizzled "128x4" layout (§2.4.2), for a
 // compact matrix with padded_cols (a multiple of 4) columns.

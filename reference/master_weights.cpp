@@ -12,10 +12,9 @@ namespace nvfp4 {
 
 FlowSteps::FlowSteps()
     : fused_scale(fused_scale_2d),
-      partial_cast([](const FloatVector& xs, std::int64_t M, std::int64_t K, const Shard& shard,
-                      const FloatMatrix& tile_scale, float S, ByteSpan local) {
-        partial_cast_2d(xs, M, K, shard, tile_scale, S, CastTarget::kShardLocal, local);
-      }),
+      partial_cast([](const FloatVector& xs, std::int64_t M, std::int64_t K, const Shard& shard, const FloatMatrix& tile_scale,
+                      float S,
+                      ByteSpan local) { partial_cast_2d(xs, M, K, shard, tile_scale, S, CastTarget::kShardLocal, local); }),
       gather(gather_nibbles) {}
 
 void validate_flow_profile(std::string_view op, const Profile& profile) {
@@ -28,9 +27,8 @@ void validate_flow_profile(std::string_view op, const Profile& profile) {
          "(optionally with GS=TE_HELPER)");
 }
 
-std::vector<CastWeight> cast_master_weights(const std::vector<FloatMatrix>& weights,
-                                            const std::vector<RankRange>& ranks, const Profile& profile,
-                                            const FlowSteps& steps) {
+std::vector<CastWeight> cast_master_weights(const std::vector<FloatMatrix>& weights, const std::vector<RankRange>& ranks,
+                                            const Profile& profile, const FlowSteps& steps) {
   constexpr std::string_view op = "cast_master_weights";
   validate_flow_profile(op, profile);
   std::vector<std::int64_t> elements;

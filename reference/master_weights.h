@@ -26,8 +26,8 @@ struct CastWeight {
 struct FlowSteps {
   std::function<FusedScale(const FloatMatrix& tile_amax, float g, GlobalScaleRule rule)> fused_scale;
   // Casts one shard into its shard-local bytes (zero-initialised by the flow).
-  std::function<void(const FloatVector& xs, std::int64_t M, std::int64_t K, const Shard& shard,
-                     const FloatMatrix& tile_scale, float S, ByteSpan local)>
+  std::function<void(const FloatVector& xs, std::int64_t M, std::int64_t K, const Shard& shard, const FloatMatrix& tile_scale,
+                     float S, ByteSpan local)>
       partial_cast;
   std::function<std::vector<std::uint8_t>(const std::vector<RankRange>& ranks,
                                           const std::vector<std::vector<std::uint8_t>>& buffers)>
@@ -41,8 +41,7 @@ void validate_flow_profile(std::string_view op, const Profile& profile);
 
 // weights: FP32 master weights (each M, K multiples of 16); ranks from rank_ranges() over the
 // sum of their element counts.
-std::vector<CastWeight> cast_master_weights(const std::vector<FloatMatrix>& weights,
-                                            const std::vector<RankRange>& ranks, const Profile& profile,
-                                            const FlowSteps& steps = FlowSteps());
+std::vector<CastWeight> cast_master_weights(const std::vector<FloatMatrix>& weights, const std::vector<RankRange>& ranks,
+                                            const Profile& profile, const FlowSteps& steps = FlowSteps());
 
 }  // namespace nvfp4

@@ -5,8 +5,8 @@
 
 namespace nvfp4 {
 
-void partial_cast_2d(const FloatVector& xs, std::int64_t M, std::int64_t K, const Shard& shard,
-                     const FloatMatrix& tile_scale, float S, CastTarget target, ByteSpan dst) {
+void partial_cast_2d(const FloatVector& xs, std::int64_t M, std::int64_t K, const Shard& shard, const FloatMatrix& tile_scale,
+                     float S, CastTarget target, ByteSpan dst) {
   constexpr std::string_view op = "partial_cast_2d";
   validate_shard(op, M, K, shard);
   validate_shard_values(op, shard, xs.size());

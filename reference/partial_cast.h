@@ -15,7 +15,7 @@ enum class CastTarget {
 
 // xs[i] = W.flat[shard.start + i] (BF16 values); tile_scale is P [M/16, K/16] and S the encode
 // scale, both from fused_scale_2d. Only the nibbles of owned elements of dst change.
-void partial_cast_2d(const FloatVector& xs, std::int64_t M, std::int64_t K, const Shard& shard,
-                     const FloatMatrix& tile_scale, float S, CastTarget target, ByteSpan dst);
+void partial_cast_2d(const FloatVector& xs, std::int64_t M, std::int64_t K, const Shard& shard, const FloatMatrix& tile_scale,
+                     float S, CastTarget target, ByteSpan dst);
 
 }  // namespace nvfp4

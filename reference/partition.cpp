@@ -22,8 +22,8 @@ std::vector<RankRange> rank_ranges(std::int64_t total, int ranks, const std::vec
   for (std::size_t i = 0; i <= cuts.size(); ++i) {
     const std::int64_t end = i < cuts.size() ? cuts[i] : total;
     if (end < begin)
-      fail(op, ErrorCode::E_SHARD, "cut point {} ({}) is below the previous one ({}); cut points must not decrease",
-           i + 1, end, begin);
+      fail(op, ErrorCode::E_SHARD, "cut point {} ({}) is below the previous one ({}); cut points must not decrease", i + 1, end,
+           begin);
     if (end > total) fail(op, ErrorCode::E_SHARD, "cut point {} ({}) is past the {} elements", i + 1, end, total);
     r.push_back({begin, end});
     begin = end;

@@ -69,16 +69,17 @@ struct Knob {
   void (*set)(Profile&, int);
 };
 
-#define NVFP4_KNOB(NAME, FIELD, ...)                                              \
-  Knob {                                                                          \
+#define NVFP4_KNOB(NAME, FIELD, ...)                                                 \
+  Knob {                                                                             \
     NAME, {__VA_ARGS__}, [](const Profile& p) { return static_cast<int>(p.FIELD); }, \
-        [](Profile& p, int v) { p.FIELD = static_cast<decltype(p.FIELD)>(v); }     \
+        [](Profile& p, int v) { p.FIELD = static_cast<decltype(p.FIELD)>(v); }       \
   }
 
 const std::vector<Knob>& knobs() {
   static const std::vector<Knob> k = {
       NVFP4_KNOB("AMAX", amax, "IGNORE", "PROPAGATE", "PROPAGATE_BF16"),
-      NVFP4_KNOB("GS", gs, "TE", "TE_PYREF", "TE_HELPER", "TE_RHT_FUSED", "PTS", "PTS_CPU", "GS_RECIP_PTS", "G_CALLER", "NONE", "G_CT"),
+      NVFP4_KNOB("GS", gs, "TE", "TE_PYREF", "TE_HELPER", "TE_RHT_FUSED", "PTS", "PTS_CPU", "GS_RECIP_PTS", "G_CALLER", "NONE",
+                 "G_CT"),
       NVFP4_KNOB("BS", bs, "A_MUL_SR6", "A_DIV6_MUL_S", "A_MUL_R6_MUL_S", "A_MUL_R6_DIV_PTS", "A_MUL_R6", "A_DIV6_MUL_GS",
                  "A_DIV_6W2", "G_MUL_A_MUL_R6"),
       NVFP4_KNOB("ZERO", zero, "NONE", "ONE", "EPS_F8"),

@@ -28,8 +28,7 @@ void validate_quantize(std::size_t M, std::size_t K, const QuantizeOptions& o) {
   if (M % 16) fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
   if (o.row_scaled && o.block == BlockShape::k2D)
     fail(op, ErrorCode::E_UNSUPPORTED, "row scaling is not defined for 2D (16x16) blocks");
-  if (o.row_scaled && o.amax)
-    fail(op, ErrorCode::E_UNSUPPORTED, "an amax override is not defined for row-scaled quantization");
+  if (o.row_scaled && o.amax) fail(op, ErrorCode::E_UNSUPPORTED, "an amax override is not defined for row-scaled quantization");
   if (o.rht_mask) {
     if (o.input != InputFormat::kBF16) fail(op, ErrorCode::E_DTYPE, "the Hadamard transform (rht) takes a BF16 input");
     if (o.block == BlockShape::k2D) fail(op, ErrorCode::E_UNSUPPORTED, "rht is defined for 1D blocks only");
@@ -75,8 +74,7 @@ QuantizedTensor quantize_direction(const FloatMatrix& x, const QuantizeOptions& 
 }  // namespace
 
 QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_amax, const FloatVector& row_global_amax,
-                              const Profile& profile, const std::optional<StochasticRounding>& stochastic,
-                              SrDirection dir) {
+                              const Profile& profile, const std::optional<StochasticRounding>& stochastic, SrDirection dir) {
   const std::size_t M = x.shape(0), K = x.shape(1), blocks = K / 16;
   QuantizedTensor q;
   q.data = xt::empty<std::uint8_t>({M, K / 2});

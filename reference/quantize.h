@@ -26,8 +26,8 @@ struct QuantizeOptions {
   Profile profile;
   BlockShape block = BlockShape::k1D;
   Direction direction = Direction::kRowwise;
-  bool row_scaled = false;           // per-row (per-column for the transpose) global amax
-  std::optional<float> amax;         // overrides the computed global amax (both directions)
+  bool row_scaled = false;    // per-row (per-column for the transpose) global amax
+  std::optional<float> amax;  // overrides the computed global amax (both directions)
   ScaleLayout scale_layout = ScaleLayout::kCompact;
   InputFormat input = InputFormat::kF32;
   std::optional<StochasticRounding> stochastic;  // nearest when empty

@@ -8,8 +8,8 @@ namespace {
 
 void check_padded(const ByteMatrix& s, const char* op) {
   if (s.shape(0) % 128 || s.shape(1) % 4)
-    fail(op, ErrorCode::E_SCALE_SHAPE, "scale matrix [{}, {}] is not padded to [multiple of 128, multiple of 4]",
-         s.shape(0), s.shape(1));
+    fail(op, ErrorCode::E_SCALE_SHAPE, "scale matrix [{}, {}] is not padded to [multiple of 128, multiple of 4]", s.shape(0),
+         s.shape(1));
 }
 
 }  // namespace

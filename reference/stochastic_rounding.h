@@ -48,7 +48,7 @@ NVFP4_HD float e2m1_step(float a) { return a >= 4.0f ? 2.0f : (a >= 2.0f ? 1.0f 
 NVFP4_HD std::uint8_t sr_e2m1(float y, std::uint8_t r8) {
   const float u = mul_rn(float(r8), float_of(0x3B800000u));  // r8 / 256, exact
   const float a = abs_f(y);
-  const float t = fma_rn(u, e2m1_step(a), a);               // one rounding, as the fma in TE
+  const float t = fma_rn(u, e2m1_step(a), a);  // one rounding, as the fma in TE
   const float inv_t = t >= 4.0f ? 0.5f : (t >= 2.0f ? 1.0f : 2.0f);
   // floor(t / step) * step: both products exact; NaN and +inf t saturate through fminf to 6.
   const float qv = fmin_c99(mul_rn(floor_f(mul_rn(t, inv_t)), e2m1_step(t)), 6.0f);
@@ -78,9 +78,7 @@ NVFP4_HD float sr_magnitude_over_64(float y) {
 #endif
 }
 // e2m1_magic_over_64(a) / 256: its last place is a's E2M1 step divided by 256.
-NVFP4_HD float sr_magic_over_64(float a) {
-  return float_of(bits_of(e2m1_magic_over_64(a)) - (8u << 23));
-}
+NVFP4_HD float sr_magic_over_64(float a) { return float_of(bits_of(e2m1_magic_over_64(a)) - (8u << 23)); }
 
 // sr_e2m1(y, r8)'s value divided by 64, r8 = byte l of `word` (sr_byte's rule), by binary32
 // arithmetic, for kernels: the same contract as e2m1_hw_value_over_64 (an exact E4M3 value whose

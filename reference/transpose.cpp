@@ -19,8 +19,8 @@ ByteMatrix transpose_packed(const ByteMatrix& in) {
 ByteMatrix transpose_scales_2d(const ByteMatrix& in, std::size_t M, std::size_t K) {
   const std::size_t rows = scale_rows(M), cols = scale_cols(K);
   if (in.shape(0) != rows || in.shape(1) != cols)
-    fail("transpose_scales_2d", ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for M={}, K={}",
-         in.shape(0), in.shape(1), rows, cols, M, K);
+    fail("transpose_scales_2d", ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], expected [{}, {}] for M={}, K={}", in.shape(0),
+         in.shape(1), rows, cols, M, K);
   ByteMatrix out = xt::zeros<std::uint8_t>({std::size_t(scale_rows(K)), std::size_t(scale_cols(M))});
   for (std::size_t k = 0; k < K / 16 * 16; ++k)  // rows of a partial last tile stay 0x00 (§3.14)
     for (std::size_t i = 0; i < M / 16; ++i) out(k, i) = in(16 * i, k / 16);

@@ -88,13 +88,11 @@ void add_constants(const Add& add) {
 
 // §6.2 E2M1 HW ties and neighbours.
 void add_e2m1_hw(const Add& add) {
-  const std::pair<U, U> hw[] = {{0x3E800000, 0x0}, {0x3E800001, 0x1}, {0x3F3FFFFF, 0x1}, {0x3F400000, 0x2},
-                                {0x3FA00000, 0x2}, {0x3FA00001, 0x3}, {0x3FDFFFFF, 0x3}, {0x3FE00000, 0x4},
-                                {0x40200000, 0x4}, {0x40200001, 0x5}, {0x405FFFFF, 0x5}, {0x40600000, 0x6},
-                                {0x40A00000, 0x6}, {0x40A00001, 0x7}, {0x40C00000, 0x7}, {0x40D00000, 0x7},
-                                {0x00000001, 0x0}, {0x80000001, 0x8}, {0xBE800000, 0x8}, {0xBE800001, 0x9}};
-  for (auto [in, code] : hw)
-    add("6.2 E2M1 HW", fmt::format("e2m1(0x{:08X})", in), code, [in] { return U(e2m1_hw(F(in))); });
+  const std::pair<U, U> hw[] = {{0x3E800000, 0x0}, {0x3E800001, 0x1}, {0x3F3FFFFF, 0x1}, {0x3F400000, 0x2}, {0x3FA00000, 0x2},
+                                {0x3FA00001, 0x3}, {0x3FDFFFFF, 0x3}, {0x3FE00000, 0x4}, {0x40200000, 0x4}, {0x40200001, 0x5},
+                                {0x405FFFFF, 0x5}, {0x40600000, 0x6}, {0x40A00000, 0x6}, {0x40A00001, 0x7}, {0x40C00000, 0x7},
+                                {0x40D00000, 0x7}, {0x00000001, 0x0}, {0x80000001, 0x8}, {0xBE800000, 0x8}, {0xBE800001, 0x9}};
+  for (auto [in, code] : hw) add("6.2 E2M1 HW", fmt::format("e2m1(0x{:08X})", in), code, [in] { return U(e2m1_hw(F(in))); });
 }
 
 // §6.3 E2M1 special values per encoder (TABLE_TE after tclamp to +-6, as its profiles do).
@@ -116,21 +114,19 @@ void add_e2m1_specials(const Add& add) {
       const U in = specials[i];
       const E2M1Encoder enc = e.enc;
       const bool clamp = enc == E2M1Encoder::TABLE_TE;
-      add("6.3 E2M1 specials", fmt::format("{}(0x{:08X})", e.name, in), e.codes[i], [=] {
-        return U(e2m1_encode(enc, clamp ? tclamp(F(in), -6.0f, 6.0f) : F(in)));
-      });
+      add("6.3 E2M1 specials", fmt::format("{}(0x{:08X})", e.name, in), e.codes[i],
+          [=] { return U(e2m1_encode(enc, clamp ? tclamp(F(in), -6.0f, 6.0f) : F(in))); });
     }
 }
 
 // §6.4 E4M3 casts.
 void add_e4m3_casts(const Add& add) {
-  const U e4[][3] = {{0x43E00000, 0x7E, 0x7E}, {0x43E40000, 0x7E, 0x7E}, {0x43E80000, 0x7E, 0x7E},
-                     {0x43E80001, 0x7E, 0x7F}, {0x43F00000, 0x7E, 0x7F}, {0x7149F2CA, 0x7E, 0x7F},
-                     {0x7F800000, 0x7E, 0x7F}, {0xFF800000, 0xFE, 0xFF}, {0x7FC00000, 0x7F, 0x7F},
-                     {0xFFC00000, 0x7F, 0xFF}, {0x3A800000, 0x00, 0x00}, {0x3A800001, 0x01, 0x01},
-                     {0x3B000000, 0x01, 0x01}, {0x3B400000, 0x02, 0x02}, {0x3C800000, 0x08, 0x08},
-                     {0x80000000, 0x80, 0x80}, {0x42280000, 0x62, 0x62}, {0x42280001, 0x63, 0x63},
-                     {0x4227FFFF, 0x62, 0x62}, {0x42380000, 0x64, 0x64}, {0x43E00001, 0x7E, 0x7E}};
+  const U e4[][3] = {{0x43E00000, 0x7E, 0x7E}, {0x43E40000, 0x7E, 0x7E}, {0x43E80000, 0x7E, 0x7E}, {0x43E80001, 0x7E, 0x7F},
+                     {0x43F00000, 0x7E, 0x7F}, {0x7149F2CA, 0x7E, 0x7F}, {0x7F800000, 0x7E, 0x7F}, {0xFF800000, 0xFE, 0xFF},
+                     {0x7FC00000, 0x7F, 0x7F}, {0xFFC00000, 0x7F, 0xFF}, {0x3A800000, 0x00, 0x00}, {0x3A800001, 0x01, 0x01},
+                     {0x3B000000, 0x01, 0x01}, {0x3B400000, 0x02, 0x02}, {0x3C800000, 0x08, 0x08}, {0x80000000, 0x80, 0x80},
+                     {0x42280000, 0x62, 0x62}, {0x42280001, 0x63, 0x63}, {0x4227FFFF, 0x62, 0x62}, {0x42380000, 0x64, 0x64},
+                     {0x43E00001, 0x7E, 0x7E}};
   for (const auto& r : e4) {
     const U in = r[0];
     add("6.4 E4M3 casts", fmt::format("e4m3sat(0x{:08X})", in), r[1], [in] { return U(e4m3sat(F(in))); });
@@ -140,10 +136,11 @@ void add_e4m3_casts(const Add& add) {
 
 // §6.5 E4M3 decoding.
 void add_e4m3_decode(const Add& add) {
-  const std::pair<U, float> f8[] = {{0x01, 0.001953125f}, {0x07, 0.013671875f}, {0x08, 0.015625f}, {0x14, 0.046875f},
-                                    {0x38, 1.0f}, {0x62, 40.0f}, {0x63, 44.0f}, {0x64, 48.0f}, {0x68, 64.0f},
-                                    {0x69, 72.0f}, {0x6E, 112.0f}, {0x76, 224.0f}, {0x78, 256.0f}, {0x7E, 448.0f},
-                                    {0x7F, float_of(kCanonicalNanBits)}, {0x80, -0.0f}};
+  const std::pair<U, float> f8[] = {
+      {0x01, 0.001953125f}, {0x07, 0.013671875f}, {0x08, 0.015625f}, {0x14, 0.046875f}, {0x38, 1.0f},
+      {0x62, 40.0f},        {0x63, 44.0f},        {0x64, 48.0f},     {0x68, 64.0f},     {0x69, 72.0f},
+      {0x6E, 112.0f},       {0x76, 224.0f},       {0x78, 256.0f},    {0x7E, 448.0f},    {0x7F, float_of(kCanonicalNanBits)},
+      {0x80, -0.0f}};
   for (auto [b, v] : f8)
     add("6.5 E4M3 decode", fmt::format("f8(0x{:02X})", b), bits_of(v), [b = b] { return bits_of(e4m3_decode(std::uint8_t(b))); });
 }
@@ -169,11 +166,15 @@ void add_global_scales(const Add& add) {
     const std::string s = "6.6 global scale";
     add(s, fmt::format("TE S_enc(0x{:08X})", g), r[1], [g] { return bits_of(global_scale(GlobalScaleRule::TE, F(g)).S); });
     add(s, fmt::format("TE S_dec(0x{:08X})", g), r[2], [g] { return bits_of(global_scale(GlobalScaleRule::TE, F(g)).Sd); });
-    add(s, fmt::format("TE_PYREF S(0x{:08X})", g), r[3], [g] { return bits_of(global_scale(GlobalScaleRule::TE_PYREF, F(g)).S); });
-    add(s, fmt::format("TE_HELPER S(0x{:08X})", g), r[4], [g] { return bits_of(global_scale(GlobalScaleRule::TE_HELPER, F(g)).S); });
+    add(s, fmt::format("TE_PYREF S(0x{:08X})", g), r[3],
+        [g] { return bits_of(global_scale(GlobalScaleRule::TE_PYREF, F(g)).S); });
+    add(s, fmt::format("TE_HELPER S(0x{:08X})", g), r[4],
+        [g] { return bits_of(global_scale(GlobalScaleRule::TE_HELPER, F(g)).S); });
   }
-  add("6.6 global scale", "TE_RHT_FUSED S(+inf)", 0x00000000, [] { return bits_of(global_scale(GlobalScaleRule::TE_RHT_FUSED, F(0x7F800000)).S); });
-  add("6.6 global scale", "TE_RHT_FUSED S(NaN)", 0x3F800000, [] { return bits_of(global_scale(GlobalScaleRule::TE_RHT_FUSED, F(0x7FC00000)).S); });
+  add("6.6 global scale", "TE_RHT_FUSED S(+inf)", 0x00000000,
+      [] { return bits_of(global_scale(GlobalScaleRule::TE_RHT_FUSED, F(0x7F800000)).S); });
+  add("6.6 global scale", "TE_RHT_FUSED S(NaN)", 0x3F800000,
+      [] { return bits_of(global_scale(GlobalScaleRule::TE_RHT_FUSED, F(0x7FC00000)).S); });
 }
 
 // §6.7 Example A: same scale byte, different code.
@@ -206,9 +207,9 @@ void add_example_b(const Add& add) {
   const struct {
     const char* p;
     U t, byte;
-  } rows[] = {{"te", 0x42280001, 0x63},        {"te-2.13", 0x42280000, 0x62}, {"te-2.13-1d", 0x42280000, 0x62},
-              {"miles", 0x42280000, 0x62},     {"torchao", 0x42280000, 0x62}, {"modelopt", 0x4227FFFF, 0x62},
-              {"mslk", 0x4227FFFF, 0x62},      {"vllm-emul", 0x4227FFFF, 0x62}};
+  } rows[] = {{"te", 0x42280001, 0x63},    {"te-2.13", 0x42280000, 0x62},  {"te-2.13-1d", 0x42280000, 0x62},
+              {"miles", 0x42280000, 0x62}, {"torchao", 0x42280000, 0x62},  {"modelopt", 0x4227FFFF, 0x62},
+              {"mslk", 0x4227FFFF, 0x62},  {"vllm-emul", 0x4227FFFF, 0x62}};
   for (const auto& r : rows) {
     const char* p = r.p;
     add(s, fmt::format("{} t", p), r.t, [=] { return bits_of(trace(P(p), g, A, A).block.precast); });
@@ -272,8 +273,10 @@ void add_example_c(const Add& add) {
 void add_example_d(const Add& add) {
   const std::string s = "6.10 Example D";
   const float g = F(0x3FA60000);
-  add(s, "miles weight_scale_2", 0x39FCF3CE, [=] { return bits_of(exported_global(P("miles"), global_scale(GlobalScaleRule::TE_PYREF, g), g)); });
-  add(s, "modelopt weight_scale_2 (CUDA)", 0x39FCF3D0, [=] { return bits_of(exported_global(P("modelopt"), global_scale(GlobalScaleRule::PTS, g), g)); });
+  add(s, "miles weight_scale_2", 0x39FCF3CE,
+      [=] { return bits_of(exported_global(P("miles"), global_scale(GlobalScaleRule::TE_PYREF, g), g)); });
+  add(s, "modelopt weight_scale_2 (CUDA)", 0x39FCF3D0,
+      [=] { return bits_of(exported_global(P("modelopt"), global_scale(GlobalScaleRule::PTS, g), g)); });
   add(s, "pts on CPU RN(g/2688)", 0x39FCF3CF, [=] { return bits_of(global_scale(GlobalScaleRule::PTS_CPU, g).pts); });
   const float g2 = F(0x3F870000);
   add(s, "TE S_enc", 0x451F49F5, [=] { return bits_of(global_scale(GlobalScaleRule::TE, g2).S); });
@@ -287,8 +290,10 @@ void add_saturation(const Add& add) {
   add(s, "S_enc(6)", 0x43E00000, [] { return bits_of(trace(P("te"), 6.0f, 6.0f, 1.0f).gs.S); });
   add(s, "S_dec(6)", 0x3B124925, [] { return bits_of(trace(P("te"), 6.0f, 6.0f, 1.0f).gs.Sd); });
   add(s, "RN(S*r6)", 0x42955556, [] { return bits_of(mul_rn(F(0x43E00000), constants::recip6())); });
-  const std::pair<float, U> tiles[][2] = {{{6.0f, 0x43E00001}, {6.0f, 0x7E}}, {{3.0f, 0x43600001}, {3.0f, 0x76}},
-                                          {{1.5f, 0x42E00001}, {1.5f, 0x6E}}, {{0.75f, 0x42600001}, {0.75f, 0x66}}};
+  const std::pair<float, U> tiles[][2] = {{{6.0f, 0x43E00001}, {6.0f, 0x7E}},
+                                          {{3.0f, 0x43600001}, {3.0f, 0x76}},
+                                          {{1.5f, 0x42E00001}, {1.5f, 0x6E}},
+                                          {{0.75f, 0x42600001}, {0.75f, 0x66}}};
   for (const auto& t : tiles) {
     const float A = t[0].first;
     add(s, fmt::format("sd(A={})", A), t[0].second, [=] { return bits_of(trace(P("te"), 6.0f, A, 1.0f).block.precast); });
@@ -321,7 +326,8 @@ void add_block_underflow(const Add& add) {
   add(s, "miles code(A)", 0x7, [=] { return U(trace(P("miles"), g, A, A).code); });
   add(s, "miles code(bf16 subnormal)", 0x7, [=] { return U(trace(P("miles"), g, A, sub).code); });
   add(s, "miles code(+0)", 0x0, [=] { return U(trace(P("miles"), g, A, zero).code); });
-  add(s, "te-2.13-1d zero block enc", 0x7F800000, [=] { return bits_of(trace(P("te-2.13-1d"), g, 0.0f, zero).block.encoder.factor); });
+  add(s, "te-2.13-1d zero block enc", 0x7F800000,
+      [=] { return bits_of(trace(P("te-2.13-1d"), g, 0.0f, zero).block.encoder.factor); });
   add(s, "te-2.13-1d zero block code(+0)", 0x7, [=] { return U(trace(P("te-2.13-1d"), g, 0.0f, zero).code); });
 }
 
@@ -337,29 +343,31 @@ void add_dequantization(const Add& add) {
     const std::uint8_t sf = std::uint8_t(r.sf);
     const float g = F(r.g);
     // Code 0x2 (1.0) exposes the chain's block factor itself.
-    add(s, fmt::format("TE fs(sf=0x{:02X})", r.sf), r.te, [=] {
-      return bits_of(dequantize_element(P("te"), global_scale(GlobalScaleRule::TE, g), g, sf, 0x2));
-    });
-    add(s, fmt::format("RN(sf*S_dec)(sf=0x{:02X})", r.sf), r.sd_chain, [=] {
-      return bits_of(mul_rn(e4m3_decode(sf), global_scale(GlobalScaleRule::TE, g).Sd));
-    });
-    add(s, fmt::format("PTS RN(pts*sf)(sf=0x{:02X})", r.sf), r.pts_chain, [=] {
-      return bits_of(dequantize_element(P("torchao"), global_scale(GlobalScaleRule::PTS, g), g, sf, 0x2));
-    });
+    add(s, fmt::format("TE fs(sf=0x{:02X})", r.sf), r.te,
+        [=] { return bits_of(dequantize_element(P("te"), global_scale(GlobalScaleRule::TE, g), g, sf, 0x2)); });
+    add(s, fmt::format("RN(sf*S_dec)(sf=0x{:02X})", r.sf), r.sd_chain,
+        [=] { return bits_of(mul_rn(e4m3_decode(sf), global_scale(GlobalScaleRule::TE, g).Sd)); });
+    add(s, fmt::format("PTS RN(pts*sf)(sf=0x{:02X})", r.sf), r.pts_chain,
+        [=] { return bits_of(dequantize_element(P("torchao"), global_scale(GlobalScaleRule::PTS, g), g, sf, 0x2)); });
   }
   const float g = F(0x40D50000);
-  add(s, "TE code 0x7", 0x3F369249, [=] { return bits_of(dequantize_element(P("te"), global_scale(GlobalScaleRule::TE, g), g, 0x64, 0x7)); });
-  add(s, "TE code 0x3", 0x3E369249, [=] { return bits_of(dequantize_element(P("te"), global_scale(GlobalScaleRule::TE, g), g, 0x64, 0x3)); });
-  add(s, "RN(6*RN(sf*S_dec))", 0x3F369248, [=] { return bits_of(mul_rn(6.0f, mul_rn(48.0f, global_scale(GlobalScaleRule::TE, g).Sd))); });
+  add(s, "TE code 0x7", 0x3F369249,
+      [=] { return bits_of(dequantize_element(P("te"), global_scale(GlobalScaleRule::TE, g), g, 0x64, 0x7)); });
+  add(s, "TE code 0x3", 0x3E369249,
+      [=] { return bits_of(dequantize_element(P("te"), global_scale(GlobalScaleRule::TE, g), g, 0x64, 0x3)); });
+  add(s, "RN(6*RN(sf*S_dec))", 0x3F369248,
+      [=] { return bits_of(mul_rn(6.0f, mul_rn(48.0f, global_scale(GlobalScaleRule::TE, g).Sd))); });
 }
 
 // §6.14 swizzle offsets (C' = 8).
 void add_swizzle(const Add& add) {
-  const std::pair<int, int> rc[] = {{0, 0}, {0, 1}, {0, 3}, {0, 4}, {1, 0}, {31, 0}, {32, 0}, {64, 0}, {96, 0}, {127, 3}, {128, 0}, {130, 5}, {255, 7}, {33, 0}};
+  const std::pair<int, int> rc[] = {{0, 0},  {0, 1},  {0, 3},   {0, 4},   {1, 0},   {31, 0},  {32, 0},
+                                    {64, 0}, {96, 0}, {127, 3}, {128, 0}, {130, 5}, {255, 7}, {33, 0}};
   const U offsets[] = {0, 1, 3, 512, 16, 496, 4, 8, 12, 511, 1024, 1569, 2047, 20};
   for (std::size_t i = 0; i < std::size(rc); ++i) {
     const auto [r, col] = rc[i];
-    add("6.14 swizzle", fmt::format("off({}, {})", r, col), offsets[i], [r = r, col = col] { return U(swizzled_offset(r, col, 8)); });
+    add("6.14 swizzle", fmt::format("off({}, {})", r, col), offsets[i],
+        [r = r, col = col] { return U(swizzled_offset(r, col, 8)); });
   }
 }
 
@@ -374,10 +382,22 @@ void add_storage(const Add& add) {
     o.direction = Direction::kBoth;
     return quantize(x, o);
   };
-  add(s, "rowwise data shape", (112u << 16) | 48u, [=] { auto r = q(); return U(r.rowwise->data.shape(0) << 16 | r.rowwise->data.shape(1)); });
-  add(s, "rowwise scale shape", (128u << 16) | 8u, [=] { auto r = q(); return U(r.rowwise->scale.shape(0) << 16 | r.rowwise->scale.shape(1)); });
-  add(s, "columnwise data shape", (96u << 16) | 56u, [=] { auto r = q(); return U(r.columnwise->data.shape(0) << 16 | r.columnwise->data.shape(1)); });
-  add(s, "columnwise scale shape", (128u << 16) | 8u, [=] { auto r = q(); return U(r.columnwise->scale.shape(0) << 16 | r.columnwise->scale.shape(1)); });
+  add(s, "rowwise data shape", (112u << 16) | 48u, [=] {
+    auto r = q();
+    return U(r.rowwise->data.shape(0) << 16 | r.rowwise->data.shape(1));
+  });
+  add(s, "rowwise scale shape", (128u << 16) | 8u, [=] {
+    auto r = q();
+    return U(r.rowwise->scale.shape(0) << 16 | r.rowwise->scale.shape(1));
+  });
+  add(s, "columnwise data shape", (96u << 16) | 56u, [=] {
+    auto r = q();
+    return U(r.columnwise->data.shape(0) << 16 | r.columnwise->data.shape(1));
+  });
+  add(s, "columnwise scale shape", (128u << 16) | 8u, [=] {
+    auto r = q();
+    return U(r.columnwise->scale.shape(0) << 16 | r.columnwise->scale.shape(1));
+  });
   add(s, "rowwise byte 146 (element (3,5), high nibble)", 0x70, [=] { return U(q().rowwise->data.data()[146]); });
   add(s, "columnwise byte 281 (element (3,5), high nibble)", 0x70, [=] { return U(q().columnwise->data.data()[281]); });
 }
@@ -390,7 +410,8 @@ void add_te_pyref(const Add& add) {
   add(s, "te all-zero tensor: scale", 0x00, [=] { return U(quantize_block0("te", neg_zero, std::nullopt).scale); });
   add(s, "te-pyref g=0: S", 0x7F7FFFFF, [] { return bits_of(global_scale(GlobalScaleRule::TE_PYREF, 0.0f).S); });
   add(s, "te-pyref g=0: S_dec", 0x00200000, [] { return bits_of(global_scale(GlobalScaleRule::TE_PYREF, 0.0f).Sd); });
-  add(s, "te-pyref all-zero tensor: -0.0 code", 0x0, [=] { return U(quantize_block0("te-pyref", neg_zero, std::nullopt).codes[0]); });
+  add(s, "te-pyref all-zero tensor: -0.0 code", 0x0,
+      [=] { return U(quantize_block0("te-pyref", neg_zero, std::nullopt).codes[0]); });
   add(s, "te-pyref all-zero tensor: scale", 0x00, [=] { return U(quantize_block0("te-pyref", neg_zero, std::nullopt).scale); });
   const std::vector<float> mixed = {1.0f, -0.0f};
   add(s, "te -0.0 in a nonzero block", 0x8, [=] { return U(quantize_block0("te", mixed, std::nullopt).codes[1]); });
@@ -400,9 +421,12 @@ void add_te_pyref(const Add& add) {
   add(s, "te-pyref g=6 NaN block codes 0..7", 0x0, [=] { return codes_low8(quantize_block0("te-pyref", nan_block, 6.0f)); });
   // te ignores the NaN: g = A = 1, so the block scale saturates and the NaN element codes 0x7.
   add(s, "te NaN in tensor, g computed: scale", 0x7E, [=] { return U(quantize_block0("te", nan_block, std::nullopt).scale); });
-  add(s, "te NaN in tensor, g computed: codes 0..7", 0x77, [=] { return codes_low8(quantize_block0("te", nan_block, std::nullopt)); });
-  add(s, "te-pyref NaN in tensor, g computed: scale", 0x7F, [=] { return U(quantize_block0("te-pyref", nan_block, std::nullopt).scale); });
-  add(s, "te-pyref NaN in tensor, g computed: codes 0..7", 0x0, [=] { return codes_low8(quantize_block0("te-pyref", nan_block, std::nullopt)); });
+  add(s, "te NaN in tensor, g computed: codes 0..7", 0x77,
+      [=] { return codes_low8(quantize_block0("te", nan_block, std::nullopt)); });
+  add(s, "te-pyref NaN in tensor, g computed: scale", 0x7F,
+      [=] { return U(quantize_block0("te-pyref", nan_block, std::nullopt).scale); });
+  add(s, "te-pyref NaN in tensor, g computed: codes 0..7", 0x0,
+      [=] { return codes_low8(quantize_block0("te-pyref", nan_block, std::nullopt)); });
 }
 
 std::vector<WorkedExample> build() {

@@ -14,7 +14,7 @@
 #include "io/atomic_directory.h"
 #include "reports/report.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 namespace {
 
 namespace fs = std::filesystem;
@@ -28,23 +28,22 @@ std::string page_stem(const std::string& module) {
 }
 
 // The kinds of mismatch the explanation found, most frequent first: "element tie flipped x 3, ...".
-std::string kinds(const Explanation& e) {
-  std::vector<std::pair<MismatchKind, std::size_t>> k = e.kind_counts;
+std::string kinds(const compare::Explanation& e) {
+  std::vector<std::pair<compare::MismatchKind, std::size_t>> k = e.kind_counts;
   std::stable_sort(k.begin(), k.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<std::string> parts;
-  for (const auto& [kind, n] : k) parts.push_back(fmt::format("{} x {}", mismatch_kind_name(kind), n));
+  for (const auto& [kind, n] : k) parts.push_back(fmt::format("{} x {}", compare::mismatch_kind_name(kind), n));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::size_t mismatching_blocks(const Explanation& e) {
+std::size_t mismatching_blocks(const compare::Explanation& e) {
   std::size_t n = 0;
   for (const auto& m : e.maps) n += std::size_t(std::count(m.mismatching.begin(), m.mismatching.end(), 1));
   return n;
 }
 
 void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, const checkpoint::HfCheckpoint& quantized,
-                 const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c,
-                 const CheckpointReportInfo& info) {
+                 const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info) {
   std::map<std::string, std::vector<std::string>> matching_under;  // --identify: module -> profiles
   for (const checkpoint::CheckpointCheck& p : info.identify)
     for (const checkpoint::TensorVerdict& v : p.tensors)
@@ -73,21 +72,22 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
       // 3-D expert weights ([E, N, K] stacked, or a BMM expert parameter [E, in, out] stored under
       // its own name): the verdict line says which experts differ; the block-level pages are built
       // for 2-D tensors.
-      e.detail = fmt::format("{}{}; no block-level page for 3-D expert tensors", v.counts(), v.fault.empty() ? "" : "; fault: " + v.fault);
+      e.detail = fmt::format("{}{}; no block-level page for 3-D expert tensors", v.counts(),
+                             v.fault.empty() ? "" : "; fault: " + v.fault);
     } else if (!v.match()) {
       const checkpoint::TensorCase tc = checkpoint::tensor_case(source, quantized, f, c.profile, v.module);
       FailureReport page;
       page.title = fmt::format("{}: {} differs from the reference", v.module, info.quantized);
-      CaseRecord record;
+      cases::CaseRecord record;
       record.c = tc.c;
       record.origin = "nvfp4-verify check-checkpoint";
       record.note = fmt::format("{} of {} (source {}.weight of {})", v.module, info.quantized, v.module, info.source);
-      page.case_description = describe_case(record).dump(2);
+      page.case_description = cases::describe_case(record).dump(2);
       page.replay_command = info.repeat_command;
       page.backends = "reference vs " + info.quantized;
       page.c = tc.c;
-      page.diffs = diff_outputs(tc.expected, tc.actual);
-      page.explanation = explain(tc.c, tc.expected, tc.actual);
+      page.diffs = compare::diff_outputs(tc.expected, tc.actual);
+      page.explanation = compare::explain(tc.c, tc.expected, tc.actual);
       std::vector<std::string> verdict;
       if (!page.explanation.verdict.empty()) verdict.push_back(page.explanation.verdict);
       if (!v.fault.empty()) verdict.push_back("checkpoint fault: " + v.fault);
@@ -96,7 +96,8 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
       page.explanation.verdict = fmt::format("{}", fmt::join(verdict, "; "));
 
       std::vector<std::string> detail = {v.counts()};
-      if (const std::size_t blocks = mismatching_blocks(page.explanation)) detail.push_back(fmt::format("{} mismatching blocks", blocks));
+      if (const std::size_t blocks = mismatching_blocks(page.explanation))
+        detail.push_back(fmt::format("{} mismatching blocks", blocks));
       if (!page.explanation.kind_counts.empty()) detail.push_back(kinds(page.explanation));
       if (!v.fault.empty()) detail.push_back("fault: " + v.fault);
       if (!page.explanation.verdict.empty() && page.explanation.verdict != "checkpoint fault: " + v.fault)
@@ -131,4 +132,4 @@ JunitSuite checkpoint_junit_suite(const checkpoint::CheckpointCheck& c) {
   return suite;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

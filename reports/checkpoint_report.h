@@ -13,7 +13,7 @@
 #include "checkpoint/verify.h"
 #include "reports/junit.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
 struct CheckpointReportInfo {
   std::string source, quantized, format;
@@ -26,11 +26,10 @@ struct CheckpointReportInfo {
 // replacing a previous report there (io/atomic_directory.h); returns the path of its index.html.
 // Throws OutputError when it cannot be written.
 std::filesystem::path write_checkpoint_report(const std::filesystem::path& dir, const checkpoint::HfCheckpoint& source,
-                                              const checkpoint::HfCheckpoint& quantized,
-                                              const checkpoint::CheckpointFormat& f,
+                                              const checkpoint::HfCheckpoint& quantized, const checkpoint::CheckpointFormat& f,
                                               const checkpoint::CheckpointCheck& c, const CheckpointReportInfo& info);
 
 // The JUnit suite of `c`: a testcase per module, failing with the module's verdict line.
 JunitSuite checkpoint_junit_suite(const checkpoint::CheckpointCheck& c);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
 // `text` made safe for an element's content and for a quoted attribute value, in HTML and in XML:
 // & < > " ' become entities, and the control characters that XML 1.0 forbids (U+0000-U+0008,
@@ -14,4 +14,4 @@ namespace nvfp4 {
 // Tab, line feed, carriage return and every byte from 0x7F up pass through unchanged.
 std::string escape_markup(std::string_view text);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

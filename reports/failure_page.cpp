@@ -2,23 +2,28 @@
 
 #include <fmt/format.h>
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
-std::string write_failure_page(const std::filesystem::path& dir, const std::string& stem, const CaseRecord& r,
-                               const Comparison& cmp, const std::string& backends, const std::filesystem::path& case_file) {
+std::string write_failure_page(const std::filesystem::path& dir, const std::string& stem, const cases::CaseRecord& r,
+                               const compare::Comparison& cmp, const std::string& backends,
+                               const std::filesystem::path& case_file) {
   FailureReport page;
-  page.title = fmt::format("{} {}: {}", r.c.op, case_profile_name(r.c), cmp.problem);
-  page.case_description = describe_case(r).dump(2);
+  page.title = fmt::format("{} {}: {}", r.c.op, cases::case_profile_name(r.c), cmp.problem);
+  page.case_description = cases::describe_case(r).dump(2);
   page.replay_command = case_file.empty() ? "(case not saved)" : "nvfp4-verify replay " + case_file.string();
   if (!case_file.empty() && !cmp.ulp.empty())  // found by ULP distance: replayed the same way
-    page.replay_command += cmp.ulp.front().bound ? fmt::format(" --compare ulp --max-ulp {}", *cmp.ulp.front().bound) : " --compare ulp";
+    page.replay_command +=
+        cmp.ulp.front().bound ? fmt::format(" --compare ulp --max-ulp {}", *cmp.ulp.front().bound) : " --compare ulp";
   page.backends = backends;
   page.c = r.c;
   page.diffs = cmp.diffs;
   // A GEMM's bitwise mismatch shows its ULP distances too (compared bitwise, it has none yet).
-  page.ulp = cmp.ulp.empty() && is_gemm_operation(r.c.op) ? ulp_reports(cmp.expected, cmp.actual, std::nullopt) : cmp.ulp;
-  if (!cmp.expected.empty() && !cmp.actual.empty()) page.explanation = explain(r.c, cmp.expected, cmp.actual);
-  else page.explanation.verdict = cmp.problem;
+  page.ulp = cmp.ulp.empty() && compare::is_gemm_operation(r.c.op) ? compare::ulp_reports(cmp.expected, cmp.actual, std::nullopt)
+                                                                   : cmp.ulp;
+  if (!cmp.expected.empty() && !cmp.actual.empty())
+    page.explanation = compare::explain(r.c, cmp.expected, cmp.actual);
+  else
+    page.explanation.verdict = cmp.problem;
   // A GEMM is judged by its distance to EXACT, which no profile or formula variant explains.
   if (!page.ulp.empty() && page.explanation.verdict.empty()) page.explanation.verdict = page.ulp.front().brief();
   const std::string name = stem + ".html";
@@ -26,4 +31,4 @@ std::string write_failure_page(const std::filesystem::path& dir, const std::stri
   return name;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

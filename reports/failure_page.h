@@ -4,15 +4,16 @@
 #include <filesystem>
 #include <string>
 
-#include "compare/compare.h"
 #include "cases/case_io.h"
+#include "compare/compare.h"
 #include "reports/report.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
 // Writes dir/<stem>.html for the failing case `r` and returns the page's file name.
 // `case_file` is where the case is saved (for the replay command), empty when unsaved.
-std::string write_failure_page(const std::filesystem::path& dir, const std::string& stem, const CaseRecord& r,
-                               const Comparison& cmp, const std::string& backends, const std::filesystem::path& case_file);
+std::string write_failure_page(const std::filesystem::path& dir, const std::string& stem, const cases::CaseRecord& r,
+                               const compare::Comparison& cmp, const std::string& backends,
+                               const std::filesystem::path& case_file);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
 struct JunitCase {
   std::string name;
@@ -27,4 +27,4 @@ std::string junit_xml(const std::string& name, const std::vector<JunitSuite>& su
 // junit_xml written to `file` atomically (io/atomic_file.h). Throws OutputError.
 void write_junit(const std::filesystem::path& file, const std::string& name, const std::vector<JunitSuite>& suites);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

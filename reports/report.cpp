@@ -19,7 +19,7 @@
 #include "reports/escape.h"
 #include "reports/ulp_section.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 namespace {
 
 // Rows of #mismatches; the rest are counted, not listed.
@@ -30,7 +30,6 @@ constexpr std::int64_t kMaxCells = 128;
 constexpr std::size_t kMaxOpenPassed = 50;
 
 using Out = std::back_insert_iterator<std::string>;
-
 
 std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
 std::string dec(float f) { return fmt::format("{:.9g}", double(f)); }
@@ -58,11 +57,11 @@ bool is_data_tensor(std::string_view t) { return t.starts_with("data"); }
 bool is_scale_tensor(std::string_view t) { return t.starts_with("scale"); }
 
 std::size_t total_mismatches(const FailureReport& r) {
-  const Explanation& e = r.explanation;
+  const compare::Explanation& e = r.explanation;
   if (e.total_mismatches != 0 || !e.mismatches.empty()) return std::max(e.total_mismatches, e.mismatches.size());
   // No element-level explanation (e.g. an operation explain() does not cover): count the diffs.
   std::size_t n = 0;
-  for (const TensorDiff& d : r.diffs) n += d.mismatches;
+  for (const compare::TensorDiff& d : r.diffs) n += d.mismatches;
   return n;
 }
 
@@ -148,7 +147,7 @@ void page_tail(Out o) { fmt::format_to(o, "</body>\n</html>\n"); }
 // ---------------------------------------------------------------------------------------------
 // Heatmap of one BlockMap.
 
-void heatmap(Out o, const Explanation::BlockMap& m) {
+void heatmap(Out o, const compare::Explanation::BlockMap& m) {
   const std::int64_t rows = std::max<std::int64_t>(m.rows, 0), blocks = std::max<std::int64_t>(m.blocks, 0);
   // Group sizes: each cell is the OR over fr rows x fb blocks.
   const std::int64_t fr = std::max<std::int64_t>(1, (rows + kMaxCells - 1) / kMaxCells);
@@ -190,7 +189,10 @@ void heatmap(Out o, const Explanation::BlockMap& m) {
     if (n <= 0) return t;
     std::int64_t step = 1;
     for (const std::int64_t s : {1, 2, 4, 8, 16, 32, 64, 128})
-      if (s * cs >= 2 * min_px || s == 128) { step = s; break; }
+      if (s * cs >= 2 * min_px || s == 128) {
+        step = s;
+        break;
+      }
     for (std::int64_t i = 0; i < n; i += step) t.push_back(i);
     if (t.back() != n - 1 && (n - 1 - t.back()) * cs >= min_px) t.push_back(n - 1);
     return t;
@@ -209,8 +211,8 @@ void heatmap(Out o, const Explanation::BlockMap& m) {
       } else if (fr == 1 && fb == 1) {
         fmt::format_to(o, " class=\"m\"><title>row {} block {}</title></rect>", r, b);
       } else {
-        fmt::format_to(o, " class=\"m\"><title>rows {}-{} blocks {}-{}</title></rect>", r * fr,
-                       std::min(rows, (r + 1) * fr) - 1, b * fb, std::min(blocks, (b + 1) * fb) - 1);
+        fmt::format_to(o, " class=\"m\"><title>rows {}-{} blocks {}-{}</title></rect>", r * fr, std::min(rows, (r + 1) * fr) - 1,
+                       b * fb, std::min(blocks, (b + 1) * fb) - 1);
       }
     }
     fmt::format_to(o, "\n");
@@ -228,66 +230,76 @@ void heatmap(Out o, const Explanation::BlockMap& m) {
 // ---------------------------------------------------------------------------------------------
 // Failure page sections.
 
-void section_maps(Out o, const Explanation& e) {
+void section_maps(Out o, const compare::Explanation& e) {
   if (e.maps.empty()) return;
-  fmt::format_to(o, "<section id=\"heatmaps\">\n<h2>Mismatching blocks</h2>\n"
-                    "<div class=\"legend\">one cell per 16-element block (or its scale byte)"
-                    "<span class=\"sw\" style=\"background:var(--bad)\"></span>mismatch"
-                    "<span class=\"sw\" style=\"background:var(--grey)\"></span>equal</div>\n"
-                    "<div class=\"maps\">\n");
+  fmt::format_to(o,
+                 "<section id=\"heatmaps\">\n<h2>Mismatching blocks</h2>\n"
+                 "<div class=\"legend\">one cell per 16-element block (or its scale byte)"
+                 "<span class=\"sw\" style=\"background:var(--bad)\"></span>mismatch"
+                 "<span class=\"sw\" style=\"background:var(--grey)\"></span>equal</div>\n"
+                 "<div class=\"maps\">\n");
   for (const auto& m : e.maps) heatmap(o, m);
   fmt::format_to(o, "</div>\n</section>\n");
 }
 
-void section_kinds(Out o, const Explanation& e, std::size_t total) {
+void section_kinds(Out o, const compare::Explanation& e, std::size_t total) {
   if (e.kind_counts.empty()) return;
-  fmt::format_to(o, "<section id=\"classification\">\n<h2>Classification</h2>\n"
-                    "<table id=\"kinds\">\n<thead><tr><th>kind</th><th class=\"n\">count</th><th class=\"n\">share</th></tr></thead>\n<tbody>\n");
+  fmt::format_to(o,
+                 "<section id=\"classification\">\n<h2>Classification</h2>\n"
+                 "<table id=\"kinds\">\n<thead><tr><th>kind</th><th class=\"n\">count</th><th "
+                 "class=\"n\">share</th></tr></thead>\n<tbody>\n");
   for (const auto& [kind, n] : e.kind_counts) {
     const double share = total == 0 ? 0.0 : 100.0 * double(n) / double(total);
     fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}%</td></tr>\n",
-                   escape_markup(mismatch_kind_name(kind)), n, share);
+                   escape_markup(compare::mismatch_kind_name(kind)), n, share);
   }
   fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
 }
 
-void section_diffs(Out o, const std::vector<TensorDiff>& diffs) {
+void section_diffs(Out o, const std::vector<compare::TensorDiff>& diffs) {
   fmt::format_to(o, "<section id=\"diffs-section\">\n<h2>Differing outputs</h2>\n");
   if (diffs.empty()) {
     fmt::format_to(o, "<p class=\"muted\">no output tensor differs</p>\n</section>\n");
     return;
   }
-  fmt::format_to(o, "<table id=\"diffs\">\n<thead><tr><th>tensor</th><th class=\"n\">mismatches</th><th class=\"n\">first index</th>"
-                    "<th>expected</th><th>actual</th><th>problem</th></tr></thead>\n<tbody>\n");
-  for (const TensorDiff& d : diffs) {
-    fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"mono\">{}</td>"
-                      "<td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                   escape_markup(d.tensor), d.mismatches, d.problem.empty() && d.mismatches > 0 ? std::to_string(d.first_index) : "",
-                   escape_markup(d.first_expected), escape_markup(d.first_actual), escape_markup(d.problem));
+  fmt::format_to(o,
+                 "<table id=\"diffs\">\n<thead><tr><th>tensor</th><th class=\"n\">mismatches</th><th class=\"n\">first index</th>"
+                 "<th>expected</th><th>actual</th><th>problem</th></tr></thead>\n<tbody>\n");
+  for (const compare::TensorDiff& d : diffs) {
+    fmt::format_to(o,
+                   "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"mono\">{}</td>"
+                   "<td class=\"mono\">{}</td><td>{}</td></tr>\n",
+                   escape_markup(d.tensor), d.mismatches,
+                   d.problem.empty() && d.mismatches > 0 ? std::to_string(d.first_index) : "", escape_markup(d.first_expected),
+                   escape_markup(d.first_actual), escape_markup(d.problem));
   }
   fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
 }
 
-void section_mismatches(Out o, const Explanation& e, std::size_t total) {
+void section_mismatches(Out o, const compare::Explanation& e, std::size_t total) {
   if (e.mismatches.empty()) return;
   const std::size_t shown = std::min(e.mismatches.size(), kMaxMismatchRows);
   fmt::format_to(o, "<section id=\"mismatches-section\">\n<h2>First mismatches</h2>\n<p class=\"muted\">the first {} of {}",
                  shown, total);
   if (e.mismatches.size() < total) fmt::format_to(o, " (the explanation lists {})", e.mismatches.size());
-  fmt::format_to(o, "; data tensors: stored row and element column, block = col / 16; inputs as binary32; codes with "
-                    "their E2M1 value, scale bytes with their E4M3 value.</p>\n");
+  fmt::format_to(o,
+                 "; data tensors: stored row and element column, block = col / 16; inputs as binary32; codes with "
+                 "their E2M1 value, scale bytes with their E4M3 value.</p>\n");
   // Stochastically rounded cases add each element's random byte and the byte from which it rounds up.
-  const bool sr = std::any_of(e.mismatches.begin(), e.mismatches.end(), [](const ElementMismatch& m) { return m.sr.has_value(); });
+  const bool sr =
+      std::any_of(e.mismatches.begin(), e.mismatches.end(), [](const compare::ElementMismatch& m) { return m.sr.has_value(); });
   if (sr)
-    fmt::format_to(o, "<p class=\"muted\">stochastic rounding: r8 is the element's random byte (§3.18.3); it rounds up "
-                      "iff r8 &#8805; its threshold (256: never, the value is on the grid).</p>\n");
-  fmt::format_to(o, "<div class=\"scroll\"><table id=\"mismatches\">\n<thead><tr><th class=\"n\">#</th><th>tensor</th>"
-                    "<th class=\"n\">row</th><th class=\"n\">col</th><th class=\"n\">block</th><th class=\"n\">input</th>"
-                    "<th class=\"n\">input bits</th><th class=\"n\">expected</th><th class=\"n\">actual</th>{}<th>kind</th></tr>"
-                    "</thead>\n<tbody>\n",
+    fmt::format_to(o,
+                   "<p class=\"muted\">stochastic rounding: r8 is the element's random byte (§3.18.3); it rounds up "
+                   "iff r8 &#8805; its threshold (256: never, the value is on the grid).</p>\n");
+  fmt::format_to(o,
+                 "<div class=\"scroll\"><table id=\"mismatches\">\n<thead><tr><th class=\"n\">#</th><th>tensor</th>"
+                 "<th class=\"n\">row</th><th class=\"n\">col</th><th class=\"n\">block</th><th class=\"n\">input</th>"
+                 "<th class=\"n\">input bits</th><th class=\"n\">expected</th><th class=\"n\">actual</th>{}<th>kind</th></tr>"
+                 "</thead>\n<tbody>\n",
                  sr ? "<th class=\"n\">r8</th><th class=\"n\">threshold</th>" : "");
   for (std::size_t i = 0; i < shown; ++i) {
-    const ElementMismatch& m = e.mismatches[i];
+    const compare::ElementMismatch& m = e.mismatches[i];
     const bool data = is_data_tensor(m.tensor);
     std::string input, input_bits, expected, actual, block;
     if (data) {
@@ -312,23 +324,26 @@ void section_mismatches(Out o, const Explanation& e, std::size_t total) {
                    "<tr><td class=\"n\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n bad\">{}</td>{}<td class=\"mono\">{}</td></tr>\n",
-                   i, escape_markup(m.tensor), m.row, m.col, block, escape_markup(input), input_bits, escape_markup(expected), escape_markup(actual), sr_cells,
-                   escape_markup(mismatch_kind_name(m.kind)));
+                   i, escape_markup(m.tensor), m.row, m.col, block, escape_markup(input), input_bits, escape_markup(expected),
+                   escape_markup(actual), sr_cells, escape_markup(compare::mismatch_kind_name(m.kind)));
   }
   fmt::format_to(o, "</tbody>\n</table></div>\n</section>\n");
 }
 
-void trace(Out o, const BlockTrace& t, std::size_t index) {
-  fmt::format_to(o, "<div class=\"trace\" id=\"trace-{}\">\n<h3>{} row {}, block {} <span class=\"muted\">(elements {}&#8211;{})</span></h3>\n",
-                 index, escape_markup(t.direction), t.row, t.block, t.block * 16, t.block * 16 + 15);
+void trace(Out o, const compare::BlockTrace& t, std::size_t index) {
+  fmt::format_to(
+      o,
+      "<div class=\"trace\" id=\"trace-{}\">\n<h3>{} row {}, block {} <span class=\"muted\">(elements {}&#8211;{})</span></h3>\n",
+      index, escape_markup(t.direction), t.row, t.block, t.block * 16, t.block * 16 + 15);
   // The intermediates in one row: decimal (%.9g) over binary32 bits.
-  const std::pair<const char*, float> values[] = {{"global amax", t.global_amax}, {"S", t.S}, {"Sd", t.Sd},
-                                                   {"block amax", t.block_amax}, {"pre-cast scale", t.precast}};
+  const std::pair<const char*, float> values[] = {
+      {"global amax", t.global_amax}, {"S", t.S}, {"Sd", t.Sd}, {"block amax", t.block_amax}, {"pre-cast scale", t.precast}};
   fmt::format_to(o, "<table class=\"inter\">\n<thead><tr>");
   for (const auto& [name, v] : values) fmt::format_to(o, "<th class=\"n\">{}</th>", name);
   fmt::format_to(o, "<th class=\"n\">scale byte (E4M3)</th><th class=\"n\">encode factor</th></tr></thead>\n<tbody><tr>");
   auto cell = [&](float v) {
-    fmt::format_to(o, "<td class=\"n\"><span class=\"d\">{}</span><span class=\"h\">{}</span></td>", escape_markup(dec(v)), hex32(v));
+    fmt::format_to(o, "<td class=\"n\"><span class=\"d\">{}</span><span class=\"h\">{}</span></td>", escape_markup(dec(v)),
+                   hex32(v));
   };
   for (const auto& [name, v] : values) cell(v);
   fmt::format_to(o, "<td class=\"n\"><span class=\"d\">{}</span><span class=\"h\">0x{:02X}</span></td>",
@@ -353,9 +368,9 @@ void trace(Out o, const BlockTrace& t, std::size_t index) {
     for (std::size_t j = 0; j < n; ++j) {
       if (j < v.size())
         fmt::format_to(o, "<td{}>{}</td>",
-                       differs(j)                        ? " class=\"bad\""
-                       : mark_ties && e2m1_tie(v[j])     ? " class=\"tie\""
-                                                         : "",
+                       differs(j)                    ? " class=\"bad\""
+                       : mark_ties && e2m1_tie(v[j]) ? " class=\"tie\""
+                                                     : "",
                        float_cell(v[j]));
       else
         fmt::format_to(o, "<td></td>");
@@ -376,63 +391,67 @@ void trace(Out o, const BlockTrace& t, std::size_t index) {
   auto int_row = [&](std::string_view name, auto value) {
     fmt::format_to(o, "<tr><th scope=\"row\">{}</th>", name);
     for (std::size_t j = 0; j < n; ++j)
-      fmt::format_to(o, "<td class=\"n{}\">{}</td>", differs(j) ? " bad" : "", j < t.sr.size() ? std::to_string(value(t.sr[j])) : "");
+      fmt::format_to(o, "<td class=\"n{}\">{}</td>", differs(j) ? " bad" : "",
+                     j < t.sr.size() ? std::to_string(value(t.sr[j])) : "");
     fmt::format_to(o, "</tr>\n");
   };
   float_row("input x", t.inputs, false);
   float_row("scaled y", t.scaled, true);
   if (!t.sr.empty()) {  // stochastic rounding: y rounds up iff r8 >= threshold
-    int_row("random byte r8", [](const SrElement& s) { return int(s.random_byte); });
-    int_row("rounds up from r8", [](const SrElement& s) { return s.threshold; });
+    int_row("random byte r8", [](const compare::SrElement& s) { return int(s.random_byte); });
+    int_row("rounds up from r8", [](const compare::SrElement& s) { return s.threshold; });
   }
   code_row("expected", t.expected_codes);
   code_row("actual", t.actual_codes);
   fmt::format_to(o, "</tbody>\n</table></div>\n</div>\n");
 }
 
-void section_traces(Out o, const Explanation& e) {
+void section_traces(Out o, const compare::Explanation& e) {
   if (e.traces.empty()) return;
-  fmt::format_to(o, "<section id=\"traces\">\n<h2>Reference intermediates of the first mismatching blocks</h2>\n"
-                    "<p class=\"note\"><span class=\"sw\" style=\"background:var(--bad-bg);outline:2px solid var(--bad)\"></span> "
-                    "expected &#8800; actual &#160; <span class=\"sw\" style=\"background:var(--tie)\"></span> y on an E2M1 "
-                    "rounding tie &#160; element values: the shortest decimal that reads back as the same binary32, its bits "
-                    "below; intermediates: %.9g and bits</p>\n");
+  fmt::format_to(o,
+                 "<section id=\"traces\">\n<h2>Reference intermediates of the first mismatching blocks</h2>\n"
+                 "<p class=\"note\"><span class=\"sw\" style=\"background:var(--bad-bg);outline:2px solid var(--bad)\"></span> "
+                 "expected &#8800; actual &#160; <span class=\"sw\" style=\"background:var(--tie)\"></span> y on an E2M1 "
+                 "rounding tie &#160; element values: the shortest decimal that reads back as the same binary32, its bits "
+                 "below; intermediates: %.9g and bits</p>\n");
   for (std::size_t i = 0; i < e.traces.size(); ++i) trace(o, e.traces[i], i);
   fmt::format_to(o, "</section>\n");
 }
 
 // The Hadamard transform's mismatching outputs: the 16 inputs, the exact sum and both roundings.
-void section_rht(Out o, const Explanation& e) {
+void section_rht(Out o, const compare::Explanation& e) {
   if (e.rht_traces.empty()) return;
-  fmt::format_to(o, "<section id=\"rht-traces\">\n<h2>Transform sums of the first mismatching outputs</h2>\n"
-                    "<p class=\"note\">x_t[row][col] is output col % 16 of the 16-vector x[16&#183;(col / 16) + k][row], "
-                    "k = 0..15 (§3.19): the exact sum of the 16 signed products, rounded to binary32, then to BF16. "
-                    "&#8220;single rounding&#8221; is the exact sum rounded straight to BF16, which the definition does not "
-                    "do.</p>\n<div class=\"scroll\"><table id=\"rht\">\n<thead><tr><th>tensor</th><th class=\"n\">row</th>"
-                    "<th class=\"n\">col</th><th class=\"n\">mask</th><th>exact sum</th><th class=\"n\">binary32</th>"
-                    "<th class=\"n\">expected BF16</th><th class=\"n\">actual</th><th class=\"n\">single rounding</th>"
-                    "<th>inputs</th></tr></thead>\n<tbody>\n");
-  for (const RhtTrace& t : e.rht_traces) {
+  fmt::format_to(o,
+                 "<section id=\"rht-traces\">\n<h2>Transform sums of the first mismatching outputs</h2>\n"
+                 "<p class=\"note\">x_t[row][col] is output col % 16 of the 16-vector x[16&#183;(col / 16) + k][row], "
+                 "k = 0..15 (§3.19): the exact sum of the 16 signed products, rounded to binary32, then to BF16. "
+                 "&#8220;single rounding&#8221; is the exact sum rounded straight to BF16, which the definition does not "
+                 "do.</p>\n<div class=\"scroll\"><table id=\"rht\">\n<thead><tr><th>tensor</th><th class=\"n\">row</th>"
+                 "<th class=\"n\">col</th><th class=\"n\">mask</th><th>exact sum</th><th class=\"n\">binary32</th>"
+                 "<th class=\"n\">expected BF16</th><th class=\"n\">actual</th><th class=\"n\">single rounding</th>"
+                 "<th>inputs</th></tr></thead>\n<tbody>\n");
+  for (const compare::RhtTrace& t : e.rht_traces) {
     std::string inputs;
     for (std::size_t k = 0; k < t.inputs.size(); ++k) inputs += (k ? " " : "") + fmt::format("{}", t.inputs[k]);
     fmt::format_to(o,
                    "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">0x{:04X}</td>"
                    "<td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n bad\">{}</td>"
                    "<td class=\"n\">{}</td><td class=\"mono\">{}</td></tr>\n",
-                   escape_markup(t.tensor), t.row, t.col, t.mask, escape_markup(t.exact_sum), float_cell(t.binary32), float_cell(t.expected),
-                   float_cell(t.actual), float_cell(t.single_rounding), escape_markup(inputs));
+                   escape_markup(t.tensor), t.row, t.col, t.mask, escape_markup(t.exact_sum), float_cell(t.binary32),
+                   float_cell(t.expected), float_cell(t.actual), float_cell(t.single_rounding), escape_markup(inputs));
   }
   fmt::format_to(o, "</tbody>\n</table></div>\n</section>\n");
 }
 
-void section_inputs(Out o, const Case& c) {
+void section_inputs(Out o, const cases::Case& c) {
   if (c.inputs.empty()) return;
   fmt::format_to(o, "<p class=\"meta\">inputs:");
   bool first = true;
   for (const auto& [name, t] : c.inputs) {
     std::string shape;
     for (std::size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
-    fmt::format_to(o, "{} <b class=\"mono\">{}</b> {} [{}]", first ? "" : ",", escape_markup(name), escape_markup(io::dtype_name(t.dtype)), shape);
+    fmt::format_to(o, "{} <b class=\"mono\">{}</b> {} [{}]", first ? "" : ",", escape_markup(name),
+                   escape_markup(io::dtype_name(t.dtype)), shape);
     first = false;
   }
   fmt::format_to(o, "</p>\n");
@@ -440,14 +459,113 @@ void section_inputs(Out o, const Case& c) {
 
 bool safe_link(std::string_view link) {
   // Only relative links: the pages must not point anywhere outside the report directory tree.
-  return !link.empty() && link.find("://") == std::string_view::npos && !link.starts_with("//") &&
-         !link.starts_with("/") && link.find(':') == std::string_view::npos;
+  return !link.empty() && link.find("://") == std::string_view::npos && !link.starts_with("//") && !link.starts_with("/") &&
+         link.find(':') == std::string_view::npos;
+}
+
+// The summary's header: its verdict, backends, facts and totals.
+void summary_header(Out o, const Summary& s, std::size_t total, std::size_t failed) {
+  fmt::format_to(o, "<header>\n<h1><span class=\"badge {}\">{}</span>{}</h1>\n", failed ? "fail" : "pass",
+                 failed ? "FAIL" : "PASS", escape_markup(s.title));
+  fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; <span id=\"seconds\" class=\"mono\">{:.1f}</span> s</p>\n",
+                 escape_markup(s.backends), s.seconds);
+  if (!s.facts.empty()) {
+    fmt::format_to(o, "<p class=\"meta\" id=\"facts\">");
+    for (std::size_t i = 0; i < s.facts.size(); ++i)
+      fmt::format_to(o, "{}{}: <b class=\"mono\">{}</b>", i ? " &#183; " : "", escape_markup(s.facts[i].first),
+                     escape_markup(s.facts[i].second));
+    fmt::format_to(o, "</p>\n");
+  }
+  fmt::format_to(o,
+                 "<div class=\"totals\"><div><span class=\"v\" id=\"total-cases\">{}</span>cases</div>"
+                 "<div class=\"ok\"><span class=\"v\" id=\"passed-cases\">{}</span>passed</div>"
+                 "<div class=\"{}\"><span class=\"v\" id=\"failed-cases\">{}</span>failed</div></div>\n</header>\n",
+                 total, passed, failed ? "bad" : "ok", failed);
+  if (s.ulp) fmt::format_to(o, "{}", render_ulp_totals(*s.ulp));
+}
+
+// The failing cases, each linking to its report page.
+void summary_failures(Out o, const Summary& s, std::size_t failed) {
+  fmt::format_to(o, "<section>\n<h2>Failures</h2>\n");
+  if (failed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");
+  fmt::format_to(o,
+                 "<table id=\"failures\">\n<thead><tr><th>case (link to its "
+                 "report)</th><th>operation</th><th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
+  for (const SummaryEntry& e : s.entries) {
+    if (e.passed) continue;
+    std::string name = escape_markup(e.name);
+    if (safe_link(e.report_link))
+      name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
+    else if (!e.report_link.empty())
+      name += fmt::format(" <span class=\"muted\">({})</span>", escape_markup(e.report_link));
+    fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
+                   name, escape_markup(e.operation), escape_markup(e.profile), escape_markup(e.detail));
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+}
+
+// Cases and failures per operation and profile.
+void summary_groups(Out o, const Summary& s) {
+  struct Counts {
+    std::size_t cases = 0, failed = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Counts> groups;
+  for (const SummaryEntry& e : s.entries) {
+    Counts& c = groups[{e.operation, e.profile}];
+    ++c.cases;
+    if (!e.passed) ++c.failed;
+  }
+  fmt::format_to(
+      o,
+      "<section>\n<h2>By operation and profile</h2>\n<table id=\"groups\">\n<thead><tr><th>operation</th><th>profile</th>"
+      "<th class=\"n\">cases</th><th class=\"n\">failed</th></tr></thead>\n<tbody>\n");
+  for (const auto& [key, c] : groups) {
+    fmt::format_to(
+        o, "<tr{}><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+        c.failed ? " class=\"bad\"" : "", escape_markup(key.first), escape_markup(key.second), c.cases, c.failed);
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+}
+
+// Every entry with its verdict (check-checkpoint's tensors).
+void summary_every_entry(Out o, const Summary& s) {
+  fmt::format_to(o,
+                 "<section>\n<h2>Every entry</h2>\n<table id=\"entries\">\n<thead><tr><th>name</th><th>verdict</th>"
+                 "<th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
+  for (const SummaryEntry& e : s.entries) {
+    std::string name = escape_markup(e.name);
+    if (safe_link(e.report_link)) name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
+    fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td>{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
+                   e.passed ? "" : " class=\"bad\"", name, e.passed ? "match" : "MISMATCH", escape_markup(e.profile),
+                   escape_markup(e.detail));
+  }
+  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
+}
+
+// The passed cases' names, collapsed when there are many.
+void summary_passed(Out o, const Summary& s, std::size_t passed) {
+  fmt::format_to(o, "<section>\n<h2>Passed</h2>\n");
+  if (passed == 0)
+    fmt::format_to(o, "<p class=\"muted\">none</p>\n");
+  else {
+    const bool collapse = passed > kMaxOpenPassed;
+    if (collapse) fmt::format_to(o, "<details id=\"passed\"><summary>{} passed cases</summary>\n", passed);
+    fmt::format_to(o, "<ul class=\"passed\"{}>\n", collapse ? "" : " id=\"passed\"");
+    for (const SummaryEntry& e : s.entries) {
+      if (!e.passed) continue;
+      fmt::format_to(o, "<li title=\"{} {}{}{}\">{}</li>\n", escape_markup(e.operation), escape_markup(e.profile),
+                     e.detail.empty() ? "" : ": ", escape_markup(e.detail), escape_markup(e.name));
+    }
+    fmt::format_to(o, "</ul>\n");
+    if (collapse) fmt::format_to(o, "</details>\n");
+  }
+  fmt::format_to(o, "</section>\n");
 }
 
 }  // namespace
 
 std::string render_failure(const FailureReport& r) {
-  const Explanation& e = r.explanation;
+  const compare::Explanation& e = r.explanation;
   const std::size_t total = total_mismatches(r);
   std::string html;
   html.reserve(64 * 1024);
@@ -456,15 +574,17 @@ std::string render_failure(const FailureReport& r) {
 
   fmt::format_to(o, "<header>\n<h1><span class=\"badge fail\">FAIL</span>{}</h1>\n", escape_markup(r.title));
   fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; operation <b>{}</b> &#183; profile <b>{}</b></p>\n",
-                 escape_markup(r.backends), escape_markup(r.c.op), escape_markup(case_profile_name(r.c)));
+                 escape_markup(r.backends), escape_markup(r.c.op), escape_markup(cases::case_profile_name(r.c)));
   section_inputs(o, r.c);
   fmt::format_to(o, "<p class=\"count\"><span id=\"mismatch-count\">{}</span> mismatching element{} / byte{}</p>\n", total,
                  total == 1 ? "" : "s", total == 1 ? "" : "s");
-  fmt::format_to(o, "<p class=\"verdict\" id=\"verdict\">{}</p>\n",
-                 e.verdict.empty() ? std::string("no profile or known variant reproduces the actual output") : escape_markup(e.verdict));
+  fmt::format_to(
+      o, "<p class=\"verdict\" id=\"verdict\">{}</p>\n",
+      e.verdict.empty() ? std::string("no profile or known variant reproduces the actual output") : escape_markup(e.verdict));
   fmt::format_to(o,
                  "<div class=\"replay\"><span class=\"muted\">replay</span><code id=\"replay\">{}</code>"
-                 "<button type=\"button\" onclick=\"navigator.clipboard.writeText(document.getElementById('replay').textContent)\">copy</button></div>\n"
+                 "<button type=\"button\" "
+                 "onclick=\"navigator.clipboard.writeText(document.getElementById('replay').textContent)\">copy</button></div>\n"
                  "</header>\n",
                  escape_markup(r.replay_command));
 
@@ -478,97 +598,26 @@ std::string render_failure(const FailureReport& r) {
   section_traces(o, e);
   section_rht(o, e);
 
-  fmt::format_to(o, "<section id=\"case-section\">\n<h2>Case</h2>\n<pre id=\"case\">{}</pre>\n</section>\n", escape_markup(r.case_description));
+  fmt::format_to(o, "<section id=\"case-section\">\n<h2>Case</h2>\n<pre id=\"case\">{}</pre>\n</section>\n",
+                 escape_markup(r.case_description));
   page_tail(o);
   return html;
 }
 
 std::string render_summary(const Summary& s) {
-  std::size_t failed = 0;
-  struct Counts {
-    std::size_t cases = 0, failed = 0;
-  };
-  std::map<std::pair<std::string, std::string>, Counts> groups;
-  for (const SummaryEntry& e : s.entries) {
-    Counts& c = groups[{e.operation, e.profile}];
-    ++c.cases;
-    if (!e.passed) ++c.failed, ++failed;
-  }
+  const std::size_t failed = std::size_t(std::ranges::count_if(s.entries, [](const SummaryEntry& e) { return !e.passed; }));
   const std::size_t total = s.entries.size(), passed = total - failed;
-
   std::string html;
   html.reserve(16 * 1024 + 128 * s.entries.size());
   Out o(html);
   page_head(o, s.title.empty() ? "nvfp4-verify summary" : s.title);
-  fmt::format_to(o, "<header>\n<h1><span class=\"badge {}\">{}</span>{}</h1>\n", failed ? "fail" : "pass",
-                 failed ? "FAIL" : "PASS", escape_markup(s.title));
-  fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; <span id=\"seconds\" class=\"mono\">{:.1f}</span> s</p>\n",
-                 escape_markup(s.backends), s.seconds);
-  if (!s.facts.empty()) {
-    fmt::format_to(o, "<p class=\"meta\" id=\"facts\">");
-    for (std::size_t i = 0; i < s.facts.size(); ++i)
-      fmt::format_to(o, "{}{}: <b class=\"mono\">{}</b>", i ? " &#183; " : "", escape_markup(s.facts[i].first), escape_markup(s.facts[i].second));
-    fmt::format_to(o, "</p>\n");
-  }
-  fmt::format_to(o,
-                 "<div class=\"totals\"><div><span class=\"v\" id=\"total-cases\">{}</span>cases</div>"
-                 "<div class=\"ok\"><span class=\"v\" id=\"passed-cases\">{}</span>passed</div>"
-                 "<div class=\"{}\"><span class=\"v\" id=\"failed-cases\">{}</span>failed</div></div>\n</header>\n",
-                 total, passed, failed ? "bad" : "ok", failed);
-  if (s.ulp) fmt::format_to(o, "{}", render_ulp_totals(*s.ulp));
-
-  fmt::format_to(o, "<section>\n<h2>Failures</h2>\n");
-  if (failed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");
-  fmt::format_to(o, "<table id=\"failures\">\n<thead><tr><th>case (link to its report)</th><th>operation</th><th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
-  for (const SummaryEntry& e : s.entries) {
-    if (e.passed) continue;
-    std::string name = escape_markup(e.name);
-    if (safe_link(e.report_link))
-      name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
-    else if (!e.report_link.empty())
-      name += fmt::format(" <span class=\"muted\">({})</span>", escape_markup(e.report_link));
-    fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                   name, escape_markup(e.operation), escape_markup(e.profile), escape_markup(e.detail));
-  }
-  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
-
-  fmt::format_to(o, "<section>\n<h2>By operation and profile</h2>\n<table id=\"groups\">\n<thead><tr><th>operation</th><th>profile</th>"
-                    "<th class=\"n\">cases</th><th class=\"n\">failed</th></tr></thead>\n<tbody>\n");
-  for (const auto& [key, c] : groups) {
-    fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-                   c.failed ? " class=\"bad\"" : "", escape_markup(key.first), escape_markup(key.second), c.cases, c.failed);
-  }
-  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
-
-  if (s.every_entry) {
-    fmt::format_to(o, "<section>\n<h2>Every entry</h2>\n<table id=\"entries\">\n<thead><tr><th>name</th><th>verdict</th>"
-                      "<th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
-    for (const SummaryEntry& e : s.entries) {
-      std::string name = escape_markup(e.name);
-      if (safe_link(e.report_link)) name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
-      fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td>{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                     e.passed ? "" : " class=\"bad\"", name, e.passed ? "match" : "MISMATCH", escape_markup(e.profile), escape_markup(e.detail));
-    }
-    fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
-    page_tail(o);
-    return html;
-  }
-
-  fmt::format_to(o, "<section>\n<h2>Passed</h2>\n");
-  if (passed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");
-  else {
-    const bool collapse = passed > kMaxOpenPassed;
-    if (collapse) fmt::format_to(o, "<details id=\"passed\"><summary>{} passed cases</summary>\n", passed);
-    fmt::format_to(o, "<ul class=\"passed\"{}>\n", collapse ? "" : " id=\"passed\"");
-    for (const SummaryEntry& e : s.entries) {
-      if (!e.passed) continue;
-      fmt::format_to(o, "<li title=\"{} {}{}{}\">{}</li>\n", escape_markup(e.operation), escape_markup(e.profile), e.detail.empty() ? "" : ": ",
-                     escape_markup(e.detail), escape_markup(e.name));
-    }
-    fmt::format_to(o, "</ul>\n");
-    if (collapse) fmt::format_to(o, "</details>\n");
-  }
-  fmt::format_to(o, "</section>\n");
+  summary_header(o, s, total, failed);
+  summary_failures(o, s, failed);
+  summary_groups(o, s);
+  if (s.every_entry)
+    summary_every_entry(o, s);
+  else
+    summary_passed(o, s, passed);
   page_tail(o);
   return html;
 }
@@ -580,9 +629,9 @@ void write_page(const std::filesystem::path& dir, const std::string& name, const
   std::error_code ec;
   if (!dir.empty()) std::filesystem::create_directories(dir, ec);
   if (ec)
-    throw OutputError(fmt::format("cannot write report {}: cannot create directory {}: {}", path.string(), dir.string(),
-                                  ec.message()));
+    throw OutputError(
+        fmt::format("cannot write report {}: cannot create directory {}: {}", path.string(), dir.string(), ec.message()));
   io::write_file_atomic(path, html);
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

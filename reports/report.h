@@ -7,21 +7,21 @@
 #include <string>
 #include <vector>
 
+#include "cases/case.h"
 #include "compare/explain.h"
 #include "compare/ulp_report.h"
-#include "cases/case.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
 struct FailureReport {
-  std::string title;            // e.g. "quantize te 48x80 bf16: device != reference"
-  std::string case_description; // the case as pretty JSON (operation, parameters, input recipe)
-  std::string replay_command;   // one line, e.g. "nvfp4-verify replay corpora/case-....safetensors"
-  std::string backends;         // "reference vs device"
-  Case c;                       // inputs (for the element table's input values)
-  std::vector<TensorDiff> diffs;
-  Explanation explanation;
-  std::vector<UlpReport> ulp;   // GEMM outputs: each one's ULP distances to EXACT
+  std::string title;             // e.g. "quantize te 48x80 bf16: device != reference"
+  std::string case_description;  // the case as pretty JSON (operation, parameters, input recipe)
+  std::string replay_command;    // one line, e.g. "nvfp4-verify replay corpora/case-....safetensors"
+  std::string backends;          // "reference vs device"
+  cases::Case c;                 // inputs (for the element table's input values)
+  std::vector<compare::TensorDiff> diffs;
+  compare::Explanation explanation;
+  std::vector<compare::UlpReport> ulp;  // GEMM outputs: each one's ULP distances to EXACT
 };
 
 // The page for one failure: case, replay command, heatmap of mismatching blocks (SVG), table of
@@ -35,16 +35,16 @@ struct SummaryEntry {
   std::string operation;  // "quantize"
   std::string profile;
   bool passed = true;
-  std::string detail;     // one line
+  std::string detail;       // one line
   std::string report_link;  // relative link to the failure page, empty when passed
 };
 
 struct Summary {
-  std::string title;      // "nvfp4-verify gate" / "replay of corpora/"
+  std::string title;  // "nvfp4-verify gate" / "replay of corpora/"
   std::string backends;
   double seconds = 0;
   std::vector<SummaryEntry> entries;
-  std::optional<UlpTotals> ulp = std::nullopt;  // --compare ulp: the distances over every case
+  std::optional<compare::UlpTotals> ulp = std::nullopt;  // --compare ulp: the distances over every case
   // Lines under the title, label and value (check-checkpoint: source, quantized, format, profile).
   std::vector<std::pair<std::string, std::string>> facts = {};
   // A table of every entry with its verdict and detail, after the failures (check-checkpoint:
@@ -60,4 +60,4 @@ std::string render_summary(const Summary& s);
 // Writes `html` to dir/name atomically (io/atomic_file.h); creates dir. Throws OutputError.
 void write_page(const std::filesystem::path& dir, const std::string& name, const std::string& html);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

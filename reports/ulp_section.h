@@ -8,12 +8,12 @@
 
 #include "compare/ulp_report.h"
 
-namespace nvfp4 {
+namespace nvfp4::reports {
 
 // <section id="ulp">, or "" without reports.
-std::string render_ulp_reports(const std::vector<UlpReport>& reports);
+std::string render_ulp_reports(const std::vector<compare::UlpReport>& reports);
 
 // <section id="ulp-totals">: the run's histogram and worst elements with the case of each.
-std::string render_ulp_totals(const UlpTotals& totals);
+std::string render_ulp_totals(const compare::UlpTotals& totals);
 
-}  // namespace nvfp4
+}  // namespace nvfp4::reports

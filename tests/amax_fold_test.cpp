@@ -24,8 +24,7 @@ FloatMatrix special_matrix(std::mt19937& rng, std::size_t M, std::size_t K, int 
   const std::uint32_t specials[] = {0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF, 0x7F800000, 0xFF800000,
                                     0x80000000, 0x00000000, 0x00000001, 0x807FFFFF, 0x7F7FFFFF, 0xFF7FFFFF};
   FloatMatrix x = xt::empty<float>({M, K});
-  for (float& v : x)
-    v = int(rng() % 100) < special_percent ? float_of(specials[rng() % std::size(specials)]) : float_of(rng());
+  for (float& v : x) v = int(rng() % 100) < special_percent ? float_of(specials[rng() % std::size(specials)]) : float_of(rng());
   return x;
 }
 

@@ -34,9 +34,7 @@ TEST(BenchOptions, EachFlagSetsItsOption) {
   EXPECT_FALSE(o.cold_l2);
 }
 
-TEST(BenchOptions, RejectsAValueThatIsNotANumber) {
-  EXPECT_THROW(parse({"--repetitions", "many"}), CLI::ParseError);
-}
+TEST(BenchOptions, RejectsAValueThatIsNotANumber) { EXPECT_THROW(parse({"--repetitions", "many"}), CLI::ParseError); }
 
 }  // namespace
 }  // namespace nvfp4::bench

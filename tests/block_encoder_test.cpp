@@ -37,7 +37,8 @@ TEST(BlockEncoder, EqualsEncodeElementForEveryKnobCombination) {
         p.yclamp = YClamp(clamp);
         p.e2m1 = E2M1Encoder(enc);
         // Special x values under special and ordinary factors.
-        for (const std::uint32_t fb : {0x3F800000u, 0x40000000u, 0x3E2AAAABu, 0x00000000u, 0x7F800000u, 0x7FC00000u, 0x00800000u}) {
+        for (const std::uint32_t fb :
+             {0x3F800000u, 0x40000000u, 0x3E2AAAABu, 0x00000000u, 0x7F800000u, 0x7FC00000u, 0x00800000u}) {
           const ElementEncoder e{ElementEncoder::Op(op), float_of(fb)};
           for (std::size_t s = 0; s + 16 <= kSpecialBits.size(); s += 16) {
             float x[16];
@@ -47,7 +48,9 @@ TEST(BlockEncoder, EqualsEncodeElementForEveryKnobCombination) {
         }
         // Fresh random: any bit pattern, and values near the E2M1 grid scaled by the factor.
         for (int trial = 0; trial < 400; ++trial) {
-          const ElementEncoder e{ElementEncoder::Op(op), trial % 2 ? float_of(rng()) : std::ldexp(1.0f + float(rng() % 1024) / 1024.0f, int(rng() % 40) - 20)};
+          const ElementEncoder e{
+              ElementEncoder::Op(op),
+              trial % 2 ? float_of(rng()) : std::ldexp(1.0f + float(rng() % 1024) / 1024.0f, int(rng() % 40) - 20)};
           float x[16];
           for (int i = 0; i < 16; ++i) {
             const float grid = std::ldexp(float(rng() % 13) * 0.5f, 0) + float(int(rng() % 3) - 1) * std::ldexp(1.0f, -22);

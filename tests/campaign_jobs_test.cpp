@@ -23,24 +23,24 @@ struct CaseLog {
   std::multiset<std::string> cases;
 };
 
-std::string case_bytes(const Case& c) {
-  CaseRecord r;
+std::string case_bytes(const cases::Case& c) {
+  cases::CaseRecord r;
   r.c = c;
-  const std::vector<std::uint8_t> bytes = io::serialize(case_to_file(r));
+  const std::vector<std::uint8_t> bytes = io::serialize(cases::case_to_file(r));
   return std::string(bytes.begin(), bytes.end());
 }
 
 // The reference; it logs the cases it runs and, for `broken_op`, flips one output bit (a bug).
-class LoggingBackend : public Backend {
+class LoggingBackend : public cases::Backend {
  public:
   LoggingBackend(std::shared_ptr<CaseLog> log, std::string broken_op) : log_(std::move(log)), broken_op_(std::move(broken_op)) {}
   std::string_view name() const override { return "logging"; }
-  TensorMap run(const Case& c) override {
+  cases::TensorMap run(const cases::Case& c) override {
     {
       const std::lock_guard lock(log_->mutex);
       log_->cases.insert(case_bytes(c));
     }
-    TensorMap out = ReferenceBackend().run(c);
+    cases::TensorMap out = cases::ReferenceBackend().run(c);
     if (c.op == broken_op_) out.begin()->second.bytes.at(0) ^= 0x01;
     return out;
   }
@@ -61,7 +61,7 @@ CampaignRun campaign(fuzz::CampaignOptions o, int jobs, const std::string& broke
   run.result = fuzz::run_campaign(
       o,
       [&](int) {
-        return fuzz::BackendPair{std::make_shared<ReferenceBackend>(), std::make_shared<LoggingBackend>(log, broken_op)};
+        return fuzz::BackendPair{std::make_shared<cases::ReferenceBackend>(), std::make_shared<LoggingBackend>(log, broken_op)};
       },
       jobs);
   return run;

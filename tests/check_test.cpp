@@ -6,7 +6,6 @@
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_dir.h"
 
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -53,14 +52,14 @@ class CheckTest : public test_support::TempDirTest {
   }
 
   // The reference's quantize outputs of x_ under `params` (name -> value).
-  TensorMap reference(const std::vector<std::pair<std::string, ParamValue>>& params) const {
-    Case c = make_case("quantize");
+  cases::TensorMap reference(const std::vector<std::pair<std::string, cases::ParamValue>>& params) const {
+    cases::Case c = cases::make_case("quantize");
     for (const auto& [name, value] : params) c.params.set(name, value);
     c.inputs["x"] = x_;
-    return ReferenceBackend().run(c);
+    return cases::ReferenceBackend().run(c);
   }
 
-  void write(const std::string& name, const TensorMap& tensors) const {
+  void write(const std::string& name, const cases::TensorMap& tensors) const {
     io::File f;
     f.tensors = tensors;
     io::write_file_atomic(path(name), f);
@@ -102,8 +101,8 @@ TEST_F(CheckTest, TheReferencesOwnOutputsPass) {
 
 TEST_F(CheckTest, OneFlippedBitFailsNamingTheTensorAndTheBlock) {
   SCOPED_TRACE(seed_trace(seed_));
-  const TensorMap q = reference({{"profile", std::string("te")}});
-  TensorMap bad_scale = q;
+  const cases::TensorMap q = reference({{"profile", std::string("te")}});
+  cases::TensorMap bad_scale = q;
   bad_scale.at("scale").bytes[std::size_t(5 * q.at("scale").shape[1] + 2)] ^= 0x01;  // scale[5, 2]
   write("bad_scale.safetensors", bad_scale);
   test_support::CliRun r = check("bad_scale.safetensors");
@@ -112,7 +111,7 @@ TEST_F(CheckTest, OneFlippedBitFailsNamingTheTensorAndTheBlock) {
   EXPECT_NE(r.out.find("scale[5, 2] is"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("scale: 1 of"), std::string::npos) << r.out;
 
-  TensorMap bad_data = q;
+  cases::TensorMap bad_data = q;
   bad_data.at("data").bytes[std::size_t(7 * (kCols / 2) + 8 * 3 + 1)] ^= 0x10;  // data[7, 25]: element x[7, 51]
   write("bad_data.safetensors", bad_data);
   r = check("bad_data.safetensors");
@@ -126,17 +125,17 @@ TEST_F(CheckTest, RenamedTensorsAnF8ScaleWithoutPaddingAndAnI8DataTensorPass) {
   SCOPED_TRACE(seed_trace(seed_));
   // As a checkpoint stores them: weight_packed (I8), weight_scale (F8_E4M3, [M, K/16]), and a
   // tensor the operation does not produce.
-  const TensorMap q = reference({{"profile", std::string("torchao")}});
+  const cases::TensorMap q = reference({{"profile", std::string("torchao")}});
   const io::Tensor& scale = q.at("scale");
   std::vector<std::uint8_t> compact;
   for (std::int64_t r = 0; r < kRows; ++r)
     for (std::int64_t j = 0; j < kCols / 16; ++j) compact.push_back(scale.bytes[std::size_t(r * scale.shape[1] + j)]);
   io::Tensor packed = q.at("data");
   packed.dtype = io::DType::I8;
-  TensorMap theirs{{"weight_packed", packed},
-                   {"weight_scale", io::make_tensor(io::DType::F8_E4M3, {kRows, kCols / 16}, compact)},
-                   {"weight_global_scale", q.at("global_scale")},
-                   {"input_global_scale", q.at("global_scale")}};
+  cases::TensorMap theirs{{"weight_packed", packed},
+                          {"weight_scale", io::make_tensor(io::DType::F8_E4M3, {kRows, kCols / 16}, compact)},
+                          {"weight_global_scale", q.at("global_scale")},
+                          {"input_global_scale", q.at("global_scale")}};
   write("ckpt.safetensors", theirs);
   write("x.safetensors", {{"weight", x_}});  // the input under another name too
   const std::string map = "--param profile=torchao --map data=weight_packed,scale=weight_scale,global_scale=weight_global_scale";
@@ -145,7 +144,9 @@ TEST_F(CheckTest, RenamedTensorsAnF8ScaleWithoutPaddingAndAnI8DataTensorPass) {
   EXPECT_NE(r.out.find("'weight_scale' (as scale) is F8_E4M3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("'weight_packed' (as data) is I8"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("without padding"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("ignored in THEIRS (not outputs of quantize under these parameters): input_global_scale"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ignored in THEIRS (not outputs of quantize under these parameters): input_global_scale"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("input x: X's only tensor, 'weight'"), std::string::npos) << r.out;
 
   // The bridge only renames and reinterprets: a changed byte of the renamed scale still fails.
@@ -160,27 +161,30 @@ TEST_F(CheckTest, RenamedTensorsAnF8ScaleWithoutPaddingAndAnI8DataTensorPass) {
 
 TEST_F(CheckTest, SwizzledScalesAreRecognised) {
   SCOPED_TRACE(seed_trace(seed_));
-  write("q.safetensors", reference({{"profile", std::string("te")}, {"direction", std::string("both")},
-                                    {"scale_layout", std::string("swizzled")}}));
+  write(
+      "q.safetensors",
+      reference({{"profile", std::string("te")}, {"direction", std::string("both")}, {"scale_layout", std::string("swizzled")}}));
   const test_support::CliRun r = check("q.safetensors");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("scale_layout=swizzled (inferred"), std::string::npos) << r.out;
   // The layout matters: compared as compact, the same file fails.
   EXPECT_EQ(check("q.safetensors", "--param scale_layout=compact").exit_code, 1);
   // A swizzled mismatch names the compact position and the swizzled byte.
-  TensorMap q = reference({{"profile", std::string("te")}, {"scale_layout", std::string("swizzled")}});
+  cases::TensorMap q = reference({{"profile", std::string("te")}, {"scale_layout", std::string("swizzled")}});
   q.at("scale").bytes[std::size_t(swizzled_offset(9, 1, q.at("scale").shape[1]))] ^= 0x01;
   write("bad.safetensors", q);
   const test_support::CliRun bad = check("bad.safetensors");
   EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
   EXPECT_NE(bad.out.find("row 9, block 1 of data and scale"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("byte " + std::to_string(swizzled_offset(9, 1, q.at("scale").shape[1])) + " of the swizzled layout"),
-            std::string::npos) << bad.out;
+            std::string::npos)
+      << bad.out;
 }
 
 TEST_F(CheckTest, IdentifyRanksTheProducingProfileFirst) {
   SCOPED_TRACE(seed_trace(seed_));
-  const TensorMap te = reference({{"profile", std::string("te")}}), torchao = reference({{"profile", std::string("torchao")}});
+  const cases::TensorMap te = reference({{"profile", std::string("te")}}),
+                         torchao = reference({{"profile", std::string("torchao")}});
   ASSERT_TRUE(te.at("data").bytes != torchao.at("data").bytes || te.at("scale").bytes != torchao.at("scale").bytes)
       << "the input does not tell te from torchao";
   write("te.safetensors", te);
@@ -190,15 +194,15 @@ TEST_F(CheckTest, IdentifyRanksTheProducingProfileFirst) {
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     const std::size_t first = r.out.find("matches ");
     ASSERT_NE(first, std::string::npos) << r.out;
-    EXPECT_EQ(r.out.substr(first, r.out.find('\n', first) - first),
-              "matches " + producer + " on 100.0% of blocks (" + std::to_string(kRows * kCols / 16) + " of " +
-                  std::to_string(kRows * kCols / 16) + "), bit for bit")
+    EXPECT_EQ(r.out.substr(first, r.out.find('\n', first) - first), "matches " + producer + " on 100.0% of blocks (" +
+                                                                        std::to_string(kRows * kCols / 16) + " of " +
+                                                                        std::to_string(kRows * kCols / 16) + "), bit for bit")
         << r.out;
     EXPECT_NE(r.out.find("matches " + other + " on "), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("matches " + other + " on 100.0%"), std::string::npos) << r.out;
   }
   // No profile reproduces outputs with a flipped byte: exit 1, still ranked.
-  TensorMap bad = torchao;
+  cases::TensorMap bad = torchao;
   bad.at("data").bytes[0] ^= 0x11;
   write("bad.safetensors", bad);
   const test_support::CliRun r = check("bad.safetensors", "--identify");
@@ -208,7 +212,7 @@ TEST_F(CheckTest, IdentifyRanksTheProducingProfileFirst) {
 
 TEST_F(CheckTest, TheirAmaxIsTakenAsTheOverride) {
   SCOPED_TRACE(seed_trace(seed_));
-  write("q.safetensors", reference({{"profile", std::string("te")}, {"amax", F32Bits{0x40D00000u}}}));  // 6.5
+  write("q.safetensors", reference({{"profile", std::string("te")}, {"amax", cases::F32Bits{0x40D00000u}}}));  // 6.5
   const test_support::CliRun r = check("q.safetensors");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("amax=0x40D00000 (inferred"), std::string::npos) << r.out;
@@ -217,9 +221,9 @@ TEST_F(CheckTest, TheirAmaxIsTakenAsTheOverride) {
 
 TEST_F(CheckTest, OtherOperationsCompareElements) {
   SCOPED_TRACE(seed_trace(seed_));
-  Case c = make_case("amax_rows");
+  cases::Case c = cases::make_case("amax_rows");
   c.inputs["x"] = x_;
-  TensorMap out = ReferenceBackend().run(c);
+  cases::TensorMap out = cases::ReferenceBackend().run(c);
   write("amax.safetensors", out);
   EXPECT_EQ(check("amax.safetensors", "--op amax_rows").exit_code, 0);
   out.at("amax").bytes[4 * 11] ^= 0x01;  // amax[11]
@@ -231,7 +235,7 @@ TEST_F(CheckTest, OtherOperationsCompareElements) {
 }
 
 TEST_F(CheckTest, BadInputExitsTwoWithOneLineAndNoReport) {
-  const TensorMap q = reference({{"profile", std::string("te")}});
+  const cases::TensorMap q = reference({{"profile", std::string("te")}});
   write("q.safetensors", q);
   const std::string full = test_support::slurp_text(path("q.safetensors"));
   { std::ofstream(path("cut.safetensors"), std::ios::binary) << full.substr(0, full.size() - 100); }
@@ -240,7 +244,7 @@ TEST_F(CheckTest, BadInputExitsTwoWithOneLineAndNoReport) {
   expect_bad_input("q.safetensors", "--map scale=weight_scale", "THEIRS holds no tensor 'weight_scale'");
   write("other.safetensors", {{"weight_packed", q.at("data")}});
   expect_bad_input("other.safetensors", "", "THEIRS holds none of the reference's outputs");
-  TensorMap wrong = q;
+  cases::TensorMap wrong = q;
   wrong.at("data") = io::make_tensor(io::DType::U8, {kRows, kCols / 2 - 8}, std::vector<std::uint8_t>(kRows * (kCols / 2 - 8)));
   write("wrong.safetensors", wrong);
   expect_bad_input("wrong.safetensors", "", "E_DATA_SHAPE: their 'data' is U8 [48, 32]; the reference's is U8 [48, 40]");
@@ -263,7 +267,7 @@ TEST_F(CheckTest, BadInputExitsTwoWithOneLineAndNoReport) {
 
 TEST_F(CheckTest, ReportIsWrittenForAMatchAndAMismatch) {
   SCOPED_TRACE(seed_trace(seed_));
-  TensorMap q = reference({{"profile", std::string("te")}});
+  cases::TensorMap q = reference({{"profile", std::string("te")}});
   write("q.safetensors", q);
   const fs::path report = path("report");
   EXPECT_EQ(check("q.safetensors", "--report " + report.string()).exit_code, 0);
@@ -275,7 +279,8 @@ TEST_F(CheckTest, ReportIsWrittenForAMatchAndAMismatch) {
   write("q.safetensors", q);
   fs::remove_all(report);
   EXPECT_EQ(check("q.safetensors", "--report " + report.string()).exit_code, 1);
-  const std::string index = test_support::slurp_text(report / "index.html"), page = test_support::slurp_text(report / "check.html");
+  const std::string index = test_support::slurp_text(report / "index.html"),
+                    page = test_support::slurp_text(report / "check.html");
   EXPECT_NE(index.find("href=\"check.html\""), std::string::npos) << index;
   EXPECT_NE(page.find("FAIL"), std::string::npos);
   EXPECT_NE(page.find("nvfp4-verify check --input"), std::string::npos);

@@ -22,12 +22,12 @@ namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
-using test_support::kHidden;
 using test_support::amax_of;
-using test_support::write_json;
-using test_support::read_json;
 using test_support::CheckpointTest;
 using test_support::f32_of;
+using test_support::kHidden;
+using test_support::read_json;
+using test_support::write_json;
 
 // The [E, in, out] BF16 parameter's expert e, transposed by hand to [out, in].
 io::Tensor expert_transposed(const io::Tensor& w, std::int64_t e) {
@@ -45,14 +45,15 @@ io::Tensor swap_last2(const io::Tensor& t) {
   io::Tensor out{t.dtype, {E, b, a}, std::vector<std::uint8_t>(t.bytes.size())};
   for (std::int64_t e = 0; e < E; ++e)
     for (std::int64_t i = 0; i < a; ++i)
-      for (std::int64_t j = 0; j < b; ++j) out.bytes[std::size_t((e * b + j) * a + i)] = t.bytes[std::size_t((e * a + i) * b + j)];
+      for (std::int64_t j = 0; j < b; ++j)
+        out.bytes[std::size_t((e * b + j) * a + i)] = t.bytes[std::size_t((e * a + i) * b + j)];
   return out;
 }
 
 // What a converter that quantizes each expert with its own amax writes: data [E, out, in/2], scales
 // [E, out, in/16] (the quantized orientation) and weight_scale_2 [E].
 checkpoint::QuantizedWeight per_expert_untransposed(const io::Tensor& w) {
-  ReferenceBackend ref;
+  cases::ReferenceBackend ref;
   const std::int64_t E = w.shape.at(0), in = w.shape.at(1), out = w.shape.at(2);
   checkpoint::QuantizedWeight q;
   q.data = io::Tensor{io::DType::U8, {E, out, in / 2}, {}};
@@ -123,7 +124,7 @@ TEST_F(CheckpointTest, Llama4BmmExpertsMatchAnIndependentRecomputation) {
   const io::Tensor ws2 = stored(p + "_weight_scale_2");
   EXPECT_EQ(std::bit_cast<std::uint32_t>(f32_of(ws2)), std::bit_cast<std::uint32_t>(g * (1.0f / 2688.0f)));
 
-  ReferenceBackend ref;
+  cases::ReferenceBackend ref;
   const std::int64_t e = 2, in = kHidden, out = 96;
   const auto q = checkpoint::quantize_weight(ref, "expert 2", expert_transposed(w, e), "modelopt", g, false);
   ASSERT_EQ(q.data.shape, (std::vector<std::int64_t>{out, in / 2}));
@@ -144,8 +145,9 @@ TEST_F(CheckpointTest, Llama4BmmExpertsMatchAnIndependentRecomputation) {
   bool own_differs = false;
   for (std::int64_t i = 0; i < 4; ++i) {
     const io::Tensor slice = expert_transposed(w, i);
-    own_differs = own_differs || checkpoint::quantize_weight(ref, "expert", slice, "modelopt", amax_of(slice), false)
-                                         .global_scale->bytes != ws2.bytes;
+    own_differs =
+        own_differs ||
+        checkpoint::quantize_weight(ref, "expert", slice, "modelopt", amax_of(slice), false).global_scale->bytes != ws2.bytes;
   }
   EXPECT_TRUE(own_differs);
 }

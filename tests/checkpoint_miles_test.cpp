@@ -25,16 +25,15 @@ namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
-using test_support::kHidden;
 using test_support::amax_of;
-using test_support::read_json;
 using test_support::CheckpointTest;
 using test_support::f32_of;
+using test_support::kHidden;
+using test_support::read_json;
 
 TEST_F(CheckpointTest, MilesMoeConversionChecksCleanAndIdentifiesTePyref) {
   const fs::path q = converted(true, "", "miles");
-  EXPECT_NE(convert_out_.out.find("(miles, profile te-pyref): 24 weights quantized"), std::string::npos)
-      << convert_out_.out;
+  EXPECT_NE(convert_out_.out.find("(miles, profile te-pyref): 24 weights quantized"), std::string::npos) << convert_out_.out;
   auto r = check();  // --format auto tells C from A by its input_scale placeholders
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("under te-pyref: 24 of 24 tensors match, every one bit for bit"), std::string::npos) << r.out;
@@ -58,8 +57,7 @@ TEST_F(CheckpointTest, MilesMoeConversionChecksCleanAndIdentifiesTePyref) {
   EXPECT_EQ(hf["quantization"]["kv_cache_quant_algo"], "FP8");
   const nlohmann::json ignore = hf["quantization"]["exclude_modules"];
   for (const char* m : {"model.embed_tokens", "model.norm", "lm_head", "model.layers.0.mlp.gate",
-                        "model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.qkv_proj",
-                        "model.layers.1.input_layernorm"})
+                        "model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.qkv_proj", "model.layers.1.input_layernorm"})
     EXPECT_NE(std::find(ignore.begin(), ignore.end(), m), ignore.end()) << m << " in " << ignore.dump();
   EXPECT_EQ(std::count(ignore.begin(), ignore.end(), "model.layers.0.self_attn.qkv_proj"), 1);
   EXPECT_EQ(config["quantization_config"]["quant_method"], "modelopt");
@@ -79,13 +77,12 @@ TEST_F(CheckpointTest, MilesMoeConversionChecksCleanAndIdentifiesTePyref) {
 TEST_F(CheckpointTest, MilesDenseModelQuantizesNothingAndSaysSo) {
   const fs::path q = converted(false, "", "miles");
   EXPECT_NE(convert_out_.out.find("0 weights quantized"), std::string::npos) << convert_out_.out;
-  EXPECT_NE(convert_out_.out.find("format miles quantizes none of the tensors of " + src() +
-                                  " (it quantizes MoE expert linears only)"),
-            std::string::npos)
+  EXPECT_NE(
+      convert_out_.out.find("format miles quantizes none of the tensors of " + src() + " (it quantizes MoE expert linears only)"),
+      std::string::npos)
       << convert_out_.out;
   EXPECT_EQ(stored("model.layers.0.mlp.gate_proj.weight").dtype, io::DType::BF16);
-  EXPECT_FALSE(read_json(q / "model.safetensors.index.json")["weight_map"].contains(
-      "model.layers.0.mlp.gate_proj.weight_scale"));
+  EXPECT_FALSE(read_json(q / "model.safetensors.index.json")["weight_map"].contains("model.layers.0.mlp.gate_proj.weight_scale"));
   const nlohmann::json ignore = read_json(q / "hf_quant_config.json")["quantization"]["exclude_modules"];
   EXPECT_NE(std::find(ignore.begin(), ignore.end(), "model.layers.1.mlp.down_proj"), ignore.end()) << ignore.dump();
   const auto r = check(" --format miles");
@@ -100,12 +97,10 @@ TEST_F(CheckpointTest, MilesGateAndUpWithSeparateAmaxesAreNamed) {
   const float ga = amax_of(source(gate + ".weight")), ua = amax_of(source(up + ".weight"));
   ASSERT_NE(ga, ua);
   const std::string smaller = ga < ua ? gate : up, peer = ga < ua ? up : gate;
-  ReferenceBackend ref;
+  cases::ReferenceBackend ref;
   const auto q = checkpoint::quantize_for_format(ref, *checkpoint::find_format("miles"), smaller + ".weight",
                                                  source(smaller + ".weight"), "te-pyref", std::min(ga, ua));
-  replace({{smaller + ".weight", q.data},
-           {smaller + ".weight_scale", q.scale},
-           {smaller + ".weight_scale_2", *q.global_scale}});
+  replace({{smaller + ".weight", q.data}, {smaller + ".weight_scale", q.scale}, {smaller + ".weight_scale_2", *q.global_scale}});
   const auto r = check();
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find(smaller + ": MISMATCH"), std::string::npos) << r.out;
@@ -137,7 +132,8 @@ TEST_F(CheckpointTest, MilesFused3dExpertsConvertAndCheckClean) {
   std::set<std::uint32_t> distinct;
   for (std::size_t e = 0; e < 4; ++e) {
     // Expert e's amax over its whole slice: gate and up halves share it.
-    const io::Tensor slice{io::DType::BF16, {64, kHidden},
+    const io::Tensor slice{io::DType::BF16,
+                           {64, kHidden},
                            std::vector<std::uint8_t>(w.bytes.begin() + std::ptrdiff_t(e * per_expert),
                                                      w.bytes.begin() + std::ptrdiff_t((e + 1) * per_expert))};
     float S = std::min(2688.0f / amax_of(slice), FLT_MAX);
@@ -186,8 +182,7 @@ TEST_F(CheckpointTest, Miles3dExpertScalesSwappedWithTheNeighboursAreNamed) {
 TEST_F(CheckpointTest, Modelopt3dExpertTensorIsRefused) {
   const auto c = convert_fused("modelopt");
   EXPECT_EQ(c.exit_code, 2) << c.out << c.err;
-  EXPECT_NE(c.err.find("model.layers.0.mlp.experts.down_proj.weight is a 3-D expert tensor"), std::string::npos)
-      << c.err;
+  EXPECT_NE(c.err.find("model.layers.0.mlp.experts.down_proj.weight is a 3-D expert tensor"), std::string::npos) << c.err;
   EXPECT_FALSE(fs::exists(dir_ / "q"));
 }
 

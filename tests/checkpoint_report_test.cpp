@@ -22,8 +22,8 @@ namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
-using test_support::run_cli;
 using test_support::random_bf16;
+using test_support::run_cli;
 using test_support::slurp_text;
 
 constexpr std::int64_t kHidden = 64;
@@ -44,9 +44,9 @@ const std::vector<std::pair<std::string, std::vector<std::int64_t>>> kSpecs = {
     {"model.norm.weight", {kHidden}},
     {"lm_head.weight", {64, kHidden}},
 };
-const char* const kModules[] = {"model.layers.0.mlp.down_proj",     "model.layers.0.mlp.gate_proj",
-                                "model.layers.0.mlp.up_proj",       "model.layers.0.self_attn.k_proj",
-                                "model.layers.0.self_attn.o_proj",  "model.layers.0.self_attn.q_proj",
+const char* const kModules[] = {"model.layers.0.mlp.down_proj",    "model.layers.0.mlp.gate_proj",
+                                "model.layers.0.mlp.up_proj",      "model.layers.0.self_attn.k_proj",
+                                "model.layers.0.self_attn.o_proj", "model.layers.0.self_attn.q_proj",
                                 "model.layers.0.self_attn.v_proj"};
 
 class CheckpointReportTest : public test_support::TempDirTest {
@@ -66,9 +66,9 @@ class CheckpointReportTest : public test_support::TempDirTest {
     write_json(dir_ / "src" / "model.safetensors.index.json",
                {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}});
     write_json(dir_ / "src" / "config.json", {{"model_type", "llama"}, {"hidden_size", kHidden}});
-    const auto r = run_cli("convert-checkpoint --input " + (dir_ / "src").string() + " --output " +
-                               (dir_ / "q").string() + " --format modelopt",
-                           dir_);
+    const auto r = run_cli(
+        "convert-checkpoint --input " + (dir_ / "src").string() + " --output " + (dir_ / "q").string() + " --format modelopt",
+        dir_);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
 
@@ -94,8 +94,7 @@ class CheckpointReportTest : public test_support::TempDirTest {
 TEST_F(CheckpointReportTest, CleanCheckpointListsEveryTensorAsMatch) {
   const auto r = check();
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("check-checkpoint: report written to " + (dir_ / "report" / "index.html").string()),
-            std::string::npos)
+  EXPECT_NE(r.out.find("check-checkpoint: report written to " + (dir_ / "report" / "index.html").string()), std::string::npos)
       << r.out;
   const std::string index = slurp_text(dir_ / "report" / "index.html");
   EXPECT_NE(index.find("badge pass"), std::string::npos);
@@ -108,7 +107,7 @@ TEST_F(CheckpointReportTest, CleanCheckpointListsEveryTensorAsMatch) {
   EXPECT_EQ(index.find("MISMATCH"), std::string::npos);
   std::size_t files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_ / "report")) ++files;
-  EXPECT_EQ(files, 1u);  // index.html only, no temporary left
+  EXPECT_EQ(files, 1u);                               // index.html only, no temporary left
   for (const auto& e : fs::directory_iterator(dir_))  // nor beside the report
     EXPECT_EQ(e.path().filename().string().find("tmp"), std::string::npos) << e.path();
 
@@ -145,7 +144,7 @@ TEST_F(CheckpointReportTest, FaultyTensorHasAPageWithTheExplanation) {
       << page.substr(0, 4000);
   EXPECT_NE(page.find("nibble order"), std::string::npos);
   EXPECT_NE(page.find("check-checkpoint --source"), std::string::npos);  // the replay line
-  EXPECT_NE(page.find("<svg"), std::string::npos);                      // the block map
+  EXPECT_NE(page.find("<svg"), std::string::npos);                       // the block map
 }
 
 }  // namespace

@@ -25,16 +25,16 @@ namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
-using test_support::kHidden;
 using test_support::amax_of;
-using test_support::write_json;
-using test_support::read_json;
-using test_support::model_specs;
-using test_support::llama4_specs;
-using test_support::write_model;
 using test_support::CheckpointTest;
 using test_support::f32_of;
+using test_support::kHidden;
+using test_support::llama4_specs;
+using test_support::model_specs;
+using test_support::read_json;
 using test_support::run_cli;
+using test_support::write_json;
+using test_support::write_model;
 
 TEST_F(CheckpointTest, DenseConversionChecksCleanAndWritesFormatA) {
   const fs::path q = converted(false);
@@ -46,8 +46,8 @@ TEST_F(CheckpointTest, DenseConversionChecksCleanAndWritesFormatA) {
   // weight_scale_2 of q_proj is RN(g * RN(1/2688)) with g the max over q, k and v (docs/guides/checkpoints.md
   // sections 2.2, 2.6).
   const std::string a = "model.layers.0.self_attn.";
-  const float g = std::max({amax_of(source(a + "q_proj.weight")), amax_of(source(a + "k_proj.weight")),
-                            amax_of(source(a + "v_proj.weight"))});
+  const float g = std::max(
+      {amax_of(source(a + "q_proj.weight")), amax_of(source(a + "k_proj.weight")), amax_of(source(a + "v_proj.weight"))});
   for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
     const io::Tensor ws2 = stored(a + m + ".weight_scale_2");
     EXPECT_EQ(ws2.dtype, io::DType::F32);
@@ -101,8 +101,7 @@ TEST_F(CheckpointTest, ExcludedModulesStayBf16AndAreListed) {
   converted(false, " --exclude '*.o_proj'");
   EXPECT_EQ(stored("model.layers.1.self_attn.o_proj.weight").dtype, io::DType::BF16);
   const auto excluded = read_json(dir_ / "q" / "hf_quant_config.json")["quantization"]["exclude_modules"];
-  EXPECT_EQ(excluded,
-            nlohmann::json({"lm_head", "model.layers.0.self_attn.o_proj", "model.layers.1.self_attn.o_proj"}));
+  EXPECT_EQ(excluded, nlohmann::json({"lm_head", "model.layers.0.self_attn.o_proj", "model.layers.1.self_attn.o_proj"}));
   const auto r = check();
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("12 of 12 tensors match"), std::string::npos) << r.out;
@@ -115,9 +114,7 @@ TEST_F(CheckpointTest, GateAndUpWithSeparateAmaxesAreNamed) {
   ASSERT_NE(ga, ua);
   const std::string smaller = ga < ua ? gate : up, peer = ga < ua ? up : gate;
   const auto q = quantize(smaller, "modelopt", std::min(ga, ua));
-  replace({{smaller + ".weight", q.data},
-           {smaller + ".weight_scale", q.scale},
-           {smaller + ".weight_scale_2", *q.global_scale}});
+  replace({{smaller + ".weight", q.data}, {smaller + ".weight_scale", q.scale}, {smaller + ".weight_scale_2", *q.global_scale}});
   const auto r = check(" --junit " + (dir_ / "junit.xml").string());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find(smaller + ": MISMATCH"), std::string::npos) << r.out;
@@ -126,8 +123,7 @@ TEST_F(CheckpointTest, GateAndUpWithSeparateAmaxesAreNamed) {
   EXPECT_NE(r.out.find("13 of 14 tensors match"), std::string::npos) << r.out;
   const std::string junit = test_support::slurp_text(dir_ / "junit.xml");
   EXPECT_NE(junit.find("tests=\"14\" failures=\"1\""), std::string::npos) << junit;
-  EXPECT_NE(junit.find("<testcase classname=\"check-checkpoint\" name=\"" + smaller + "\"><failure"), std::string::npos)
-      << junit;
+  EXPECT_NE(junit.find("<testcase classname=\"check-checkpoint\" name=\"" + smaller + "\"><failure"), std::string::npos) << junit;
 }
 
 TEST_F(CheckpointTest, TheJunitFileReadsBackWithEveryModulesVerdictAsPrinted) {
@@ -136,7 +132,8 @@ TEST_F(CheckpointTest, TheJunitFileReadsBackWithEveryModulesVerdictAsPrinted) {
   auto specs = model_specs(false);
   specs.push_back({odd + ".weight", {64, kHidden}});
   write_model(dir_ / "src", specs);
-  ASSERT_EQ(run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format modelopt", dir_).exit_code,
+  ASSERT_EQ(run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format modelopt", dir_)
+                .exit_code,
             0);
   io::Tensor w = stored(odd + ".weight");
   w.bytes[0] ^= 0x11;
@@ -238,8 +235,8 @@ TEST_F(CheckpointTest, CompressedTensorsDenseConversionChecksCleanAndWritesForma
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("14 of 14 tensors match, every one bit for bit"), std::string::npos) << r.out;
   const std::string a = "model.layers.0.self_attn.";
-  const float g = std::max({amax_of(source(a + "q_proj.weight")), amax_of(source(a + "k_proj.weight")),
-                            amax_of(source(a + "v_proj.weight"))});
+  const float g = std::max(
+      {amax_of(source(a + "q_proj.weight")), amax_of(source(a + "k_proj.weight")), amax_of(source(a + "v_proj.weight"))});
   const float reciprocal = 1.0f / g, G = reciprocal * 2688.0f;  // generate_gparam: 2688 / g as reciprocal * 2688
   for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
     const io::Tensor gs = stored(a + m + ".weight_global_scale");
@@ -310,8 +307,8 @@ TEST_F(CheckpointTest, ExistingOutputIsRefusedAndLeftAsItWas) {
   write_model(dir_ / "src", model_specs(false));
   fs::create_directories(dir_ / "q");
   write_json(dir_ / "q" / "mine.json", {{"keep", true}});
-  const auto r = run_cli(
-      "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format modelopt", dir_);
+  const auto r =
+      run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format modelopt", dir_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "q"), fs::directory_iterator()), 1);
@@ -320,8 +317,8 @@ TEST_F(CheckpointTest, ExistingOutputIsRefusedAndLeftAsItWas) {
 
 TEST_F(CheckpointTest, OutputWithATrailingSlashIsTheDirectoryItself) {
   write_model(dir_ / "src", model_specs(false));
-  const auto r = run_cli(
-      "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + "/ --format modelopt", dir_);
+  const auto r =
+      run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + "/ --format modelopt", dir_);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir_ / "q" / "hf_quant_config.json"));
   for (const fs::path& d : {dir_, dir_ / "q"})  // no temporary inside the output or beside it
@@ -331,9 +328,7 @@ TEST_F(CheckpointTest, OutputWithATrailingSlashIsTheDirectoryItself) {
 
 TEST_F(CheckpointTest, UnsupportedFormatIsRefusedNamingTheSupportedOne) {
   write_model(dir_ / "src", model_specs(false));
-  const auto r = run_cli(
-      "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format gguf",
-      dir_);
+  const auto r = run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format gguf", dir_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("supported: modelopt, compressed-tensors, miles"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "q"));
@@ -346,8 +341,8 @@ TEST_F(CheckpointTest, AbandonedConversionLeavesNoOutput) {
   specs[specs.size() - 3].second = {kHidden, 40};
   ASSERT_EQ(specs[specs.size() - 3].first, "model.layers.1.mlp.down_proj.weight");
   write_model(dir_ / "src", specs);
-  const auto r = run_cli(
-      "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format modelopt", dir_);
+  const auto r =
+      run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format modelopt", dir_);
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.err.find("model.layers.1.mlp.down_proj.weight"), std::string::npos) << r.err;
   for (const auto& e : fs::directory_iterator(dir_))

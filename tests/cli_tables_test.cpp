@@ -81,7 +81,7 @@ class CliTablesTest : public ::testing::Test {
 };
 
 std::vector<std::string> allowed(std::string_view op, std::string_view param, bool lower = false) {
-  std::vector<std::string> v = operation(op).param(param)->allowed;
+  std::vector<std::string> v = cases::operation(op).param(param)->allowed;
   if (lower)
     for (std::string& s : v) std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return v;
@@ -150,7 +150,8 @@ TEST_F(CliTablesTest, EveryChoiceListIsTheRegistrysOrTheCliOwn) {
         EXPECT_TRUE(cli_own.count(key)) << command << " " << option
                                         << " lists choices that are neither a registry parameter's nor stated as the CLI's own";
     }
-  for (const auto& [key, _] : from_registry) EXPECT_TRUE(seen.count(key)) << key.first << " " << key.second << " lists no choices";
+  for (const auto& [key, _] : from_registry)
+    EXPECT_TRUE(seen.count(key)) << key.first << " " << key.second << " lists no choices";
 }
 
 }  // namespace

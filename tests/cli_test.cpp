@@ -13,8 +13,8 @@
 #include <regex>
 #include <sstream>
 
-#include "io/tensor_convert.h"
 #include "io/safetensors.h"
+#include "io/tensor_convert.h"
 #include "reference/dequantize.h"
 #include "reference/half_float.h"
 #include "reference/profiles.h"
@@ -68,12 +68,14 @@ class CliTest : public test_support::TempDirTest {
 };
 
 ByteMatrix bytes_of(const io::File& f, const std::string& name) { return io::to_byte_matrix(f.tensors.at(name), "test", name); }
-FloatVector floats_of(const io::File& f, const std::string& name) { return io::to_float_vector(f.tensors.at(name), "test", name); }
+FloatVector floats_of(const io::File& f, const std::string& name) {
+  return io::to_float_vector(f.tensors.at(name), "test", name);
+}
 
 TEST_F(CliTest, QuantizeBothDirectionsWritesTheLayoutsOfTheLibrary) {
   const FloatMatrix x = write_random("in.safetensors", 48, 80);
-  const RunResult r = run("quantize --input " + path("in.safetensors").string() + " --output " +
-                          path("q.safetensors").string() + " --profile te-2.13 --direction both");
+  const RunResult r = run("quantize --input " + path("in.safetensors").string() + " --output " + path("q.safetensors").string() +
+                          " --profile te-2.13 --direction both");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const io::File q = io::read_file(path("q.safetensors"));
   QuantizeOptions o;
@@ -102,9 +104,11 @@ TEST_F(CliTest, QuantizeBothDirectionsWritesTheLayoutsOfTheLibrary) {
 TEST_F(CliTest, RoundTripThroughFilesEqualsLibraryDequantization) {
   const FloatMatrix x = write_random("in.safetensors", 32, 64);
   ASSERT_EQ(run("quantize --input " + path("in.safetensors").string() + " --output " + path("q.safetensors").string() +
-                " --direction both --scale-layout swizzled").exit_code, 0);
-  const RunResult r = run("dequantize --input " + path("q.safetensors").string() + " --output " +
-                          path("x.safetensors").string() + " --dtype bf16");
+                " --direction both --scale-layout swizzled")
+                .exit_code,
+            0);
+  const RunResult r = run("dequantize --input " + path("q.safetensors").string() + " --output " + path("x.safetensors").string() +
+                          " --dtype bf16");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const io::File out = io::read_file(path("x.safetensors"));
   QuantizeOptions o;
@@ -131,7 +135,8 @@ TEST_F(CliTest, Bf16AndF16InputsAreWidenedExactly) {
     f.tensors["w"] = io::from_float_matrix(x, type);
     io::write_file_atomic(path("in.safetensors"), f);
     const FloatMatrix exact = io::to_float_matrix(f.tensors["w"], "test", "w");  // the narrowed values
-    ASSERT_EQ(run("quantize --input " + path("in.safetensors").string() + " --output " + path("q.safetensors").string()).exit_code, 0);
+    ASSERT_EQ(
+        run("quantize --input " + path("in.safetensors").string() + " --output " + path("q.safetensors").string()).exit_code, 0);
     QuantizeOptions o;
     o.profile = default_profile().knobs;
     EXPECT_EQ(bytes_of(io::read_file(path("q.safetensors")), "data"), quantize(exact, o).rowwise->data);
@@ -140,8 +145,14 @@ TEST_F(CliTest, Bf16AndF16InputsAreWidenedExactly) {
 
 TEST_F(CliTest, AmaxOverrideAcceptsDecimalAndBitPatterns) {
   const FloatMatrix x = write_random("in.safetensors", 16, 16);
-  ASSERT_EQ(run("quantize --input " + path("in.safetensors").string() + " --output " + path("a.safetensors").string() + " --amax 6.5").exit_code, 0);
-  ASSERT_EQ(run("quantize --input " + path("in.safetensors").string() + " --output " + path("b.safetensors").string() + " --amax 0x40D00000").exit_code, 0);
+  ASSERT_EQ(
+      run("quantize --input " + path("in.safetensors").string() + " --output " + path("a.safetensors").string() + " --amax 6.5")
+          .exit_code,
+      0);
+  ASSERT_EQ(run("quantize --input " + path("in.safetensors").string() + " --output " + path("b.safetensors").string() +
+                " --amax 0x40D00000")
+                .exit_code,
+            0);
   const io::File a = io::read_file(path("a.safetensors")), b = io::read_file(path("b.safetensors"));
   EXPECT_EQ(floats_of(a, "amax")(0), 6.5f);
   EXPECT_EQ(bytes_of(a, "scale"), bytes_of(b, "scale"));
@@ -151,7 +162,10 @@ TEST_F(CliTest, AmaxOverrideAcceptsDecimalAndBitPatterns) {
 TEST_F(CliTest, ProfilesWithASecondLevelScaleStoreIt) {
   write_random("in.safetensors", 16, 16);
   for (const char* p : {"torchao", "modelopt", "miles"}) {
-    ASSERT_EQ(run("quantize --input " + path("in.safetensors").string() + " --output " + path("q.safetensors").string() + " --profile " + p).exit_code, 0);
+    ASSERT_EQ(run("quantize --input " + path("in.safetensors").string() + " --output " + path("q.safetensors").string() +
+                  " --profile " + p)
+                  .exit_code,
+              0);
     const io::File q = io::read_file(path("q.safetensors"));
     ASSERT_EQ(q.tensors.count("global_scale"), 1u) << p;
     EXPECT_EQ(q.tensors.at("global_scale").shape, (std::vector<std::int64_t>{1})) << p;
@@ -161,7 +175,9 @@ TEST_F(CliTest, ProfilesWithASecondLevelScaleStoreIt) {
 TEST_F(CliTest, RowScaledStoresOneAmaxPerRowAndColumn) {
   write_random("in.safetensors", 32, 48);
   ASSERT_EQ(run("quantize --input " + path("in.safetensors").string() + " --output " + path("q.safetensors").string() +
-                " --row-scaled --direction both").exit_code, 0);
+                " --row-scaled --direction both")
+                .exit_code,
+            0);
   const io::File q = io::read_file(path("q.safetensors"));
   EXPECT_EQ(q.tensors.at("amax").shape, (std::vector<std::int64_t>{32}));
   EXPECT_EQ(q.tensors.at("amax_t").shape, (std::vector<std::int64_t>{48}));
@@ -173,9 +189,14 @@ TEST_F(CliTest, TensorOptionPicksOneOfSeveral) {
   f.tensors["a"] = io::from_float_matrix(x, io::FloatType::F32);
   f.tensors["b"] = io::from_float_matrix(x, io::FloatType::F32);
   io::write_file_atomic(path("two.safetensors"), f);
-  expect_clean_failure("quantize --input " + path("two.safetensors").string() + " --output " + path("q.safetensors").string(), "choose one with --tensor");
-  expect_clean_failure("quantize --input " + path("two.safetensors").string() + " --tensor c --output " + path("q.safetensors").string(), "no tensor named 'c'");
-  EXPECT_EQ(run("quantize --input " + path("two.safetensors").string() + " --tensor b --output " + path("q.safetensors").string()).exit_code, 0);
+  expect_clean_failure("quantize --input " + path("two.safetensors").string() + " --output " + path("q.safetensors").string(),
+                       "choose one with --tensor");
+  expect_clean_failure(
+      "quantize --input " + path("two.safetensors").string() + " --tensor c --output " + path("q.safetensors").string(),
+      "no tensor named 'c'");
+  EXPECT_EQ(run("quantize --input " + path("two.safetensors").string() + " --tensor b --output " + path("q.safetensors").string())
+                .exit_code,
+            0);
 }
 
 TEST_F(CliTest, BadInputFailsWithOneLineAndNoOutputFile) {
@@ -202,7 +223,8 @@ TEST_F(CliTest, BadInputFailsWithOneLineAndNoOutputFile) {
   io::write_file_atomic(path("rank1.safetensors"), f);
   expect_clean_failure("quantize --input " + path("rank1.safetensors").string() + out, "E_RANK");
   write_random("k100.safetensors", 16, 100);
-  expect_clean_failure("quantize --input " + path("k100.safetensors").string() + out, "quantize_1d: E_DIM16_K: K=100 is not a multiple of 16");
+  expect_clean_failure("quantize --input " + path("k100.safetensors").string() + out,
+                       "quantize_1d: E_DIM16_K: K=100 is not a multiple of 16");
   write_random("m40.safetensors", 40, 16);
   expect_clean_failure("quantize --input " + path("m40.safetensors").string() + out, "E_DIM16_M: M=40");
 
@@ -213,7 +235,9 @@ TEST_F(CliTest, BadInputFailsWithOneLineAndNoOutputFile) {
   expect_clean_failure(in + " --amax abc", "--amax");
   expect_clean_failure(in + " --block 2d --row-scaled", "E_UNSUPPORTED");
   expect_clean_failure("quantize --input " + path("full.safetensors").string(), "--output");
-  expect_clean_failure("quantize --input " + path("full.safetensors").string() + " --output " + path("no/such/dir/q.safetensors").string(), "q.safetensors");
+  expect_clean_failure(
+      "quantize --input " + path("full.safetensors").string() + " --output " + path("no/such/dir/q.safetensors").string(),
+      "q.safetensors");
 }
 
 TEST_F(CliTest, DequantizeRejectsIncompleteAndMalformedFiles) {
@@ -244,7 +268,8 @@ TEST_F(CliTest, DequantizeOfKnownBytesFollowsTheTeChain) {
   f.tensors["scale"] = io::make_tensor(io::DType::U8, {128, 4}, std::vector<std::uint8_t>(128 * 4, 0x38));
   f.tensors["amax"] = io::make_tensor_from<float>(io::DType::F32, {1}, std::vector<float>{2688.0f});
   io::write_file_atomic(path("q.safetensors"), f);
-  ASSERT_EQ(run("dequantize --input " + path("q.safetensors").string() + " --output " + path("x.safetensors").string()).exit_code, 0);
+  ASSERT_EQ(run("dequantize --input " + path("q.safetensors").string() + " --output " + path("x.safetensors").string()).exit_code,
+            0);
   const io::Tensor x = io::read_file(path("x.safetensors")).tensors.at("x");
   float expected = 2688.0f * float_of(0x39C30C31u);
   float first;
@@ -263,7 +288,8 @@ TEST_F(CliTest, ProfilesListsEveryProfileAndTheDocsAreInSync) {
 }
 
 TEST_F(CliTest, HelpExitsZeroForEveryCommand) {
-  for (const char* c : {"--help", "quantize --help", "dequantize --help", "profiles --help", "selfcheck --help", "cast-master-weights --help"}) {
+  for (const char* c :
+       {"--help", "quantize --help", "dequantize --help", "profiles --help", "selfcheck --help", "cast-master-weights --help"}) {
     const RunResult r = run(c);
     EXPECT_EQ(r.exit_code, 0) << c;
     EXPECT_NE(r.out.find("--"), std::string::npos) << c;
@@ -279,7 +305,8 @@ TEST_F(CliTest, CastMasterWeightsEqualsQuantize2DOfEveryWeight) {
   const std::vector<float> bias(16, 1.0f);
   f.tensors["mlp.bias"] = io::make_tensor_from<float>(io::DType::F32, {16}, bias);
   io::write_file_atomic(path("w.safetensors"), f);
-  const std::string base = "cast-master-weights --input " + path("w.safetensors").string() + " --output " + path("c.safetensors").string();
+  const std::string base =
+      "cast-master-weights --input " + path("w.safetensors").string() + " --output " + path("c.safetensors").string();
   // Cut points: mid-byte inside attn.qkv, one past the weight boundary (512), odd, and an empty rank.
   for (const std::string& args : {base + " --ranks 5 --cuts 129,513,513,2001", base + " --ranks 3", base + " --ranks 1"}) {
     const RunResult r = run(args);
@@ -300,7 +327,8 @@ TEST_F(CliTest, CastMasterWeightsEqualsQuantize2DOfEveryWeight) {
 
 TEST_F(CliTest, CastMasterWeightsRejectsBadCutsAndInputs) {
   write_random("w.safetensors", 32, 32, "w");
-  const std::string base = "cast-master-weights --input " + path("w.safetensors").string() + " --output " + path("c.safetensors").string();
+  const std::string base =
+      "cast-master-weights --input " + path("w.safetensors").string() + " --output " + path("c.safetensors").string();
   expect_clean_failure(base + " --ranks 3 --cuts 500,100", "must not decrease");
   expect_clean_failure(base + " --ranks 3 --cuts 100", "1 cut points for 3 ranks; expected 2");
   expect_clean_failure(base + " --ranks 2 --cuts 1025", "past the 1024 elements");
@@ -311,13 +339,15 @@ TEST_F(CliTest, CastMasterWeightsRejectsBadCutsAndInputs) {
   expect_clean_failure(base + " --ranks 2 --backend cpu", "--backend");
   expect_clean_failure("cast-master-weights --input " + path("w.safetensors").string() + " --ranks 2", "--output");
   write_random("k40.safetensors", 16, 40, "w");
-  expect_clean_failure("cast-master-weights --input " + path("k40.safetensors").string() + " --output " + path("c.safetensors").string() + " --ranks 2",
+  expect_clean_failure("cast-master-weights --input " + path("k40.safetensors").string() + " --output " +
+                           path("c.safetensors").string() + " --ranks 2",
                        "E_DIM16_K");
   io::File f;
   const std::vector<std::uint16_t> h(256, 0x3C00);
   f.tensors["w"] = io::make_tensor_from<std::uint16_t>(io::DType::F16, {16, 16}, h);
   io::write_file_atomic(path("f16.safetensors"), f);
-  expect_clean_failure("cast-master-weights --input " + path("f16.safetensors").string() + " --output " + path("c.safetensors").string() + " --ranks 2",
+  expect_clean_failure("cast-master-weights --input " + path("f16.safetensors").string() + " --output " +
+                           path("c.safetensors").string() + " --ranks 2",
                        "E_DTYPE");
 }
 

@@ -17,14 +17,14 @@ namespace nvfp4 {
 namespace {
 
 namespace fs = std::filesystem;
-using Kind = ReplayedFile::Kind;
+using Kind = compare::ReplayedFile::Kind;
 
 // A backend whose every run throws `E` with "boom".
 template <class E>
-class ThrowingBackend : public Backend {
+class ThrowingBackend : public cases::Backend {
  public:
   std::string_view name() const override { return "throwing"; }
-  TensorMap run(const Case&) override { throw E("boom"); }
+  cases::TensorMap run(const cases::Case&) override { throw E("boom"); }
 };
 
 class CorpusReplayTest : public ::testing::Test {
@@ -43,20 +43,21 @@ class CorpusReplayTest : public ::testing::Test {
   static fs::path seed(const std::string& name) { return fs::path(NVFP4_SOURCE_DIR) / "corpora" / "seed" / name; }
 
   // Every outcome, in the order the loop reported them.
-  ReplayTally replay(Backend& a, Backend& b, const CompareMode& mode, const OutsideBackends& outside) {
-    return replay_files(files_, a, b, mode, outside, [&](const ReplayedFile& f) { seen_.push_back(f); });
+  compare::ReplayTally replay(cases::Backend& a, cases::Backend& b, const compare::CompareMode& mode,
+                              const compare::OutsideBackends& outside) {
+    return compare::replay_files(files_, a, b, mode, outside, [&](const compare::ReplayedFile& f) { seen_.push_back(f); });
   }
 
   fs::path dir_;
   std::vector<fs::path> files_;
-  std::vector<ReplayedFile> seen_;
+  std::vector<compare::ReplayedFile> seen_;
 };
 
 TEST_F(CorpusReplayTest, EachFileEndsOneWayInOrderAndIsCounted) {
-  ReferenceBackend a;
-  MetamorphicBackend b;
-  const auto outside = [](const Case& c) { return c.op == "transpose_packed" ? std::string("declared out") : ""; };
-  const ReplayTally t = replay(a, b, {}, outside);
+  cases::ReferenceBackend a;
+  cases::MetamorphicBackend b;
+  const auto outside = [](const cases::Case& c) { return c.op == "transpose_packed" ? std::string("declared out") : ""; };
+  const compare::ReplayTally t = replay(a, b, {}, outside);
   ASSERT_EQ(seen_.size(), 3u);
   EXPECT_EQ(seen_[0].file, files_[0]);
   EXPECT_EQ(seen_[0].kind, Kind::kUnreadable);
@@ -68,7 +69,7 @@ TEST_F(CorpusReplayTest, EachFileEndsOneWayInOrderAndIsCounted) {
   EXPECT_EQ(seen_[2].kind, Kind::kOutside);
   EXPECT_EQ(seen_[2].problem, "declared out");
   EXPECT_EQ(seen_[2].record.c.op, "transpose_packed");
-  for (const ReplayedFile& f : seen_) EXPECT_GE(f.seconds, 0.0);
+  for (const compare::ReplayedFile& f : seen_) EXPECT_GE(f.seconds, 0.0);
   EXPECT_EQ(t.unreadable, 1u);
   EXPECT_EQ(t.agreed, 1u);
   EXPECT_EQ(t.outside, 1u);
@@ -77,10 +78,13 @@ TEST_F(CorpusReplayTest, EachFileEndsOneWayInOrderAndIsCounted) {
 }
 
 TEST_F(CorpusReplayTest, UlpModeSkipsWhatIsNotGemmBeforeAskingTheBackendsAndAddsUpTheDistances) {
-  ReferenceBackend a, b;
+  cases::ReferenceBackend a, b;
   std::vector<std::string> asked;
-  const auto outside = [&](const Case& c) { asked.push_back(c.op); return std::string(); };
-  const ReplayTally t = replay(a, b, {true, 3}, outside);
+  const auto outside = [&](const cases::Case& c) {
+    asked.push_back(c.op);
+    return std::string();
+  };
+  const compare::ReplayTally t = replay(a, b, {true, 3}, outside);
   ASSERT_EQ(seen_.size(), 3u);
   EXPECT_EQ(seen_[1].kind, Kind::kCompared);
   EXPECT_EQ(seen_[2].kind, Kind::kNotGemm);
@@ -94,10 +98,10 @@ TEST_F(CorpusReplayTest, UlpModeSkipsWhatIsNotGemmBeforeAskingTheBackendsAndAdds
 }
 
 TEST_F(CorpusReplayTest, ABackendThatCrashesFailsItsCaseAndOneThatCannotRunStopsTheReplay) {
-  ReferenceBackend a;
+  cases::ReferenceBackend a;
   ThrowingBackend<std::runtime_error> crashing;
-  const auto none = [](const Case&) { return std::string(); };
-  const ReplayTally t = replay(a, crashing, {}, none);
+  const auto none = [](const cases::Case&) { return std::string(); };
+  const compare::ReplayTally t = replay(a, crashing, {}, none);
   ASSERT_EQ(seen_.size(), 3u);
   EXPECT_EQ(seen_[1].kind, Kind::kCompared);
   EXPECT_FALSE(seen_[1].comparison.agree);
@@ -105,8 +109,8 @@ TEST_F(CorpusReplayTest, ABackendThatCrashesFailsItsCaseAndOneThatCannotRunStops
   EXPECT_EQ(t.differed, 2u);
 
   seen_.clear();
-  ThrowingBackend<BackendUnavailable> unavailable;
-  EXPECT_THROW(replay(a, unavailable, {}, none), BackendUnavailable);
+  ThrowingBackend<cases::BackendUnavailable> unavailable;
+  EXPECT_THROW(replay(a, unavailable, {}, none), cases::BackendUnavailable);
   EXPECT_EQ(seen_.size(), 1u);  // the unreadable file; the first case stopped it
 }
 

@@ -19,43 +19,43 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-Declaration quantize_declaration(const std::string& params) {
-  return Declaration::parse(json::parse(fmt::format(R"([{{"op": "quantize", "params": {{{}}}}}])", params)), "test");
+cases::Declaration quantize_declaration(const std::string& params) {
+  return cases::Declaration::parse(json::parse(fmt::format(R"([{{"op": "quantize", "params": {{{}}}}}])", params)), "test");
 }
 
 // A quantize case with every parameter at its default but those set here.
-Case quantize_with(const std::string& name, ParamValue v) {
-  Case c = make_case("quantize");
+cases::Case quantize_with(const std::string& name, cases::ParamValue v) {
+  cases::Case c = cases::make_case("quantize");
   c.params.set(name, std::move(v));
   return c;
 }
 
 TEST(Declaration, AParameterItDoesNotNameAcceptsOnlyItsDefault) {
-  const Declaration d = quantize_declaration(R"("profile": ["te", "torchao"])");
-  EXPECT_EQ(d.outside(make_case("quantize")), "");
+  const cases::Declaration d = quantize_declaration(R"("profile": ["te", "torchao"])");
+  EXPECT_EQ(d.outside(cases::make_case("quantize")), "");
   EXPECT_EQ(d.outside(quantize_with("profile", std::string("torchao"))), "");
   EXPECT_EQ(d.outside(quantize_with("experts", true)), "experts=true is not declared");
-  EXPECT_EQ(d.outside(quantize_with("amax", F32Bits{0x40C00000u})), "amax=0x40C00000 is not declared");
+  EXPECT_EQ(d.outside(quantize_with("amax", cases::F32Bits{0x40C00000u})), "amax=0x40C00000 is not declared");
   EXPECT_EQ(d.outside(quantize_with("block", std::string("2d"))), "block=2d is not declared");
   ASSERT_NE(d.allowed("quantize", "experts"), nullptr);
-  EXPECT_EQ(*d.allowed("quantize", "experts"), std::vector<ParamValue>{false});
+  EXPECT_EQ(*d.allowed("quantize", "experts"), std::vector<cases::ParamValue>{false});
 }
 
 TEST(Declaration, StarAcceptsEveryValueTheRegistryAllows) {
-  const Declaration d = quantize_declaration(R"("amax": "*", "block": "*")");
+  const cases::Declaration d = quantize_declaration(R"("amax": "*", "block": "*")");
   EXPECT_EQ(d.allowed("quantize", "amax"), nullptr);
-  EXPECT_EQ(d.outside(quantize_with("amax", F32Bits{0x7FC00001u})), "");
+  EXPECT_EQ(d.outside(quantize_with("amax", cases::F32Bits{0x7FC00001u})), "");
   EXPECT_EQ(d.outside(quantize_with("block", std::string("2d"))), "");
   EXPECT_EQ(d.outside(quantize_with("experts", true)), "experts=true is not declared");
   EXPECT_EQ(d.to_json(), json::parse(R"([{"op": "quantize", "params": {"amax": "*", "block": "*"}}])"));
 }
 
 TEST(Declaration, HeldAtDefaultListsTheUnnamedParametersInRegistryOrder) {
-  const Declaration d = quantize_declaration(R"("rounding": ["nearest"], "profile": "*")");
+  const cases::Declaration d = quantize_declaration(R"("rounding": ["nearest"], "profile": "*")");
   std::vector<std::string> held;
-  for (const ParamSpec* p : d.find("quantize")->held_at_default()) held.emplace_back(p->name);
+  for (const cases::ParamSpec* p : d.find("quantize")->held_at_default()) held.emplace_back(p->name);
   std::vector<std::string> expected;
-  for (const ParamSpec& p : find_operation("quantize")->params)
+  for (const cases::ParamSpec& p : cases::find_operation("quantize")->params)
     if (p.name != "rounding" && p.name != "profile") expected.emplace_back(p.name);
   EXPECT_EQ(held, expected);
   EXPECT_FALSE(held.empty());
@@ -66,7 +66,7 @@ TEST(Declaration, AValueOtherThanAListOrStarIsRefusedNamingIt) {
     try {
       quantize_declaration(params);
       ADD_FAILURE() << "accepted " << params;
-    } catch (const BackendUnavailable& e) {
+    } catch (const cases::BackendUnavailable& e) {
       EXPECT_NE(std::string(e.what()).find("its declaration is invalid"), std::string::npos) << e.what();
     }
   }

@@ -65,7 +65,9 @@ class Arena {
     buffer_.upload(host_.data(), s);
   }
   template <class T = std::uint8_t>
-  T* device(std::size_t at) const { return reinterpret_cast<T*>(buffer_.get<std::uint8_t>() + at); }
+  T* device(std::size_t at) const {
+    return reinterpret_cast<T*>(buffer_.get<std::uint8_t>() + at);
+  }
   std::vector<std::uint8_t> download(cudaStream_t s) const { return buffer_.download(s); }
 
  private:
@@ -259,8 +261,8 @@ TEST(DeviceDistributed, FusedScaleEqualsReferenceForSpecialGlobalAmaxes) {
     arena.upload(stream);
     std::vector<device::FusedScaleTask> tasks;
     for (const Case& c : cases)
-      tasks.push_back({arena.device<float>(c.tiles_at), arena.device<float>(c.g_at), c.d.M, c.d.K,
-                       arena.device<float>(c.p_at), arena.device(c.scale_at), arena.device<float>(c.s_at)});
+      tasks.push_back({arena.device<float>(c.tiles_at), arena.device<float>(c.g_at), c.d.M, c.d.K, arena.device<float>(c.p_at),
+                       arena.device(c.scale_at), arena.device<float>(c.s_at)});
     const device::TaskList<device::FusedScaleTask> list(tasks);
     device::launch_fused_scale_2d(list, rule, stream);
     const std::vector<std::uint8_t> got = arena.download(stream);
@@ -336,8 +338,8 @@ void expect_cast_equals_reference(std::vector<CastWeight>& weights, std::mt19937
     partial_cast_2d(bf16_values(cw.w.data() + c.shard.start, c.shard.length), cw.d.M, cw.d.K, c.shard, cw.P, cw.S,
                     c.whole ? CastTarget::kWholeTensor : CastTarget::kShardLocal, ByteSpan{c.prefill.data(), c.prefill.size()});
     EXPECT_EQ(byte_diff(c.prefill.data(), got.data() + c.dst_at, c.prefill.size()), "")
-        << what << " " << describe(cw.d, c.shard) << (c.whole ? " into the whole tensor" : " into its local buffer")
-        << " S=0x" << std::hex << bits_of(cw.S);
+        << what << " " << describe(cw.d, c.shard) << (c.whole ? " into the whole tensor" : " into its local buffer") << " S=0x"
+        << std::hex << bits_of(cw.S);
   }
 }
 
@@ -358,8 +360,9 @@ TEST(DeviceDistributed, PartialCastEqualsReferenceForEveryShardEdge) {
         cw.S = f.S;
         weights.push_back(std::move(cw));
       }
-      expect_cast_equals_reference(weights, rng, fmt::format("partial_cast_2d rule={} g=0x{:08X} seed=0x{:x}",
-                                                             rule == GlobalScaleRule::TE ? "TE" : "TE_HELPER", g_bits, seed));
+      expect_cast_equals_reference(weights, rng,
+                                   fmt::format("partial_cast_2d rule={} g=0x{:08X} seed=0x{:x}",
+                                               rule == GlobalScaleRule::TE ? "TE" : "TE_HELPER", g_bits, seed));
     }
 }
 
@@ -374,8 +377,12 @@ TEST(DeviceDistributed, PartialCastEqualsReferenceForArbitraryTileAndEncodeScale
   std::vector<CastWeight> weights;
   for (const std::uint32_t S : encode_scales) {
     const Dims d = kShapes[weights.size() % std::size(kShapes)];
-    CastWeight cw{d, random_bf16(std::size_t(d.M * d.K), 0.05, rng), xt::empty<float>({std::size_t(d.M / 16), std::size_t(d.K / 16)}),
-                  float_of(S), 0, 0};
+    CastWeight cw{d,
+                  random_bf16(std::size_t(d.M * d.K), 0.05, rng),
+                  xt::empty<float>({std::size_t(d.M / 16), std::size_t(d.K / 16)}),
+                  float_of(S),
+                  0,
+                  0};
     const std::vector<float> specials = random_tile_amax(cw.P.size(), rng);
     for (std::size_t i = 0; i < cw.P.size(); ++i) cw.P.data()[i] = i % 3 ? specials[i] : float_of(any_bits(rng));
     weights.push_back(std::move(cw));
@@ -392,8 +399,8 @@ TEST(DeviceDistributed, TransposePackedEqualsReferenceForMixedLists) {
   std::mt19937 rng(seed);
   // Even shapes whose pitches allow accesses of 1, 2, 4, 8 and 16 bytes, partial 256 x 256 tiles,
   // empty tensors between others; pointers at every alignment below 16.
-  const Dims shapes[] = {{2, 2},     {6, 10},    {20, 36},   {12, 24},   {16, 16},   {0, 16},    {48, 80},  {130, 258},
-                         {16, 0},    {304, 304}, {16, 1040}, {1040, 16}, {256, 256}, {288, 544}, {512, 768}, {96, 4096}};
+  const Dims shapes[] = {{2, 2},  {6, 10},    {20, 36},   {12, 24},   {16, 16},   {0, 16},    {48, 80},   {130, 258},
+                         {16, 0}, {304, 304}, {16, 1040}, {1040, 16}, {256, 256}, {288, 544}, {512, 768}, {96, 4096}};
   struct Case {
     Dims d;
     ByteMatrix in;
@@ -525,7 +532,8 @@ TEST(DeviceDistributed, GatherNibblesEqualsReference) {
       const std::vector<std::uint8_t> chunks = random_bytes(std::size_t(pitch * sh.ranks), rng);
       std::vector<std::vector<std::uint8_t>> buffers;
       for (std::size_t r = 0; r < ranks.size(); ++r)
-        buffers.emplace_back(chunks.begin() + std::int64_t(r) * pitch, chunks.begin() + std::int64_t(r) * pitch + ranks[r].buffer_bytes());
+        buffers.emplace_back(chunks.begin() + std::int64_t(r) * pitch,
+                             chunks.begin() + std::int64_t(r) * pitch + ranks[r].buffer_bytes());
       const std::vector<std::uint8_t> want = gather_nibbles(ranks, buffers);
       DeviceBuffer dchunks(chunks.size()), out(want.size() + 1);
       dchunks.upload(chunks.data(), stream);
@@ -552,10 +560,13 @@ TEST(DeviceDistributed, EmptyListsAndEmptyTasksLaunchCleanly) {
   DeviceBuffer g(4), S(4);
   NVFP4_CUDA_CHECK(cudaMemsetAsync(g.get(), 0, 4, stream));
   S.poison(stream);
-  device::launch_amax_partial(device::TaskList<device::PartialAmaxTask>({{nullptr, 0, 0, 0, 0, nullptr, nullptr}}), AmaxRule::IGNORE, stream);
-  device::launch_fused_scale_2d(device::TaskList<device::FusedScaleTask>({{nullptr, g.get<float>(), 0, 16, nullptr, nullptr, S.get<float>()}}),
-                                GlobalScaleRule::TE, stream);
-  device::launch_partial_cast_2d(device::TaskList<device::PartialCastTask>({{nullptr, 0, 0, 0, 0, nullptr, nullptr, nullptr, false}}), stream);
+  device::launch_amax_partial(device::TaskList<device::PartialAmaxTask>({{nullptr, 0, 0, 0, 0, nullptr, nullptr}}),
+                              AmaxRule::IGNORE, stream);
+  device::launch_fused_scale_2d(
+      device::TaskList<device::FusedScaleTask>({{nullptr, g.get<float>(), 0, 16, nullptr, nullptr, S.get<float>()}}),
+      GlobalScaleRule::TE, stream);
+  device::launch_partial_cast_2d(
+      device::TaskList<device::PartialCastTask>({{nullptr, 0, 0, 0, 0, nullptr, nullptr, nullptr, false}}), stream);
   device::launch_transpose_packed(device::TaskList<device::TransposePackedTask>({{nullptr, 0, 16, nullptr}}), stream);
   device::launch_transpose_scales_2d(device::TaskList<device::TransposeScalesTask>({{nullptr, 0, 0, nullptr}}), stream);
   device::launch_round_to_bf16(nullptr, 0, nullptr, stream);
@@ -572,8 +583,10 @@ TEST(DeviceDistributed, InvalidTasksAreRejectedBeforeAnyLaunch) {
   EXPECT_THROW(TaskList<device::PartialCastTask>({{nullptr, 16, 16, 200, 57, nullptr, nullptr, nullptr, false}}),
                std::invalid_argument);
   EXPECT_THROW(TaskList<device::TransposePackedTask>({{nullptr, 3, 16, nullptr}}), std::invalid_argument);
-  EXPECT_THROW(device::launch_fused_scale_2d(TaskList<device::FusedScaleTask>({}), GlobalScaleRule::PTS, nullptr), std::invalid_argument);
-  EXPECT_THROW(device::launch_gather_nibbles(nullptr, 0, std::vector<RankRange>(kMaxRanks + 1), nullptr, nullptr), std::invalid_argument);
+  EXPECT_THROW(device::launch_fused_scale_2d(TaskList<device::FusedScaleTask>({}), GlobalScaleRule::PTS, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(device::launch_gather_nibbles(nullptr, 0, std::vector<RankRange>(kMaxRanks + 1), nullptr, nullptr),
+               std::invalid_argument);
   EXPECT_THROW(device::launch_gather_nibbles(nullptr, 8, {{0, 4}, {6, 8}}, nullptr, nullptr), std::invalid_argument);
 }
 

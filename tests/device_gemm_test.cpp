@@ -49,10 +49,14 @@ constexpr const char* kScalesName[] = {"finite", "signed", "near-one", "with-nan
 std::uint8_t scale_byte(Scales kind, std::mt19937& rng) {
   const std::uint8_t b = std::uint8_t(rng());
   switch (kind) {
-    case Scales::kFinite: return b % 0x7F;                                       // 0 .. 448, subnormals
-    case Scales::kSigned: return (b & 0x7F) == 0x7F ? b ^ 1 : b;                 // either sign, no NaN
-    case Scales::kNearOne: return std::uint8_t(0x30 + b % 16);                   // 0.5 .. 1.875
-    case Scales::kWithNan: return rng() % 64 ? b % 0x7F : (b & 0x80) | 0x7F;  // a NaN now and then
+    case Scales::kFinite:
+      return b % 0x7F;  // 0 .. 448, subnormals
+    case Scales::kSigned:
+      return (b & 0x7F) == 0x7F ? b ^ 1 : b;  // either sign, no NaN
+    case Scales::kNearOne:
+      return std::uint8_t(0x30 + b % 16);  // 0.5 .. 1.875
+    case Scales::kWithNan:
+      return rng() % 64 ? b % 0x7F : (b & 0x80) | 0x7F;  // a NaN now and then
   }
   return 0;
 }
@@ -70,8 +74,10 @@ Operand random_operand(std::int64_t rows, std::int64_t K, Scales kind, std::mt19
   for (std::size_t r = 0; r < scale.shape(0); ++r)
     for (std::size_t j = 0; j < scale.shape(1); ++j) {
       const bool real = std::int64_t(r) < rows && std::int64_t(j) < K / 16;
-      if (real) scale(r, j) = scale_byte(kind, rng);
-      else if (garbage) scale(r, j) = rng() % 4 ? 0x7F : std::uint8_t(rng());
+      if (real)
+        scale(r, j) = scale_byte(kind, rng);
+      else if (garbage)
+        scale(r, j) = rng() % 4 ? 0x7F : std::uint8_t(rng());
     }
   const float amax = std::ldexp(1.0f + float(rng() % 1024) / 1024.0f, int(rng() % 12));
   return {io::from_byte_matrix(data), io::from_byte_matrix(scale), amax_tensor({amax})};
@@ -83,7 +89,8 @@ Operand operand_of(const ByteMatrix& codes, const ByteMatrix& blocks, float amax
   ByteMatrix data = xt::empty<std::uint8_t>({rows, K / 2});
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t k = 0; k < K / 2; ++k) data(r, k) = std::uint8_t(codes(r, 2 * k) | (codes(r, 2 * k + 1) << 4));
-  ByteMatrix scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(std::int64_t(rows))), std::size_t(scale_cols(std::int64_t(K)))});
+  ByteMatrix scale =
+      xt::zeros<std::uint8_t>({std::size_t(scale_rows(std::int64_t(rows))), std::size_t(scale_cols(std::int64_t(K)))});
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t j = 0; j < K / 16; ++j) scale(r, j) = blocks(r, j);
   return {io::from_byte_matrix(data), io::from_byte_matrix(scale), amax_tensor({amax})};
@@ -106,14 +113,14 @@ io::Tensor swizzled(const io::Tensor& compact) {
   return io::from_byte_matrix(swizzle_scales(io::to_byte_matrix(compact, "test", "scale")));
 }
 
-Case gemm_case(const Operand& a, const Operand& b, const Options& o) {
-  Case c = make_case("gemm");
+cases::Case gemm_case(const Operand& a, const Operand& b, const Options& o) {
+  cases::Case c = cases::make_case("gemm");
   c.inputs = {{"a_data", a.data}, {"a_scale", o.swizzled ? swizzled(a.scale) : a.scale}, {"a_amax", a.amax},
               {"b_data", b.data}, {"b_scale", o.swizzled ? swizzled(b.scale) : b.scale}, {"b_amax", b.amax}};
   c.params.set("output_dtype", std::string(io::dtype_name(o.out)));
   c.params.set("scale_layout", std::string(o.swizzled ? "swizzled" : "compact"));
-  if (o.alpha) c.params.set("alpha", F32Bits{bits_of(*o.alpha)});
-  if (o.beta) c.params.set("beta", F32Bits{bits_of(*o.beta)});
+  if (o.alpha) c.params.set("alpha", cases::F32Bits{bits_of(*o.alpha)});
+  if (o.beta) c.params.set("beta", cases::F32Bits{bits_of(*o.beta)});
   if (o.c) c.inputs["c"] = io::from_float_matrix(*o.c, o.accumulate ? float_type(o.out) : io::FloatType::F32);
   if (o.bias) {
     c.params.set("with_bias", true);
@@ -131,14 +138,16 @@ std::string describe_options(const Options& o) {
                      o.row_scaled, o.accumulate);
 }
 
-void expect_device_equals_reference(const Case& c, const std::string& what) {
-  const TensorMap want = ReferenceBackend().run(c);
-  const TensorMap got = gpu()->run(c);
-  const std::vector<TensorDiff> d = diff_outputs(want, got);
-  EXPECT_TRUE(d.empty()) << what << "\n" << describe(d);
+void expect_device_equals_reference(const cases::Case& c, const std::string& what) {
+  const cases::TensorMap want = cases::ReferenceBackend().run(c);
+  const cases::TensorMap got = gpu()->run(c);
+  const std::vector<compare::TensorDiff> d = compare::diff_outputs(want, got);
+  EXPECT_TRUE(d.empty()) << what << "\n" << compare::describe(d);
 }
 
-FloatMatrix reference_d(const Case& c) { return io::to_float_matrix(ReferenceBackend().run(c).at("d"), "test", "d"); }
+FloatMatrix reference_d(const cases::Case& c) {
+  return io::to_float_matrix(cases::ReferenceBackend().run(c).at("d"), "test", "d");
+}
 
 FloatMatrix random_matrix(std::size_t rows, std::size_t cols, std::mt19937& rng) {
   FloatMatrix m = xt::empty<float>({rows, cols});
@@ -172,7 +181,7 @@ TEST(DeviceGemm, EqualsReferenceOnShapesOffTheTiles) {
       o.out = kOutputs[cases % 3];
       if (cases % 2) o.alpha = std::ldexp(1.0f + float(rng() % 4096) / 4096.0f, int(rng() % 40) - 60);
       expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {}x{}x{} scales={} {} seed=0x{:x}", M, N, K,
-                                                                      kScalesName[int(kind)], describe_options(o), seed));
+                                                                     kScalesName[int(kind)], describe_options(o), seed));
       ++cases;
     }
 }
@@ -188,8 +197,8 @@ TEST(DeviceGemm, EqualsReferenceOnLongKAndAcrossRasterGroups) {
       const Operand a = random_operand(M, K, kind, rng), b = random_operand(N, K, kind, rng);
       Options o;
       o.alpha = 1.0f;
-      expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {}x{}x{} scales={} seed=0x{:x}", M, N, K,
-                                                                      kScalesName[int(kind)], seed));
+      expect_device_equals_reference(gemm_case(a, b, o),
+                                     fmt::format("gemm {}x{}x{} scales={} seed=0x{:x}", M, N, K, kScalesName[int(kind)], seed));
     }
 }
 
@@ -227,8 +236,8 @@ TEST(DeviceGemm, EqualsReferenceWhenTheLastWaveIsSplitAlongK) {
     const Operand a = random_operand(M, K, Scales::kSigned, rng), b = random_operand(N, K, Scales::kSigned, rng);
     Options o;
     o.alpha = 1.0f;
-    expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {}x{}x{}, {} parts per tail tile, seed=0x{:x}",
-                                                                    M, N, K, split.parts, seed));
+    expect_device_equals_reference(gemm_case(a, b, o),
+                                   fmt::format("gemm {}x{}x{}, {} parts per tail tile, seed=0x{:x}", M, N, K, split.parts, seed));
   }
 }
 
@@ -240,18 +249,18 @@ TEST(DeviceGemm, EqualsReferenceOnQuantizedOperands) {
       const std::uint32_t seed = fresh_seed();
       std::mt19937 rng(seed);
       auto quantized = [&](std::int64_t rows) {
-        Case q = make_case("quantize");
+        cases::Case q = cases::make_case("quantize");
         q.inputs["x"] = io::from_float_matrix(random_matrix(std::size_t(rows), std::size_t(K), rng), io::FloatType::F32);
         q.params.set("profile", std::string("te"));
-        set_quantize_params(q, BlockShape::k1D, Direction::kRowwise);
-        const TensorMap t = ReferenceBackend().run(q);
+        cases::set_quantize_params(q, BlockShape::k1D, Direction::kRowwise);
+        const cases::TensorMap t = cases::ReferenceBackend().run(q);
         return Operand{t.at("data"), t.at("scale"), t.at("amax")};
       };
       Options o;
       o.out = out;
-      expect_device_equals_reference(gemm_case(quantized(M), quantized(N), o),
-                                     fmt::format("gemm of quantized operands {}x{}x{} out={} seed=0x{:x}", M, N, K,
-                                                 io::dtype_name(out), seed));
+      expect_device_equals_reference(
+          gemm_case(quantized(M), quantized(N), o),
+          fmt::format("gemm of quantized operands {}x{}x{} out={} seed=0x{:x}", M, N, K, io::dtype_name(out), seed));
     }
 }
 
@@ -268,7 +277,7 @@ TEST(DeviceGemm, WorkedExample621IsExactlyOne) {
   for (const bool from_amax : {false, true}) {
     Options o;
     if (!from_amax) o.alpha = 1.0f;
-    const Case c = gemm_case(operand_of(qa, scales, 2688.0f), operand_of(qb, scales, 2688.0f), o);  // α = 1.0 from 2688²
+    const cases::Case c = gemm_case(operand_of(qa, scales, 2688.0f), operand_of(qb, scales, 2688.0f), o);  // α = 1.0 from 2688²
     expect_device_equals_reference(c, fmt::format("§6.21 from_amax={}", from_amax));
     const io::Tensor d = gpu()->run(c).at("d");
     std::uint32_t bits;
@@ -301,7 +310,8 @@ TEST(DeviceGemm, ExactTiesRoundToEven) {
       o.alpha = float_of(0x3F800000u | k);
       for (const io::DType out : kOutputs) {
         o.out = out;
-        expect_device_equals_reference(gemm_case(a, b, o), fmt::format("binary32 tie k=0x{:x} sign={} {}", k, sign, describe_options(o)));
+        expect_device_equals_reference(gemm_case(a, b, o),
+                                       fmt::format("binary32 tie k=0x{:x} sign={} {}", k, sign, describe_options(o)));
       }
     }
   // Subnormal ties: S = 0.5, α = k·2^-149 with k odd.
@@ -337,7 +347,7 @@ TEST(DeviceGemm, BetaCCancellingAlphaS) {
     std::mt19937 rng(seed);
     const Operand a = random_operand(40, 272, Scales::kFinite, rng), b = random_operand(33, 272, Scales::kFinite, rng);
     Options o;
-    o.alpha = float_of(0x3F800001u);  // 24 significant bits, so that α·S is rarely representable
+    o.alpha = float_of(0x3F800001u);                        // 24 significant bits, so that α·S is rarely representable
     const FloatMatrix d = reference_d(gemm_case(a, b, o));  // RN(α·S) in binary32
     o.out = out;
     for (const float beta : {1.0f, -1.0f, 0.5f, -3.0f}) {
@@ -382,7 +392,8 @@ TEST(DeviceGemm, NanScalesAndSpecialAlphaBetaC) {
     for (const std::uint32_t beta : {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x3F800000u}) {
       o.beta = float_of(beta);
       o.c = c;
-      expect_device_equals_reference(gemm_case(a, b, o), fmt::format("alpha=0x{:08X} beta=0x{:08X} seed=0x{:x}", alpha, beta, seed));
+      expect_device_equals_reference(gemm_case(a, b, o),
+                                     fmt::format("alpha=0x{:08X} beta=0x{:08X} seed=0x{:x}", alpha, beta, seed));
     }
   }
 }
@@ -411,7 +422,8 @@ TEST(DeviceGemm, EveryOutputDtypeWithBiasBetaAndSwizzledScales) {
         for (const bool swizzled : {false, true}) {
           const std::uint32_t seed = fresh_seed();
           std::mt19937 rng(seed);
-          const Operand a = random_operand(130, 272, Scales::kSigned, rng, true), b = random_operand(257, 272, Scales::kSigned, rng, true);
+          const Operand a = random_operand(130, 272, Scales::kSigned, rng, true),
+                        b = random_operand(257, 272, Scales::kSigned, rng, true);
           Options o;
           o.out = out;
           o.swizzled = swizzled;
@@ -450,7 +462,7 @@ TEST(DeviceGemm, RowScaledPostScaleEqualsReference) {
           if (accumulate) o.c = random_matrix(std::size_t(M), std::size_t(N), rng);
           if (rng() % 2) o.bias = random_vector(std::size_t(N), rng);
           expect_device_equals_reference(gemm_case(a, b, o), fmt::format("row-scaled row_vector={} col_vector={} {} seed=0x{:x}",
-                                                                          row_vector, col_vector, describe_options(o), seed));
+                                                                         row_vector, col_vector, describe_options(o), seed));
         }
 }
 
@@ -459,18 +471,19 @@ TEST(DeviceGemm, RejectsWhatTheReferenceRejects) {
   REQUIRE_GPU();
   std::mt19937 rng(fresh_seed());
   const Operand a = random_operand(20, 64, Scales::kFinite, rng), b = random_operand(30, 64, Scales::kFinite, rng);
-  std::vector<std::pair<std::string, Case>> cases;
+  std::vector<std::pair<std::string, cases::Case>> cases;
   cases.emplace_back("K mismatch", gemm_case(a, random_operand(30, 48, Scales::kFinite, rng), {}));
-  cases.emplace_back("K = 8", gemm_case(random_operand(20, 8, Scales::kFinite, rng), random_operand(30, 8, Scales::kFinite, rng), {}));
-  Case bad_scale = gemm_case(a, b, {});
+  cases.emplace_back("K = 8",
+                     gemm_case(random_operand(20, 8, Scales::kFinite, rng), random_operand(30, 8, Scales::kFinite, rng), {}));
+  cases::Case bad_scale = gemm_case(a, b, {});
   bad_scale.inputs["b_scale"] = io::from_byte_matrix(xt::zeros<std::uint8_t>({128, 8}));
   cases.emplace_back("b_scale [128, 8]", bad_scale);
   Options o;
   o.swizzled = true;
-  Case swizzled_shape = gemm_case(a, b, o);
+  cases::Case swizzled_shape = gemm_case(a, b, o);
   swizzled_shape.inputs["a_scale"] = io::from_byte_matrix(xt::zeros<std::uint8_t>({100, 4}));
   cases.emplace_back("swizzled a_scale [100, 4]", swizzled_shape);
-  Case bad_amax = gemm_case(a, b, {});
+  cases::Case bad_amax = gemm_case(a, b, {});
   bad_amax.inputs["a_amax"] = amax_tensor({1.0f, 2.0f});
   cases.emplace_back("a_amax of 2 values", bad_amax);
   o = {};
@@ -489,8 +502,8 @@ TEST(DeviceGemm, RejectsWhatTheReferenceRejects) {
   o.bias = FloatVector(xt::zeros<float>({29}));
   cases.emplace_back("bias [29]", gemm_case(a, b, o));
   for (const auto& [what, c] : cases) {
-    ReferenceBackend reference;
-    const Outcome want = run_outcome(reference, c), got = run_outcome(*gpu(), c);
+    cases::ReferenceBackend reference;
+    const cases::Outcome want = cases::run_outcome(reference, c), got = cases::run_outcome(*gpu(), c);
     EXPECT_TRUE(want.rejected) << what << ": the reference accepted it";
     EXPECT_TRUE(got.rejected) << what << ": the device accepted it";
     EXPECT_EQ(want.code, got.code) << what << ": reference: " << want.message << "; device: " << got.message;
@@ -504,7 +517,7 @@ TEST(DeviceGemm, RejectsKBeyondTheKernelLimitNamingIt) {
   EXPECT_GT(double(device::kGemmMaxBlocks + 1) * 121221156962304.0, 9223372036854775807.0);
   std::mt19937 rng(fresh_seed());
   const std::int64_t K = 16 * (device::kGemmMaxBlocks + 1);
-  const Case c = gemm_case(random_operand(1, K, Scales::kNearOne, rng), random_operand(1, K, Scales::kNearOne, rng), {});
+  const cases::Case c = gemm_case(random_operand(1, K, Scales::kNearOne, rng), random_operand(1, K, Scales::kNearOne, rng), {});
   const auto rows = device::device_runners();
   const auto row = std::find_if(rows.begin(), rows.end(), [](const device::DeviceRow& r) { return r.op == "gemm"; });
   ASSERT_NE(row, rows.end());

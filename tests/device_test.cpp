@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <random>
 
 #include <fmt/format.h>
@@ -45,37 +45,37 @@ std::uint32_t fresh_seed() { return std::random_device{}(); }
 std::uint64_t fresh_u64() { return (std::uint64_t(fresh_seed()) << 32) | fresh_seed(); }
 
 io::Tensor float_tensor(const FloatMatrix& x, io::DType dtype) {
-  const io::FloatType t = dtype == io::DType::BF16 ? io::FloatType::BF16
+  const io::FloatType t = dtype == io::DType::BF16  ? io::FloatType::BF16
                           : dtype == io::DType::F16 ? io::FloatType::F16
                                                     : io::FloatType::F32;
   return io::from_float_matrix(x, t);
 }
 
 // Runs c on both backends and expects identical outputs; `what` names the case on failure.
-void expect_device_equals_reference(const Case& c, const std::string& what) {
-  const TensorMap want = ReferenceBackend().run(c);
-  const TensorMap got = gpu()->run(c);
-  const std::vector<TensorDiff> d = diff_outputs(want, got);
-  EXPECT_TRUE(d.empty()) << what << "\n" << describe(d);
+void expect_device_equals_reference(const cases::Case& c, const std::string& what) {
+  const cases::TensorMap want = cases::ReferenceBackend().run(c);
+  const cases::TensorMap got = gpu()->run(c);
+  const std::vector<compare::TensorDiff> d = compare::diff_outputs(want, got);
+  EXPECT_TRUE(d.empty()) << what << "\n" << compare::describe(d);
 }
 
-Case op_case(std::string_view op, TensorMap inputs) {
-  Case c = make_case(op);
+cases::Case op_case(std::string_view op, cases::TensorMap inputs) {
+  cases::Case c = cases::make_case(op);
   c.inputs = std::move(inputs);
   return c;
 }
 
-Case quantize_case(const FloatMatrix& x, io::DType dtype, const std::string& profile, BlockShape block, Direction dir,
-                   bool row_scaled, ScaleLayout layout = ScaleLayout::kCompact, std::optional<float> amax = {}) {
-  Case c = op_case("quantize", {{"x", float_tensor(x, dtype)}});
+cases::Case quantize_case(const FloatMatrix& x, io::DType dtype, const std::string& profile, BlockShape block, Direction dir,
+                          bool row_scaled, ScaleLayout layout = ScaleLayout::kCompact, std::optional<float> amax = {}) {
+  cases::Case c = op_case("quantize", {{"x", float_tensor(x, dtype)}});
   c.params.set("profile", profile);
-  set_quantize_params(c, block, dir, row_scaled, layout);
-  if (amax) c.params.set("amax", F32Bits{bits_of(*amax)});
+  cases::set_quantize_params(c, block, dir, row_scaled, layout);
+  if (amax) c.params.set("amax", cases::F32Bits{bits_of(*amax)});
   return c;
 }
 
 // The same case under stochastic rounding (§3.18) with this seed and offset.
-Case with_sr(Case c, std::uint64_t seed, std::uint64_t offset) {
+cases::Case with_sr(cases::Case c, std::uint64_t seed, std::uint64_t offset) {
   c.params.set("rounding", std::string("stochastic"));
   c.params.set("seed", seed);
   c.params.set("offset", offset);
@@ -140,9 +140,9 @@ TEST(DeviceQuantize, EqualsReferenceForSpecialGlobalAmaxOverrides) {
       for (const BlockShape block : {BlockShape::k1D, BlockShape::k2D}) {
         const std::uint32_t seed = fresh_seed();
         const FloatMatrix x = fuzz::fill_data({48, 80}, Dist::kSpecials, seed);
-        expect_device_equals_reference(
-            quantize_case(x, io::DType::BF16, std::string(p.name), block, Direction::kBoth, false, ScaleLayout::kCompact, float_of(g)),
-            fmt::format("quantize 48x80 {} amax=0x{:08X} seed=0x{:x}", p.name, g, seed));
+        expect_device_equals_reference(quantize_case(x, io::DType::BF16, std::string(p.name), block, Direction::kBoth, false,
+                                                     ScaleLayout::kCompact, float_of(g)),
+                                       fmt::format("quantize 48x80 {} amax=0x{:08X} seed=0x{:x}", p.name, g, seed));
       }
 }
 
@@ -152,8 +152,9 @@ TEST(DeviceQuantize, EqualsReferenceForAllZeroAndAllNanTensors) {
     for (const NamedProfile& p : all_profiles()) {
       FloatMatrix x = xt::empty<float>({32, 48});
       x.fill(float_of(fill));
-      expect_device_equals_reference(quantize_case(x, io::DType::F32, std::string(p.name), BlockShape::k1D, Direction::kBoth, false),
-                                     fmt::format("quantize 32x48 filled with 0x{:08X} {}", fill, p.name));
+      expect_device_equals_reference(
+          quantize_case(x, io::DType::F32, std::string(p.name), BlockShape::k1D, Direction::kBoth, false),
+          fmt::format("quantize 32x48 filled with 0x{:08X} {}", fill, p.name));
     }
 }
 
@@ -168,14 +169,15 @@ TEST(DeviceQuantize, NegativeNanInputsGiveTheCodeOfPositiveSix) {
     for (const Mode& m : kModes)
       for (const bool sr : {false, true}) {
         const std::uint32_t seed = fresh_seed();
-        Case c = quantize_case(fuzz::fill_data({64, 96}, Dist::kRandn, seed), dtype, "te", m.block, m.dir, m.row_scaled, m.layout);
+        cases::Case c =
+            quantize_case(fuzz::fill_data({64, 96}, Dist::kRandn, seed), dtype, "te", m.block, m.dir, m.row_scaled, m.layout);
         if (sr) c = with_sr(c, fresh_u64(), fresh_u64());
         io::Tensor& x = c.inputs.at("x");
         const std::size_t size = io::dtype_size(x.dtype);
         std::mt19937 rng(seed);
         for (int i = 0; i < 300; ++i) {
           const std::uint32_t payload = rng() | 1u;  // nonzero: a NaN, not an infinity
-          const std::uint32_t bits = size == 4 ? 0xFF800000u | (payload & 0x7FFFFFu)
+          const std::uint32_t bits = size == 4                  ? 0xFF800000u | (payload & 0x7FFFFFu)
                                      : dtype == io::DType::BF16 ? 0xFF80u | (payload & 0x7Fu)
                                                                 : 0xFC00u | (payload & 0x3FFu);
           std::memcpy(&x.bytes[(rng() % std::size_t(x.numel())) * size], &bits, size);  // little-endian
@@ -194,10 +196,10 @@ TEST(DeviceAmax, EveryAmaxOperationEqualsReference) {
         for (const char* profile : {"te", "torchao"})  // AMAX = IGNORE and PROPAGATE
           for (const Dist dist : {Dist::kSpecials, Dist::kBlockLogUniform}) {
             const std::uint32_t seed = fresh_seed();
-            Case c = op_case(op, {{"x", float_tensor(fuzz::fill_data(s, dist, seed), dtype)}});
+            cases::Case c = op_case(op, {{"x", float_tensor(fuzz::fill_data(s, dist, seed), dtype)}});
             c.params.set("profile", std::string(profile));
-            expect_device_equals_reference(c, fmt::format("{} {}x{} {} {} seed=0x{:x}", op, s.M, s.K,
-                                                          io::dtype_name(dtype), profile, seed));
+            expect_device_equals_reference(
+                c, fmt::format("{} {}x{} {} {} seed=0x{:x}", op, s.M, s.K, io::dtype_name(dtype), profile, seed));
           }
 }
 
@@ -210,18 +212,18 @@ TEST(DeviceDequantize, EqualsReferenceForEveryProfileAndOutputDtype) {
           // Real quantizer output, and raw random bytes (NaN scale bytes, every code).
           const std::uint32_t seed = fresh_seed();
           const FloatMatrix x = fuzz::fill_data(s, Dist::kSpecials, seed);
-          TensorMap q = ReferenceBackend().run(
+          cases::TensorMap q = cases::ReferenceBackend().run(
               quantize_case(x, io::DType::F32, std::string(p.name), BlockShape::k1D, Direction::kRowwise, row_scaled));
           for (const bool random_bytes : {false, true}) {
-            Case c = op_case("dequantize", {{"data", q["data"]}, {"scale", q["scale"]}, {"amax", q["amax"]}});
+            cases::Case c = op_case("dequantize", {{"data", q["data"]}, {"scale", q["scale"]}, {"amax", q["amax"]}});
             if (random_bytes) {
               c.inputs["data"] = io::from_byte_matrix(fuzz::fill_bytes(s.M, s.K / 2, seed + 1));
               c.inputs["scale"] = io::from_byte_matrix(fuzz::fill_bytes(scale_rows(s.M), scale_cols(s.K), seed + 2));
             }
             c.params.set("profile", std::string(p.name));
             c.params.set("output_dtype", std::string(io::dtype_name(out)));
-            expect_device_equals_reference(c, fmt::format("dequantize {}x{} {} -> {} row_scaled={} random={} seed=0x{:x}",
-                                                          s.M, s.K, p.name, io::dtype_name(out), row_scaled, random_bytes, seed));
+            expect_device_equals_reference(c, fmt::format("dequantize {}x{} {} -> {} row_scaled={} random={} seed=0x{:x}", s.M,
+                                                          s.K, p.name, io::dtype_name(out), row_scaled, random_bytes, seed));
           }
         }
 }
@@ -231,18 +233,19 @@ TEST(DeviceLayout, SwizzleUnswizzleAndTransposesEqualReference) {
   for (const auto& [rows, cols] : {std::pair{128, 4}, {128, 8}, {256, 36}, {384, 68}, {1024, 260}}) {
     const std::uint32_t seed = fresh_seed();
     for (const char* op : {"swizzle", "unswizzle"}) {
-      Case c = op_case(op, {{"scale", io::from_byte_matrix(fuzz::fill_bytes(rows, cols, seed))}});
+      cases::Case c = op_case(op, {{"scale", io::from_byte_matrix(fuzz::fill_bytes(rows, cols, seed))}});
       expect_device_equals_reference(c, fmt::format("{} [{}, {}] seed=0x{:x}", op, rows, cols, seed));
     }
   }
   for (const auto& [M, K] : {std::pair{16, 16}, {2, 2}, {6, 10}, {48, 80}, {130, 258}, {304, 304}, {1024, 2048}}) {
     const std::uint32_t seed = fresh_seed();
-    Case c = op_case("transpose_packed", {{"data", io::from_byte_matrix(fuzz::fill_bytes(M, K / 2, seed))}});
+    cases::Case c = op_case("transpose_packed", {{"data", io::from_byte_matrix(fuzz::fill_bytes(M, K / 2, seed))}});
     expect_device_equals_reference(c, fmt::format("transpose_packed {}x{} seed=0x{:x}", M, K, seed));
   }
   for (const auto& [M, K] : {std::pair{16, 16}, {48, 80}, {304, 304}, {1024, 2048}}) {
     const std::uint32_t seed = fresh_seed();
-    Case c = op_case("transpose_scales_2d", {{"scale", io::from_byte_matrix(fuzz::fill_bytes(scale_rows(M), scale_cols(K), seed))}});
+    cases::Case c =
+        op_case("transpose_scales_2d", {{"scale", io::from_byte_matrix(fuzz::fill_bytes(scale_rows(M), scale_cols(K), seed))}});
     c.params.set("M", std::int64_t(M));
     c.params.set("K", std::int64_t(K));
     expect_device_equals_reference(c, fmt::format("transpose_scales_2d {}x{} seed=0x{:x}", M, K, seed));
@@ -291,9 +294,10 @@ TEST(DeviceQuantize, EqualsReferenceWhenEachCtaLoopsOverSeveralTiles) {
     for (const bool sr : {false, true}) {
       const std::uint32_t seed = fresh_seed();
       const FloatMatrix x = fuzz::fill_data({1296, 1616}, Dist::kRandn, seed);
-      Case c = quantize_case(x, io::DType::BF16, "te", m.block, m.dir, m.row_scaled, m.layout);
+      cases::Case c = quantize_case(x, io::DType::BF16, "te", m.block, m.dir, m.row_scaled, m.layout);
       if (sr) c = with_sr(c, fresh_u64(), fresh_u64());
-      expect_device_equals_reference(c, fmt::format("quantize 1296x1616 te bf16 {}{} seed=0x{:x}", m.name, sr ? " SR" : "", seed));
+      expect_device_equals_reference(c,
+                                     fmt::format("quantize 1296x1616 te bf16 {}{} seed=0x{:x}", m.name, sr ? " SR" : "", seed));
     }
 }
 
@@ -332,13 +336,13 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
       const std::uint32_t seed = fresh_seed();
       const std::uint64_t mask = cases % 3 == 0 ? kRhtDefaultMask : cases % 3 == 1 ? 0 : fresh_seed() & 0xFFFF;
       const FloatMatrix x = fuzz::fill_data(s, dist, seed);
-      Case t = op_case("rht", {{"x", float_tensor(x, io::DType::BF16)}});
+      cases::Case t = op_case("rht", {{"x", float_tensor(x, io::DType::BF16)}});
       t.params.set("rht_mask", mask);
       const std::string what = fmt::format("{}x{} dist={} seed=0x{:x} mask=0x{:04x}", s.M, s.K, int(dist), seed, mask);
       expect_device_equals_reference(t, "rht " + what);
       for (const NamedProfile& p : all_profiles())
         for (const bool row_scaled : {false, true}) {
-          Case q = quantize_case(x, io::DType::BF16, std::string(p.name), BlockShape::k1D, Direction::kBoth, row_scaled);
+          cases::Case q = quantize_case(x, io::DType::BF16, std::string(p.name), BlockShape::k1D, Direction::kBoth, row_scaled);
           q.params.set("rht", true);
           q.params.set("rht_mask", mask);
           expect_device_equals_reference(q, fmt::format("rht quantize {} {} {}", p.name, row_scaled ? "row-scaled" : "", what));
@@ -352,7 +356,7 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
   FloatMatrix zeros = xt::zeros<float>({64, 48});
   for (float& v : zeros) v = rng() & 1 ? -0.0f : 0.0f;
   for (const std::uint64_t mask : {std::uint64_t(kRhtDefaultMask), std::uint64_t(0), std::uint64_t(fresh_seed() & 0xFFFF)}) {
-    Case t = op_case("rht", {{"x", float_tensor(zeros, io::DType::BF16)}});
+    cases::Case t = op_case("rht", {{"x", float_tensor(zeros, io::DType::BF16)}});
     t.params.set("rht_mask", mask);
     expect_device_equals_reference(t, fmt::format("rht of signed zeros, mask 0x{:04x}", mask));
   }
@@ -371,18 +375,20 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
       edges(r, c) = bf16_to_float(std::uint16_t((249 + c % 5) << 7 | 0x7F)) * (c % 3 == 0 && r % 7 == 0 ? -1.0f : 1.0f);
   for (std::size_t r = 96; r < 128; ++r)
     for (std::size_t c = 0; c < 64; ++c) {
-      const std::uint32_t u = rng(), field = r % 4 == 0 ? 140 - 13 - c % 14 : 140 - u % 13;  // one far below, the rest near the top
+      const std::uint32_t u = rng(),
+                          field = r % 4 == 0 ? 140 - 13 - c % 14 : 140 - u % 13;  // one far below, the rest near the top
       edges(r, c) = bf16_to_float(std::uint16_t((u >> 8 & 1) << 15 | field << 7 | (u >> 9 & 0x7F)));
     }
   for (const std::uint64_t mask : {std::uint64_t(kRhtDefaultMask), std::uint64_t(0)}) {
-    Case t = op_case("rht", {{"x", float_tensor(edges, io::DType::BF16)}});
+    cases::Case t = op_case("rht", {{"x", float_tensor(edges, io::DType::BF16)}});
     t.params.set("rht_mask", mask);
     expect_device_equals_reference(t, fmt::format("rht of zeros, ones and large fields, mask 0x{:04x}", mask));
     for (const NamedProfile& p : all_profiles()) {
-      Case q = quantize_case(edges, io::DType::BF16, std::string(p.name), BlockShape::k1D, Direction::kColumnwise, false);
+      cases::Case q = quantize_case(edges, io::DType::BF16, std::string(p.name), BlockShape::k1D, Direction::kColumnwise, false);
       q.params.set("rht", true);
       q.params.set("rht_mask", mask);
-      expect_device_equals_reference(q, fmt::format("rht quantize of zeros, ones and large fields {} mask 0x{:04x}", p.name, mask));
+      expect_device_equals_reference(q,
+                                     fmt::format("rht quantize of zeros, ones and large fields {} mask 0x{:04x}", p.name, mask));
     }
   }
   RecordProperty("cases", cases);
@@ -410,7 +416,7 @@ TEST(DeviceRht, TallTensorsFindTheLargestWideChunkAnywhereInARange) {
     }
     const std::string what = fmt::format("{}x{}, largest in chunk {} of {}", M, N, largest, chunks);
     expect_device_equals_reference(op_case("rht", {{"x", float_tensor(x, io::DType::BF16)}}), "rht " + what);
-    Case q = quantize_case(x, io::DType::BF16, "te", BlockShape::k1D, Direction::kColumnwise, false);
+    cases::Case q = quantize_case(x, io::DType::BF16, "te", BlockShape::k1D, Direction::kColumnwise, false);
     q.params.set("rht", true);
     expect_device_equals_reference(q, "rht quantize " + what);
   }
@@ -441,24 +447,24 @@ TEST(DeviceProperty, QuantizeEqualsReferenceOnGeneratedCases) {
     const auto profile = *fuzz::profile();
     const auto dtype = *rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16);
     const auto mode = *rc::gen::elementOf(std::vector<Mode>(std::begin(kModes), std::end(kModes)));
-    Case c = quantize_case(data.x, dtype, std::string(profile.name()), mode.block, mode.dir, mode.row_scaled, mode.layout);
+    cases::Case c = quantize_case(data.x, dtype, std::string(profile.name()), mode.block, mode.dir, mode.row_scaled, mode.layout);
     if (!mode.row_scaled && *rc::gen::weightedElement<bool>({{4, false}, {1, true}}))
-      c.params.set("amax", F32Bits{*fuzz::float_bits()});
-    RC_ASSERT(describe(diff_outputs(ReferenceBackend().run(c), gpu()->run(c))) == "");
+      c.params.set("amax", cases::F32Bits{*fuzz::float_bits()});
+    RC_ASSERT(compare::describe(compare::diff_outputs(cases::ReferenceBackend().run(c), gpu()->run(c))) == "");
   });
   EXPECT_TRUE(ok) << "RapidCheck found a case where the device differs (counterexample above)";
 }
 
 // Runs without a GPU: the device layer's runner table matches the registry.
 TEST(DeviceRegistry, EveryOperationHasAKernelRowOrAStatedReason) {
-  for (const OperationSpec& op : operations()) {
+  for (const cases::OperationSpec& op : cases::operations()) {
     const auto rows = device::device_runners();
     const bool has_row = std::any_of(rows.begin(), rows.end(), [&](const device::DeviceRow& r) { return r.op == op.name; });
     EXPECT_NE(has_row, !op.no_device_reason.empty())
         << op.name << ": needs a row in device/backend/device_backend.cpp or a no_device_reason in its descriptor, not both";
   }
   for (const device::DeviceRow& r : device::device_runners())
-    EXPECT_NE(find_operation(r.op), nullptr) << "device row for an operation the registry lacks: " << r.op;
+    EXPECT_NE(cases::find_operation(r.op), nullptr) << "device row for an operation the registry lacks: " << r.op;
 }
 
 }  // namespace

@@ -8,10 +8,10 @@
 #include <limits>
 #include <random>
 
-#include "fuzz/case_generator.h"
 #include "cases/metamorphic_backend.h"
 #include "cases/reference_backend.h"
 #include "compare/diff.h"
+#include "fuzz/case_generator.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/error.h"
@@ -28,9 +28,9 @@
 namespace nvfp4 {
 namespace {
 
+using test_support::UpstreamBug;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
-using test_support::UpstreamBug;
 
 const Profile& te() { return find_profile("te")->knobs; }
 
@@ -134,7 +134,7 @@ TEST(WorkedExample617, ScalesUseThePaddedPitch) {
   ASSERT_EQ(f.scale.shape(0), 128u);
   ASSERT_EQ(f.scale.shape(1), 4u);
   for (std::size_t r = 0; r < 128; ++r) {
-    const std::vector<std::uint8_t> want = r < 16 ? std::vector<std::uint8_t>{0x7E, 0x76, 0, 0}
+    const std::vector<std::uint8_t> want = r < 16   ? std::vector<std::uint8_t>{0x7E, 0x76, 0, 0}
                                            : r < 32 ? std::vector<std::uint8_t>{0x6E, 0x66, 0, 0}
                                                     : std::vector<std::uint8_t>{0, 0, 0, 0};
     EXPECT_THAT(std::vector<std::uint8_t>(&f.scale(r, 0), &f.scale(r, 0) + 4), ElementsAreArray(want)) << "row " << r;
@@ -144,7 +144,7 @@ TEST(WorkedExample617, ScalesUseThePaddedPitch) {
 TEST(WorkedExample617, PitchTcVariantMisplacesRows) {
   const FusedScale f = test_support::fused_scale_pitch_tc(FloatMatrix({{6.0f, 3.0f}, {1.5f, 0.75f}}), 6.0f, GlobalScaleRule::TE);
   for (std::size_t r = 0; r < 64; ++r) {
-    const std::vector<std::uint8_t> want = r < 8 ? std::vector<std::uint8_t>{0x7E, 0x76, 0x7E, 0x76}
+    const std::vector<std::uint8_t> want = r < 8    ? std::vector<std::uint8_t>{0x7E, 0x76, 0x7E, 0x76}
                                            : r < 16 ? std::vector<std::uint8_t>{0x6E, 0x66, 0x6E, 0x66}
                                                     : std::vector<std::uint8_t>{0, 0, 0, 0};
     EXPECT_THAT(std::vector<std::uint8_t>(&f.scale(r, 0), &f.scale(r, 0) + 4), ElementsAreArray(want)) << "row " << r;
@@ -155,10 +155,10 @@ TEST(WorkedExample617, PitchTcVariantMisplacesRows) {
 
 TEST(PartialAmax, CountsOwnedElementsOnlyAndZeroesUntouchedTiles) {
   FloatMatrix w = xt::zeros<float>({32, 32});
-  w(0, 0) = 100.0f;   // tile (0,0), flat 0: not owned
-  w(0, 17) = -3.0f;   // tile (0,1), flat 17: owned
-  w(16, 0) = 7.0f;    // tile (1,0), flat 512: owned
-  w(31, 31) = 9.0f;   // flat 1023: not owned
+  w(0, 0) = 100.0f;  // tile (0,0), flat 0: not owned
+  w(0, 17) = -3.0f;  // tile (0,1), flat 17: owned
+  w(16, 0) = 7.0f;   // tile (1,0), flat 512: owned
+  w(31, 31) = 9.0f;  // flat 1023: not owned
   const Shard s{1, 1000};
   const PartialAmax a = amax_partial(slice(w, s), 32, 32, s, AmaxRule::IGNORE);
   EXPECT_EQ(a.tiles(0, 0), 0.0f);
@@ -187,7 +187,8 @@ TEST(PartialCast, KeepsTheOtherNibbleOfBoundaryBytesAndMatchesQuantize2D) {
   const float g = amax_global(w, AmaxRule::IGNORE);
   const FusedScale f = fused_scale_2d(amax_tiles_16x16(w, AmaxRule::IGNORE), g, GlobalScaleRule::TE);
   const Quantization q = quantize(w, test_support::opts(te(), BlockShape::k2D, Direction::kRowwise));
-  for (const Shard s : {Shard{3, 1}, Shard{1, 2}, Shard{17, 1000}, Shard{80, 160}, Shard{1279, 2560}, Shard{0, 3840}, Shard{5, 0}}) {
+  for (const Shard s :
+       {Shard{3, 1}, Shard{1, 2}, Shard{17, 1000}, Shard{80, 160}, Shard{1279, 2560}, Shard{0, 3840}, Shard{5, 0}}) {
     std::vector<std::uint8_t> prior(1920);
     for (auto& b : prior) b = std::uint8_t(rng());
     std::vector<std::uint8_t> whole = prior;
@@ -208,11 +209,18 @@ TEST(PartialCast, KeepsTheOtherNibbleOfBoundaryBytesAndMatchesQuantize2D) {
 TEST(PartialCast, RejectsBadShardsAndDestinations) {
   const FloatMatrix tiles = xt::ones<float>({1, 1});
   std::vector<std::uint8_t> buf(200);
-  EXPECT_EQ(error_code_of([&] { partial_cast_2d(xt::zeros<float>({10}), 16, 16, {250, 10}, tiles, 1.0f, CastTarget::kWholeTensor, {buf.data(), 128}); }),
-            ErrorCode::E_SHARD);
-  EXPECT_EQ(error_code_of([&] { partial_cast_2d(xt::zeros<float>({10}), 16, 16, {3, 10}, tiles, 1.0f, CastTarget::kShardLocal, {buf.data(), 5}); }),
+  EXPECT_EQ(
+      error_code_of([&] {
+        partial_cast_2d(xt::zeros<float>({10}), 16, 16, {250, 10}, tiles, 1.0f, CastTarget::kWholeTensor, {buf.data(), 128});
+      }),
+      ErrorCode::E_SHARD);
+  EXPECT_EQ(error_code_of([&] {
+              partial_cast_2d(xt::zeros<float>({10}), 16, 16, {3, 10}, tiles, 1.0f, CastTarget::kShardLocal, {buf.data(), 5});
+            }),
             ErrorCode::E_DATA_SHAPE);  // [3, 13) covers bytes 1..6: 6 bytes
-  EXPECT_EQ(error_code_of([&] { partial_cast_2d(xt::zeros<float>({10}), 16, 24, {3, 10}, tiles, 1.0f, CastTarget::kShardLocal, {buf.data(), 6}); }),
+  EXPECT_EQ(error_code_of([&] {
+              partial_cast_2d(xt::zeros<float>({10}), 16, 24, {3, 10}, tiles, 1.0f, CastTarget::kShardLocal, {buf.data(), 6});
+            }),
             ErrorCode::E_DIM16_K);
   EXPECT_EQ(error_code_of([&] { amax_partial(xt::zeros<float>({10}), 16, 16, {-1, 10}, AmaxRule::IGNORE); }), ErrorCode::E_SHARD);
 }
@@ -235,7 +243,8 @@ TEST(TransposeScales2D, RowsOfAPartialLastTileAreZero) {
   const ByteMatrix out = transpose_scales_2d(in, 32, 40);
   for (std::size_t k = 0; k < 128; ++k)
     for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(out(k, i), k < 32 && i < 2 ? 0x7E : 0x00) << k << ", " << i;
-  EXPECT_EQ(transpose_scales_2d(ByteMatrix(xt::empty<std::uint8_t>({128, 0})), 16, 8), ByteMatrix(xt::zeros<std::uint8_t>({128, 4})));
+  EXPECT_EQ(transpose_scales_2d(ByteMatrix(xt::empty<std::uint8_t>({128, 0})), 16, 8),
+            ByteMatrix(xt::zeros<std::uint8_t>({128, 4})));
 }
 
 // ---- partition -------------------------------------------------------------------------------
@@ -285,20 +294,19 @@ TEST(CastMasterWeights, RejectsProfilesOtherThanTe) {
 // §3.17's property, on generated cases: the flow (reference backend) equals quantize_2d of each
 // whole weight (metamorphic backend) for 1..64 ranks, cut points of every kind and 1-4 weights.
 RC_GTEST_PROP(CastMasterWeightsProperty, EqualsQuantize2DOfEachWholeWeight, ()) {
-  const CaseRecord r = *fuzz::case_record({{"cast_master_weights"}, {"te"}, 96});
-  const TensorMap flow = ReferenceBackend().run(r.c);
-  const TensorMap whole = MetamorphicBackend().run(r.c);
+  const cases::CaseRecord r = *fuzz::case_record({{"cast_master_weights"}, {"te"}, 96});
+  const cases::TensorMap flow = cases::ReferenceBackend().run(r.c);
+  const cases::TensorMap whole = cases::MetamorphicBackend().run(r.c);
   RC_ASSERT(!flow.empty());
-  const std::vector<TensorDiff> d = diff_outputs(whole, flow);
+  const std::vector<compare::TensorDiff> d = compare::diff_outputs(whole, flow);
   RC_ASSERT(d.empty());
 }
 
 // The other distributed operations' generated cases are valid and satisfy their relations.
 RC_GTEST_PROP(DistributedOpsProperty, GeneratedCasesRunAndSatisfyTheirRelations, ()) {
-  const CaseRecord r =
-      *fuzz::case_record({{"amax_partial", "fused_scale_2d", "partial_cast_2d"}, {}, 128});
-  const TensorMap ref = ReferenceBackend().run(r.c);
-  RC_ASSERT(diff_outputs(ref, MetamorphicBackend().run(r.c)).empty());
+  const cases::CaseRecord r = *fuzz::case_record({{"amax_partial", "fused_scale_2d", "partial_cast_2d"}, {}, 128});
+  const cases::TensorMap ref = cases::ReferenceBackend().run(r.c);
+  RC_ASSERT(compare::diff_outputs(ref, cases::MetamorphicBackend().run(r.c)).empty());
 }
 
 TEST(ShardLimits, HugeWeightsAndShardsThatWouldOverflowAreRefused) {

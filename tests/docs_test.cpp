@@ -46,8 +46,10 @@ TEST(Docs, EveryCitedSectionExistsInTheSpecification) {
   for (const fs::path& f : repository_files()) {
     const std::string text = slurp_text(f);
     for (auto m = std::sregex_iterator(text.begin(), text.end(), cite); m != std::sregex_iterator(); ++m)
-      if (!has_section(spec, (*m)[1])) ADD_FAILURE() << f << " cites §" << (*m)[1] << ", which docs/NUMERICS.md lacks";
-      else cited.insert((*m)[1]);
+      if (!has_section(spec, (*m)[1]))
+        ADD_FAILURE() << f << " cites §" << (*m)[1] << ", which docs/NUMERICS.md lacks";
+      else
+        cited.insert((*m)[1]);
   }
   EXPECT_GT(cited.size(), 50u) << "the scan found too few citations to be working";
 }
@@ -55,7 +57,7 @@ TEST(Docs, EveryCitedSectionExistsInTheSpecification) {
 TEST(Docs, EveryNamedDocumentAndEveryMarkdownLinkExists) {
   const fs::path root(NVFP4_SOURCE_DIR);
   const std::regex named("docs/[A-Za-z0-9_/.-]*[A-Za-z0-9_-]\\.(md|log)");  // "docs/NUMERICS.md"
-  const std::regex link("\\]\\(([^)#: ]+\\.(md|log))(#[^)]*)?\\)");     // "](../harness.md#x)"
+  const std::regex link("\\]\\(([^)#: ]+\\.(md|log))(#[^)]*)?\\)");         // "](../harness.md#x)"
   std::size_t checked = 0;
   for (const fs::path& f : repository_files()) {
     const std::string text = slurp_text(f);
@@ -70,9 +72,8 @@ TEST(Docs, EveryNamedDocumentAndEveryMarkdownLinkExists) {
 
 TEST(Docs, NoFileRefersOutsideTheRepository) {
   // Assembled from pieces so that this file does not match itself.
-  const std::string outside[] = {std::string("../") + "shared", std::string("shared/") + "docs",
-                                 std::string("PEERS") + ".md", std::string("TOOLCHAIN") + ".md",
-                                 std::string("/GPU") + ".md"};
+  const std::string outside[] = {std::string("../") + "shared", std::string("shared/") + "docs", std::string("PEERS") + ".md",
+                                 std::string("TOOLCHAIN") + ".md", std::string("/GPU") + ".md"};
   std::size_t scanned = 0;
   for (const fs::path& f : repository_files()) {
     const std::string text = slurp_text(f);

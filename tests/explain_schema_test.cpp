@@ -40,13 +40,13 @@ io::Tensor with_other_shape(const io::Tensor& t) {
 struct Altered {
   std::string what;  // for the trace
   std::string tensor;
-  TensorMap actual;
+  cases::TensorMap actual;
 };
 
-std::vector<Altered> alterations(const TensorMap& expected) {
+std::vector<Altered> alterations(const cases::TensorMap& expected) {
   std::vector<Altered> out;
   for (const auto& [name, t] : expected) {
-    TensorMap a = expected;
+    cases::TensorMap a = expected;
     a[name] = with_other_dtype(t);
     out.push_back({"dtype of " + name, name, a});
     a = expected;
@@ -56,7 +56,7 @@ std::vector<Altered> alterations(const TensorMap& expected) {
     a.erase(name);
     out.push_back({"without " + name, name, a});
   }
-  TensorMap a = expected;
+  cases::TensorMap a = expected;
   a["bonus"] = io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{7});
   out.push_back({"extra tensor", "bonus", a});
   return out;
@@ -66,29 +66,29 @@ TEST(ExplainSchema, AnyActualOutputsOfEveryOperationAreExplainedAndReported) {
   const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}();
   const test_support::TempDir tmp;
   const fs::path dir = tmp.path() / "report";
-  for (const OperationSpec& op : operations()) {
+  for (const cases::OperationSpec& op : cases::operations()) {
     fuzz::CaseSpace space;
     space.ops = {std::string(op.name)};
     space.max_dim = 48;
-    for (const CaseRecord& r : fuzz::sample_cases(space, 3, seed)) {
-      TensorMap expected;
+    for (const cases::CaseRecord& r : fuzz::sample_cases(space, 3, seed)) {
+      cases::TensorMap expected;
       try {
-        expected = ReferenceBackend().run(r.c);
+        expected = cases::ReferenceBackend().run(r.c);
       } catch (const Error&) {
         continue;  // a case the reference rejects has no outputs to alter
       }
       for (const Altered& alt : alterations(expected)) {
-        SCOPED_TRACE(fmt::format("{}, {} (seed {})", case_label(r.c), alt.what, seed));
-        Outcome e, a;
+        SCOPED_TRACE(fmt::format("{}, {} (seed {})", cases::case_label(r.c), alt.what, seed));
+        cases::Outcome e, a;
         e.outputs = expected;
         a.outputs = alt.actual;
-        const Comparison cmp = compare_outcomes("reference", e, "worker", a);
-        ASSERT_EQ(cmp.verdict, Verdict::kSchema) << cmp.problem;
-        Explanation x;
-        ASSERT_NO_THROW(x = explain(r.c, cmp.expected, cmp.actual));
+        const compare::Comparison cmp = compare::compare_outcomes("reference", e, "worker", a);
+        ASSERT_EQ(cmp.verdict, compare::Verdict::kSchema) << cmp.problem;
+        compare::Explanation x;
+        ASSERT_NO_THROW(x = compare::explain(r.c, cmp.expected, cmp.actual));
         EXPECT_NE(x.verdict.find(alt.tensor + ":"), std::string::npos) << x.verdict;
         EXPECT_GT(x.total_mismatches, 0u);
-        ASSERT_NO_THROW(write_failure_page(dir, "page", r, cmp, "reference vs worker", ""));
+        ASSERT_NO_THROW(reports::write_failure_page(dir, "page", r, cmp, "reference vs worker", ""));
         EXPECT_TRUE(fs::is_regular_file(dir / "page.html"));
         fs::remove_all(dir);
       }

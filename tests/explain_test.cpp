@@ -23,10 +23,10 @@
 namespace nvfp4 {
 namespace {
 
-Case sr_case(const FloatMatrix& x, std::uint64_t seed, std::uint64_t offset, Direction direction) {
-  Case c = make_case("quantize");
+cases::Case sr_case(const FloatMatrix& x, std::uint64_t seed, std::uint64_t offset, Direction direction) {
+  cases::Case c = cases::make_case("quantize");
   c.params.set("profile", std::string("te"));
-  set_quantize_params(c, BlockShape::k1D, direction);
+  cases::set_quantize_params(c, BlockShape::k1D, direction);
   c.params.set("rounding", std::string("stochastic"));
   c.params.set("seed", seed);
   c.params.set("offset", offset);
@@ -49,17 +49,17 @@ TEST(ExplainStochasticRounding, NamesEachMismatchingElementsRandomByteAndThresho
   const std::uint32_t seed = std::random_device{}();
   const FloatMatrix x = random_matrix(32, 48, seed);
   for (Direction direction : {Direction::kRowwise, Direction::kColumnwise}) {
-    const Case c = sr_case(x, 42, 7, direction);
-    Case other = c;
+    const cases::Case c = sr_case(x, 42, 7, direction);
+    cases::Case other = c;
     other.params.set("seed", std::uint64_t(43));
-    const TensorMap expected = ReferenceBackend().run(c), actual = ReferenceBackend().run(other);
-    const Explanation e = explain(c, expected, actual);
+    const cases::TensorMap expected = cases::ReferenceBackend().run(c), actual = cases::ReferenceBackend().run(other);
+    const compare::Explanation e = compare::explain(c, expected, actual);
     ASSERT_GT(e.total_mismatches, 0u) << "seed " << seed;
     ASSERT_EQ(e.kind_counts.size(), 1u);
-    EXPECT_EQ(e.kind_counts[0].first, MismatchKind::kSrOtherNeighbour);
+    EXPECT_EQ(e.kind_counts[0].first, compare::MismatchKind::kSrOtherNeighbour);
     const bool rowwise = direction == Direction::kRowwise;
     const std::size_t K = rowwise ? 48 : 32;  // the stored copy's row length
-    for (const ElementMismatch& m : e.mismatches) {
+    for (const compare::ElementMismatch& m : e.mismatches) {
       ASSERT_TRUE(m.sr.has_value());
       const std::uint64_t block = (std::uint64_t(m.row) * K + std::uint64_t(m.col)) / 16;
       const SrDirection dir = rowwise ? SrDirection::kRowwise : SrDirection::kColumnwise;
@@ -80,8 +80,8 @@ TEST(ExplainStochasticRounding, NamesEachMismatchingElementsRandomByteAndThresho
 // byte-order bug.
 TEST(ExplainStochasticRounding, OneByteOfNeighboursFlippedIsNotANibbleOrderBug) {
   const std::uint32_t seed = std::random_device{}();
-  const Case c = sr_case(random_matrix(32, 64, seed), 42, 7, Direction::kRowwise);
-  const TensorMap expected = ReferenceBackend().run(c);
+  const cases::Case c = sr_case(random_matrix(32, 64, seed), 42, 7, Direction::kRowwise);
+  const cases::TensorMap expected = cases::ReferenceBackend().run(c);
   const ByteMatrix data = io::to_byte_matrix(expected.at("data"), "test", "data");
   const auto swapped = [](std::uint8_t b) { return std::uint8_t((b << 4) | (b >> 4)); };
   std::optional<std::pair<std::size_t, std::size_t>> pick;  // a byte of two neighbouring codes of one sign
@@ -92,7 +92,7 @@ TEST(ExplainStochasticRounding, OneByteOfNeighboursFlippedIsNotANibbleOrderBug) 
     }
   ASSERT_TRUE(pick) << "seed " << seed;
   const auto [row, col] = *pick;
-  TensorMap one = expected, every = expected;
+  cases::TensorMap one = expected, every = expected;
   ByteMatrix one_data = data, every_data = data;
   one_data(row, col) = swapped(data(row, col));
   for (std::size_t r = 0; r < data.shape(0); ++r) every_data(r, col) = swapped(data(r, col));
@@ -101,12 +101,12 @@ TEST(ExplainStochasticRounding, OneByteOfNeighboursFlippedIsNotANibbleOrderBug) 
   const bool other_rows_differ = every_data != one_data;  // else the two are the same bug
   ASSERT_TRUE(other_rows_differ) << "seed " << seed;
 
-  const Explanation e_one = explain(c, expected, one);
+  const compare::Explanation e_one = compare::explain(c, expected, one);
   ASSERT_EQ(e_one.kind_counts.size(), 1u) << "seed " << seed;
-  EXPECT_EQ(e_one.kind_counts[0].first, MismatchKind::kSrOtherNeighbour) << "seed " << seed;
-  const Explanation e_every = explain(c, expected, every);
+  EXPECT_EQ(e_one.kind_counts[0].first, compare::MismatchKind::kSrOtherNeighbour) << "seed " << seed;
+  const compare::Explanation e_every = compare::explain(c, expected, every);
   ASSERT_EQ(e_every.kind_counts.size(), 1u) << "seed " << seed;
-  EXPECT_EQ(e_every.kind_counts[0].first, MismatchKind::kNibbleOrder) << "seed " << seed;
+  EXPECT_EQ(e_every.kind_counts[0].first, compare::MismatchKind::kNibbleOrder) << "seed " << seed;
 }
 
 // §6.18: with the scale factor 1 (te, amax 2688, block amax 6), y = x; 0.3 rounds up to 0.5 iff
@@ -119,14 +119,15 @@ TEST(ExplainStochasticRounding, ThresholdsOfWorkedExample618) {
     x(r, 2) = float_of(0x3F99999Au);
     x(r, 3) = 1.0f;
   }
-  Case c = sr_case(x, 42, 0, Direction::kRowwise);
-  c.params.set("amax", F32Bits{bits_of(2688.0f)});
-  const TensorMap expected = ReferenceBackend().run(c);
-  TensorMap actual = expected;
-  for (std::size_t i = 0; i < actual.at("data").bytes.size(); i += 8) actual.at("data").bytes[i] ^= 0x11;  // flip codes of 0 and 1
-  const Explanation e = explain(c, expected, actual);
+  cases::Case c = sr_case(x, 42, 0, Direction::kRowwise);
+  c.params.set("amax", cases::F32Bits{bits_of(2688.0f)});
+  const cases::TensorMap expected = cases::ReferenceBackend().run(c);
+  cases::TensorMap actual = expected;
+  for (std::size_t i = 0; i < actual.at("data").bytes.size(); i += 8)
+    actual.at("data").bytes[i] ^= 0x11;  // flip codes of 0 and 1
+  const compare::Explanation e = compare::explain(c, expected, actual);
   ASSERT_FALSE(e.traces.empty());
-  const BlockTrace& t = e.traces[0];
+  const compare::BlockTrace& t = e.traces[0];
   ASSERT_EQ(t.sr.size(), 16u);
   EXPECT_EQ(t.scaled[1], float_of(0x3E99999Au));
   EXPECT_EQ(t.sr[1].threshold, 103);
@@ -135,7 +136,7 @@ TEST(ExplainStochasticRounding, ThresholdsOfWorkedExample618) {
   EXPECT_EQ(t.sr[0].threshold, 256);  // 6.0 too
 }
 
-TensorMap rounded_once(const Case& c) {  // a transform that skips the binary32 rounding
+cases::TensorMap rounded_once(const cases::Case& c) {  // a transform that skips the binary32 rounding
   const FloatMatrix x = io::to_float_matrix(c.inputs.at("x"), "test", "x");
   FloatMatrix y = xt::empty<float>({x.shape(1), x.shape(0)});
   std::array<float, 16> v;
@@ -155,16 +156,16 @@ TEST(ExplainRht, ShowsTheExactSumAndBothRoundingsAndNamesASkippedBinary32Roundin
   x(16, 1) = 1.0f;
   x(17, 1) = std::ldexp(1.0f, -8);
   x(18, 1) = std::ldexp(1.0f, -38);
-  Case c = make_case("rht");
+  cases::Case c = cases::make_case("rht");
   c.inputs["x"] = io::from_float_matrix(x, io::FloatType::BF16);
-  const TensorMap expected = ReferenceBackend().run(c), actual = rounded_once(c);
-  const Explanation e = explain(c, expected, actual);
+  const cases::TensorMap expected = cases::ReferenceBackend().run(c), actual = rounded_once(c);
+  const compare::Explanation e = compare::explain(c, expected, actual);
   // Outputs 0, 4, 8 and 12 of chunk 1 of column 1: 0.25 + 2^-10 + 2^-40 (§6.19: 0x3E80, once 0x3E81).
   // The other even outputs subtract the 2^-40 and round to 0x3E80 either way; the odd ones are 0x3E7F.
   ASSERT_EQ(e.rht_traces.size(), 4u);
   EXPECT_EQ(e.total_mismatches, 4u);
   EXPECT_EQ(e.rht_traces[1].col, 20);
-  const RhtTrace& t = e.rht_traces[0];
+  const compare::RhtTrace& t = e.rht_traces[0];
   EXPECT_EQ(t.row, 1);
   EXPECT_EQ(t.col, 16);
   EXPECT_EQ(t.exact_sum, "0x1.0100000004p-2");  // 0.25 + 2^-10 + 2^-40
@@ -173,7 +174,7 @@ TEST(ExplainRht, ShowsTheExactSumAndBothRoundingsAndNamesASkippedBinary32Roundin
   EXPECT_EQ(bits_of(t.actual), 0x3E810000u);
   EXPECT_EQ(bits_of(t.single_rounding), 0x3E810000u);
   ASSERT_EQ(e.kind_counts.size(), 1u);
-  EXPECT_EQ(e.kind_counts[0].first, MismatchKind::kRhtSingleRounding);
+  EXPECT_EQ(e.kind_counts[0].first, compare::MismatchKind::kRhtSingleRounding);
   EXPECT_NE(e.verdict.find("rounded once to BF16"), std::string::npos) << e.verdict;
   ASSERT_EQ(e.maps.size(), 1u);
   ASSERT_EQ(e.maps[0].mismatching.size(), 32u);  // [16 columns, 2 chunks]
@@ -186,17 +187,17 @@ TEST(ExplainRht, NamesAnOutputOneUlpOff) {
   std::mt19937 rng(std::random_device{}());
   FloatMatrix x = xt::empty<float>({16, 16});
   for (float& v : x) v = bf16_to_float(float_to_bf16(std::normal_distribution<float>()(rng)));
-  Case c = make_case("rht");
+  cases::Case c = cases::make_case("rht");
   c.inputs["x"] = io::from_float_matrix(x, io::FloatType::BF16);
-  const TensorMap expected = ReferenceBackend().run(c);
-  TensorMap actual = expected;
+  const cases::TensorMap expected = cases::ReferenceBackend().run(c);
+  cases::TensorMap actual = expected;
   std::uint8_t& low = actual.at("x_t").bytes[2 * 5];  // element (0, 5): its BF16 bits + 1 (a finite, non-boundary value)
   low = std::uint8_t(low ^ 1);
-  const Explanation e = explain(c, expected, actual);
+  const compare::Explanation e = compare::explain(c, expected, actual);
   ASSERT_EQ(e.total_mismatches, 1u);
   EXPECT_EQ(e.rht_traces[0].col, 5);
   const bool single = bits_of(e.rht_traces[0].single_rounding) == bits_of(e.rht_traces[0].actual);
-  EXPECT_EQ(e.kind_counts[0].first, single ? MismatchKind::kRhtSingleRounding : MismatchKind::kRhtOneUlp);
+  EXPECT_EQ(e.kind_counts[0].first, single ? compare::MismatchKind::kRhtSingleRounding : compare::MismatchKind::kRhtOneUlp);
 }
 
 TEST(ExplainExperts, ExplainsTheFirstExpertWhoseOutputsDifferAsItsOwnTensor) {
@@ -204,13 +205,13 @@ TEST(ExplainExperts, ExplainsTheFirstExpertWhoseOutputsDifferAsItsOwnTensor) {
   std::normal_distribution<float> normal;
   std::vector<float> x(3 * 16 * 32);
   for (float& v : x) v = normal(rng);
-  Case c = make_case("quantize");
+  cases::Case c = cases::make_case("quantize");
   c.params.set("experts", true);
   c.inputs["x"] = io::make_tensor_from<float>(io::DType::F32, {3, 16, 32}, x);
-  const TensorMap expected = ReferenceBackend().run(c);
-  TensorMap actual = expected;
+  const cases::TensorMap expected = cases::ReferenceBackend().run(c);
+  cases::TensorMap actual = expected;
   actual.at("data").bytes[16 * 16 + 5] ^= 0x01;  // expert 1, row 0, byte 5: one code off
-  const Explanation e = explain(c, expected, actual);
+  const compare::Explanation e = compare::explain(c, expected, actual);
   EXPECT_EQ(e.verdict.rfind("expert 1: ", 0), 0u) << e.verdict;
   EXPECT_EQ(e.total_mismatches, 1u);
 }
@@ -218,13 +219,13 @@ TEST(ExplainExperts, ExplainsTheFirstExpertWhoseOutputsDifferAsItsOwnTensor) {
 // Outputs that differ outside every expert's slice (here an output the reference does not write)
 // are counted; the [E, N, K] input is never read as a 2-D tensor.
 TEST(ExplainExperts, ADifferenceOutsideEveryExpertIsCounted) {
-  Case c = make_case("quantize");
+  cases::Case c = cases::make_case("quantize");
   c.params.set("experts", true);
   c.inputs["x"] = io::make_tensor_from<float>(io::DType::F32, {2, 16, 32}, std::vector<float>(2 * 16 * 32, 1.0f));
-  const TensorMap expected = ReferenceBackend().run(c);
-  TensorMap actual = expected;
+  const cases::TensorMap expected = cases::ReferenceBackend().run(c);
+  cases::TensorMap actual = expected;
   actual["extra"] = io::make_tensor_from<float>(io::DType::F32, {1}, std::vector<float>{0.0f});
-  const Explanation e = explain(c, expected, actual);
+  const compare::Explanation e = compare::explain(c, expected, actual);
   EXPECT_EQ(e.total_mismatches, 1u);
 }
 

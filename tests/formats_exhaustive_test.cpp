@@ -118,13 +118,12 @@ TEST(FormatsExhaustive, AllFloat32PatternsMatchCudaConversions) {
     for (std::thread& th : threads) th.join();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "[ timing   ] 2^32 float32 sweep (e2m1, e4m3, fp16, bf16) on " << n << " threads: " << seconds
-            << " s" << std::endl;
+  std::cout << "[ timing   ] 2^32 float32 sweep (e2m1, e4m3, fp16, bf16) on " << n << " threads: " << seconds << " s"
+            << std::endl;
   Tally total;
   for (unsigned k = 0; k < n; ++k) {
-    std::cout << "[ chunk    ] " << k << ": mismatches e2m1=" << tallies[k].count[kE2M1]
-              << " e4m3=" << tallies[k].count[kE4M3] << " fp16=" << tallies[k].count[kFp16]
-              << " bf16=" << tallies[k].count[kBf16] << std::endl;
+    std::cout << "[ chunk    ] " << k << ": mismatches e2m1=" << tallies[k].count[kE2M1] << " e4m3=" << tallies[k].count[kE4M3]
+              << " fp16=" << tallies[k].count[kFp16] << " bf16=" << tallies[k].count[kBf16] << std::endl;
     total.merge(tallies[k]);
   }
   total.expect_none("float32", kNumChecks);
@@ -141,8 +140,8 @@ void sweep_16bit_inputs(const char* name, Widen cuda_widen, EmuWiden emu_widen) 
     const float x = cuda_widen(std::uint16_t(h)), x_emu = emu_widen(std::uint16_t(h));
     const bool same = is_nan(x) ? is_nan(x_emu) : bits_of(x) == bits_of(x_emu);
     if (!same && widen_mismatches++ < kExamplesKept)
-      ADD_FAILURE() << name << " 0x" << std::hex << h << " widens to 0x" << bits_of(x) << " (CUDA), 0x"
-                    << bits_of(x_emu) << " (emulator)";
+      ADD_FAILURE() << name << " 0x" << std::hex << h << " widens to 0x" << bits_of(x) << " (CUDA), 0x" << bits_of(x_emu)
+                    << " (emulator)";
     check_fp4_fp8(t, h, x);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -28,9 +28,8 @@ void for_each_sampled_pattern(F f) {
 }
 
 // Patterns a stride cannot be relied on to hit: signed zeros, extremes, infinities.
-constexpr std::array<std::uint32_t, 10> kEdgePatterns = {0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u,
-                                                         0x00800000u, 0x80800000u, 0x7F7FFFFFu, 0xFF7FFFFFu,
-                                                         0x7F800000u, 0xFF800000u};
+constexpr std::array<std::uint32_t, 10> kEdgePatterns = {0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x00800000u,
+                                                         0x80800000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F800000u, 0xFF800000u};
 
 template <class F>
 void for_each_sampled_and_edge_pattern(F f) {
@@ -51,7 +50,8 @@ struct Mismatches {
   std::string first;
   void check(std::uint32_t input, std::uint32_t expected, std::uint32_t actual, const char* what = "") {
     if (expected == actual) return;
-    if (count++ < 8) first += std::string(what) + " input " + hex(input) + ": expected " + hex(expected) + " got " + hex(actual) + "\n";
+    if (count++ < 8)
+      first += std::string(what) + " input " + hex(input) + ": expected " + hex(expected) + " got " + hex(actual) + "\n";
   }
 };
 
@@ -61,20 +61,26 @@ struct Mismatches {
 // §2.1.1 code table, magnitudes of codes 0..7.
 constexpr std::array<float, 8> kE2M1Magnitudes = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
 
-constexpr std::array<E2M1Encoder, 7> kAllEncoders = {E2M1Encoder::HW,          E2M1Encoder::TABLE_TE,
-                                                     E2M1Encoder::SEARCHSORTED, E2M1Encoder::TORCHAO_INT,
-                                                     E2M1Encoder::MLDTYPES,    E2M1Encoder::VALUE_TABLE,
+constexpr std::array<E2M1Encoder, 7> kAllEncoders = {E2M1Encoder::HW,          E2M1Encoder::TABLE_TE, E2M1Encoder::SEARCHSORTED,
+                                                     E2M1Encoder::TORCHAO_INT, E2M1Encoder::MLDTYPES, E2M1Encoder::VALUE_TABLE,
                                                      E2M1Encoder::BF16_TORCH};
 
 const char* encoder_name(E2M1Encoder e) {
   switch (e) {
-    case E2M1Encoder::HW: return "HW";
-    case E2M1Encoder::TABLE_TE: return "TABLE_TE";
-    case E2M1Encoder::SEARCHSORTED: return "SEARCHSORTED";
-    case E2M1Encoder::TORCHAO_INT: return "TORCHAO_INT";
-    case E2M1Encoder::MLDTYPES: return "MLDTYPES";
-    case E2M1Encoder::VALUE_TABLE: return "VALUE_TABLE";
-    case E2M1Encoder::BF16_TORCH: return "BF16_TORCH";
+    case E2M1Encoder::HW:
+      return "HW";
+    case E2M1Encoder::TABLE_TE:
+      return "TABLE_TE";
+    case E2M1Encoder::SEARCHSORTED:
+      return "SEARCHSORTED";
+    case E2M1Encoder::TORCHAO_INT:
+      return "TORCHAO_INT";
+    case E2M1Encoder::MLDTYPES:
+      return "MLDTYPES";
+    case E2M1Encoder::VALUE_TABLE:
+      return "VALUE_TABLE";
+    case E2M1Encoder::BF16_TORCH:
+      return "BF16_TORCH";
   }
   return "?";
 }
@@ -101,8 +107,7 @@ TEST(FormatsE2M1, DecodeMatchesSpecCodeTable) {
   // §2.1.1, including the sign of -0 (code 0x8).
   const std::array<float, 16> table = {+0.0f, 0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
                                        -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
-  for (unsigned c = 0; c < 16; ++c)
-    EXPECT_EQ(bits_of(e2m1_decode(std::uint8_t(c))), bits_of(table[c])) << "code " << hex(c);
+  for (unsigned c = 0; c < 16; ++c) EXPECT_EQ(bits_of(e2m1_decode(std::uint8_t(c))), bits_of(table[c])) << "code " << hex(c);
 }
 
 TEST(FormatsE2M1, DecodeByBitsEqualsDecodeOnEveryCode) {
@@ -232,8 +237,8 @@ TEST(FormatsE2M1, TinyMagnitudesEncodeToZeroCodesPerEncoder) {
     for (E2M1Encoder e : kAllEncoders) {
       mm.check(u, 0x0, e2m1_encode(e, float_of(u)), encoder_name(e));
       const std::uint32_t n = u | 0x80000000u;
-      const bool to_zero = e == E2M1Encoder::VALUE_TABLE ||
-                           (e == E2M1Encoder::BF16_TORCH && float_to_bf16(float_of(n)) == 0x8000u);
+      const bool to_zero =
+          e == E2M1Encoder::VALUE_TABLE || (e == E2M1Encoder::BF16_TORCH && float_to_bf16(float_of(n)) == 0x8000u);
       mm.check(n, to_zero ? 0x0 : 0x8, e2m1_encode(e, float_of(n)), encoder_name(e));
     }
   }
@@ -324,9 +329,22 @@ TEST(FormatsE4M3, DecodeMatchesFormulaForAllBytes) {
 TEST(FormatsE4M3, DecodeMatchesSpecFrequentlyUsedBytes) {
   // §2.2.1 and §6.5.
   const std::array<std::pair<unsigned, float>, 16> rows = {{
-      {0x01, 0.001953125f}, {0x07, 0.013671875f}, {0x08, 0.015625f}, {0x14, 0.046875f}, {0x38, 1.0f}, {0x62, 40.0f},
-      {0x63, 44.0f}, {0x64, 48.0f}, {0x68, 64.0f}, {0x69, 72.0f}, {0x6E, 112.0f}, {0x76, 224.0f}, {0x78, 256.0f},
-      {0x7E, 448.0f}, {0x80, -0.0f}, {0x00, 0.0f},
+      {0x01, 0.001953125f},
+      {0x07, 0.013671875f},
+      {0x08, 0.015625f},
+      {0x14, 0.046875f},
+      {0x38, 1.0f},
+      {0x62, 40.0f},
+      {0x63, 44.0f},
+      {0x64, 48.0f},
+      {0x68, 64.0f},
+      {0x69, 72.0f},
+      {0x6E, 112.0f},
+      {0x76, 224.0f},
+      {0x78, 256.0f},
+      {0x7E, 448.0f},
+      {0x80, -0.0f},
+      {0x00, 0.0f},
   }};
   for (const auto& [b, v] : rows) EXPECT_EQ(bits_of(e4m3_decode(std::uint8_t(b))), bits_of(v)) << "byte " << hex(b);
   EXPECT_TRUE(std::isnan(e4m3_decode(0x7F)));

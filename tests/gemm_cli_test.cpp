@@ -48,14 +48,14 @@ TEST_F(GemmCli, WritesTheRegistrysExactProductOfTwoQuantizedFiles) {
   EXPECT_EQ(got.shape, (std::vector<std::int64_t>{48, 32}));
   // The same product through the registry's gemm, B's scales unswizzled.
   const io::File fa = io::read_file(qa), fb = io::read_file(qb);
-  Case c = make_case("gemm");
+  cases::Case c = cases::make_case("gemm");
   for (const char* t : {"data", "scale", "amax"}) {
     c.inputs[std::string("a_") + t] = fa.tensors.at(t);
     c.inputs[std::string("b_") + t] = fb.tensors.at(t);
   }
   c.inputs["b_scale"] = io::from_byte_matrix(unswizzle_scales(io::to_byte_matrix(fb.tensors.at("scale"), "gemm", "b_scale")));
   c.params.set("output_dtype", std::string("BF16"));
-  const TensorMap expected = ReferenceBackend().run(c);
+  const cases::TensorMap expected = cases::ReferenceBackend().run(c);
   EXPECT_EQ(got.bytes, expected.at("d").bytes);
 }
 

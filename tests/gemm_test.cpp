@@ -70,8 +70,8 @@ TEST(GemmExact, TiesAtBinary32RoundToEven) {
   const std::vector<std::uint8_t> one = {0x2}, three = {0x2, 0x2, 0x2};
   const GemmOperand big_one = operand({codes_of({kSixes, one})}, {{0x78, 0x38}});
   const GemmOperand big_three = operand({codes_of({kSixes, three})}, {{0x78, 0x38}});
-  EXPECT_EQ(gemm(big_one, big_one, {})(0, 0), 16777216.0f);        // 2^24 + 1 -> 2^24
-  EXPECT_EQ(gemm(big_three, big_three, {})(0, 0), 16777220.0f);    // 2^24 + 3 -> 2^24 + 4
+  EXPECT_EQ(gemm(big_one, big_one, {})(0, 0), 16777216.0f);      // 2^24 + 1 -> 2^24
+  EXPECT_EQ(gemm(big_three, big_three, {})(0, 0), 16777220.0f);  // 2^24 + 3 -> 2^24 + 4
 }
 
 TEST(GemmExact, TieAtBf16AfterAnExactBinary32Result) {
@@ -269,9 +269,9 @@ TEST(GemmExactRound, The128BitRoundingEqualsTheCppIntRounding) {
 }
 
 TEST(GemmCases, TheSeedCorpusHoldsTheSection6_21Example) {
-  for (const CaseRecord& r : seed_corpus()) {
+  for (const cases::CaseRecord& r : cases::seed_corpus()) {
     if (r.c.op != "gemm" || r.note.find("§6.21: cancellation") == std::string::npos) continue;
-    const TensorMap out = ReferenceBackend().run(r.c);
+    const cases::TensorMap out = cases::ReferenceBackend().run(r.c);
     EXPECT_EQ(io::to_float_matrix(out.at("d"), "gemm", "d")(0, 0), 1.0f);
     return;
   }

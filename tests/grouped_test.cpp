@@ -60,19 +60,20 @@ TEST(GroupedLayout, GroupExtentsAreCheckedWithE_GROUPS) {
 }
 
 // A quantized operand [rows, K] from random data, with per-row amaxes when row_scaled.
-TensorMap operand(std::int64_t rows, std::int64_t K, bool row_scaled, std::mt19937& rng) {
+cases::TensorMap operand(std::int64_t rows, std::int64_t K, bool row_scaled, std::mt19937& rng) {
   std::normal_distribution<float> normal;
   std::vector<float> x(std::size_t(rows * K));
   for (float& v : x) v = normal(rng);
-  Case q = make_case("quantize");
+  cases::Case q = cases::make_case("quantize");
   q.params.set("row_scaled", row_scaled);
   q.inputs["x"] = io::make_tensor_from<float>(io::DType::F32, {rows, K}, x);
-  return ReferenceBackend().run(q);
+  return cases::ReferenceBackend().run(q);
 }
 
 io::Tensor rows_of(const io::Tensor& t, std::int64_t r0, std::int64_t n) {
   const std::size_t row = std::size_t(t.numel() / t.shape[0]) * io::dtype_size(t.dtype);
-  io::Tensor out{t.dtype, t.shape, {t.bytes.begin() + std::ptrdiff_t(r0 * row), t.bytes.begin() + std::ptrdiff_t((r0 + n) * row)}};
+  io::Tensor out{
+      t.dtype, t.shape, {t.bytes.begin() + std::ptrdiff_t(r0 * row), t.bytes.begin() + std::ptrdiff_t((r0 + n) * row)}};
   out.shape[0] = n;
   return out;
 }
@@ -80,17 +81,17 @@ io::Tensor rows_of(const io::Tensor& t, std::int64_t r0, std::int64_t n) {
 TEST(GroupedGemm, MGroupedRowScaledIsEachGroupsOwnRowScaledGemm) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<std::int64_t> sizes = {32, 0, 48};
-  const TensorMap a = operand(80, 64, true, rng);
-  std::vector<TensorMap> b;
+  const cases::TensorMap a = operand(80, 64, true, rng);
+  std::vector<cases::TensorMap> b;
   for (int g = 0; g < 3; ++g) b.push_back(operand(32, 64, true, rng));
-  Case c = make_case("grouped_gemm");
+  cases::Case c = cases::make_case("grouped_gemm");
   c.params.set("group_sizes", sizes);
   c.params.set("row_scaled", true);
   c.inputs["a_data"] = a.at("data");
   c.inputs["a_scale"] = a.at("scale");
   c.inputs["a_amax"] = a.at("amax");
   io::Tensor bd{io::DType::U8, {3, 32, 32}, {}}, bs{io::DType::U8, {3, 128, 4}, {}}, ba{io::DType::F32, {3, 32}, {}};
-  for (const TensorMap& t : b) {
+  for (const cases::TensorMap& t : b) {
     bd.bytes.insert(bd.bytes.end(), t.at("data").bytes.begin(), t.at("data").bytes.end());
     bs.bytes.insert(bs.bytes.end(), t.at("scale").bytes.begin(), t.at("scale").bytes.end());
     ba.bytes.insert(ba.bytes.end(), t.at("amax").bytes.begin(), t.at("amax").bytes.end());
@@ -98,11 +99,11 @@ TEST(GroupedGemm, MGroupedRowScaledIsEachGroupsOwnRowScaledGemm) {
   c.inputs["b_data"] = bd;
   c.inputs["b_scale"] = bs;
   c.inputs["b_amax"] = ba;
-  const FloatMatrix d = io::to_float_matrix(ReferenceBackend().run(c).at("d"), "t", "d");
+  const FloatMatrix d = io::to_float_matrix(cases::ReferenceBackend().run(c).at("d"), "t", "d");
   ASSERT_EQ(d.shape(0), 80u);
   // Group 0 is rows [0, 32) with weight 0; group 2 rows [32, 80) with weight 2: plain gemm cases.
   for (const auto& [g, r0, n] : {std::tuple{0, 0, 32}, std::tuple{2, 32, 48}}) {
-    Case k = make_case("gemm");
+    cases::Case k = cases::make_case("gemm");
     k.params.set("row_scaled", true);
     k.inputs["a_data"] = rows_of(a.at("data"), r0, n);
     ByteMatrix s = xt::zeros<std::uint8_t>({128, 4});
@@ -114,7 +115,7 @@ TEST(GroupedGemm, MGroupedRowScaledIsEachGroupsOwnRowScaledGemm) {
     k.inputs["b_data"] = b[g].at("data");
     k.inputs["b_scale"] = b[g].at("scale");
     k.inputs["b_amax"] = b[g].at("amax");
-    const FloatMatrix dg = io::to_float_matrix(ReferenceBackend().run(k).at("d"), "t", "d");
+    const FloatMatrix dg = io::to_float_matrix(cases::ReferenceBackend().run(k).at("d"), "t", "d");
     for (int r = 0; r < n; ++r)
       for (int col = 0; col < 32; ++col) EXPECT_EQ(bits_of(d(r0 + r, col)), bits_of(dg(r, col))) << g << " " << r << " " << col;
   }
@@ -122,8 +123,8 @@ TEST(GroupedGemm, MGroupedRowScaledIsEachGroupsOwnRowScaledGemm) {
 
 TEST(GroupedGemm, AnEmptyTokenRangeContractsNothingAndGivesPlusZero) {
   std::mt19937 rng(std::random_device{}());
-  const TensorMap a = operand(32, 32, false, rng), b = operand(16, 32, false, rng);  // "columnwise" copies [M, T], [N, T]
-  Case c = make_case("grouped_gemm");
+  const cases::TensorMap a = operand(32, 32, false, rng), b = operand(16, 32, false, rng);  // "columnwise" copies [M, T], [N, T]
+  cases::Case c = cases::make_case("grouped_gemm");
   c.params.set("grouping", std::string("k"));
   c.params.set("group_sizes", std::vector<std::int64_t>{32, 0});
   c.inputs["a_data"] = a.at("data");
@@ -132,7 +133,7 @@ TEST(GroupedGemm, AnEmptyTokenRangeContractsNothingAndGivesPlusZero) {
   c.inputs["b_data"] = b.at("data");
   c.inputs["b_scale"] = b.at("scale");
   c.inputs["b_amax"] = io::from_float_vector(FloatVector({5.0f, 7.0f}));
-  const io::Tensor d = ReferenceBackend().run(c).at("d");
+  const io::Tensor d = cases::ReferenceBackend().run(c).at("d");
   ASSERT_EQ(d.shape, (std::vector<std::int64_t>{2, 32, 16}));
   for (std::size_t i = 32 * 16 * 4; i < d.bytes.size(); ++i) EXPECT_EQ(d.bytes[i], 0) << "group 1 is all +0.0";
 }

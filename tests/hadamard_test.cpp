@@ -34,22 +34,20 @@ TEST(Rht16, WorkedExample619) {
   Bits quarter;
   quarter.fill(0x3E80);
   EXPECT_EQ(bf16_bits(rht16(one_hot(0), kRhtDefaultMask)), quarter);
-  EXPECT_EQ(bf16_bits(rht16(one_hot(3), kRhtDefaultMask)), (Bits{0xBE80, 0x3E80, 0x3E80, 0xBE80, 0xBE80, 0x3E80, 0x3E80,
-                                                                0xBE80, 0xBE80, 0x3E80, 0x3E80, 0xBE80, 0xBE80, 0x3E80,
-                                                                0x3E80, 0xBE80}));
+  EXPECT_EQ(bf16_bits(rht16(one_hot(3), kRhtDefaultMask)),
+            (Bits{0xBE80, 0x3E80, 0x3E80, 0xBE80, 0xBE80, 0x3E80, 0x3E80, 0xBE80, 0xBE80, 0x3E80, 0x3E80, 0xBE80, 0xBE80, 0x3E80,
+                  0x3E80, 0xBE80}));
   std::array<float, 16> ramp;
   for (int k = 0; k < 16; ++k) ramp[k] = float(k + 1);
-  EXPECT_EQ(bf16_bits(rht16(ramp, kRhtDefaultMask)), (Bits{0xC178, 0xC0F0, 0x40F0, 0xBF00, 0x40F0, 0xBF00, 0xC178,
-                                                          0x4108, 0x4108, 0x4184, 0x3FC0, 0x3FC0, 0x3FC0, 0xC020,
-                                                          0x4128, 0xC18C}));
+  EXPECT_EQ(bf16_bits(rht16(ramp, kRhtDefaultMask)), (Bits{0xC178, 0xC0F0, 0x40F0, 0xBF00, 0x40F0, 0xBF00, 0xC178, 0x4108, 0x4108,
+                                                           0x4184, 0x3FC0, 0x3FC0, 0x3FC0, 0xC020, 0x4128, 0xC18C}));
   // The double rounding: 0.25 + 2^-10 + 2^-40 rounds to binary32 0x3E808000, then ties to 0x3E80.
   std::array<float, 16> wide{};
   wide[0] = 1.0f;
   wide[1] = std::ldexp(1.0f, -8);
   wide[2] = std::ldexp(1.0f, -38);
-  EXPECT_EQ(bf16_bits(rht16(wide, kRhtDefaultMask)), (Bits{0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80,
-                                                          0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F,
-                                                          0x3E80, 0x3E7F}));
+  EXPECT_EQ(bf16_bits(rht16(wide, kRhtDefaultMask)), (Bits{0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80,
+                                                           0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F, 0x3E80, 0x3E7F}));
 }
 
 // The intermediates of §6.19's double-rounding output: the exact sum, its binary32 rounding, and
@@ -88,7 +86,8 @@ RC_GTEST_PROP(Rht16Properties, Int64PathEqualsTheFixedPointSums, ()) {
     const int field = std::max(0, top - *rc::gen::inRange(0, span + 1));
     const std::uint32_t f = *rc::gen::inRange<std::uint32_t>(0, 128);
     const std::uint32_t sign = *rc::gen::element(0u, 0x8000u);
-    v = *rc::gen::weightedElement<bool>({{1, true}, {6, false}}) ? float_of(sign << 16) : float_of((sign | std::uint32_t(field) << 7 | f) << 16);
+    v = *rc::gen::weightedElement<bool>({{1, true}, {6, false}}) ? float_of(sign << 16)
+                                                                 : float_of((sign | std::uint32_t(field) << 7 | f) << 16);
   }
   const std::uint16_t mask = *rc::gen::arbitrary<std::uint16_t>();
   const std::array<float, 16> y = rht16(x, mask);
@@ -115,8 +114,10 @@ TEST(Rht16, NanAndInfinities) {
   const std::array<float, 16> z = rht16(x, 0);
   for (int n = 0; n < 16; ++n) {
     const bool differ = (std::popcount(unsigned(5 & n)) & 1) != (std::popcount(unsigned(6 & n)) & 1);
-    if (differ) EXPECT_TRUE(std::isnan(z[n])) << n;
-    else EXPECT_TRUE(std::isinf(z[n])) << n;
+    if (differ)
+      EXPECT_TRUE(std::isnan(z[n])) << n;
+    else
+      EXPECT_TRUE(std::isinf(z[n])) << n;
   }
 }
 

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <optional>
 
-#include "compare/explain.h"
-#include "fuzz/campaign.h"
 #include "cases/corpus.h"
 #include "cases/reference_backend.h"
+#include "compare/explain.h"
+#include "fuzz/campaign.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
 #include "reference/formulas.h"
@@ -24,11 +24,11 @@ namespace nvfp4 {
 namespace {
 
 enum class Mutation {
-  kTiesAwayFromZero,  // E2M1 ties rounded away from zero (rowwise 1D data)
-  kScaleOrder,        // block scale RN(RN(A/6)*S) where te says RN(A*RN(S*r6))
-  kNibbleSwap,        // the two nibbles of byte 1 of every rowwise row swapped
-  kNegativeZero,      // -0.0 (and tiny negatives) encoded as 0x0 instead of 0x8
-  kSrKeyWordsSwapped, // stochastic rounding keyed {hi32(seed), lo32(seed)} instead of {lo32, hi32}
+  kTiesAwayFromZero,   // E2M1 ties rounded away from zero (rowwise 1D data)
+  kScaleOrder,         // block scale RN(RN(A/6)*S) where te says RN(A*RN(S*r6))
+  kNibbleSwap,         // the two nibbles of byte 1 of every rowwise row swapped
+  kNegativeZero,       // -0.0 (and tiny negatives) encoded as 0x0 instead of 0x8
+  kSrKeyWordsSwapped,  // stochastic rounding keyed {hi32(seed), lo32(seed)} instead of {lo32, hi32}
 };
 
 std::uint8_t e2m1_ties_away(float y) {
@@ -38,35 +38,36 @@ std::uint8_t e2m1_ties_away(float y) {
   return std::uint8_t((sign_bit(y) ? 0x8 : 0) | m);
 }
 
-class MutantBackend : public Backend {
+class MutantBackend : public cases::Backend {
  public:
   explicit MutantBackend(Mutation m) : m_(m) {}
   std::string_view name() const override { return "mutant"; }
 
-  TensorMap run(const Case& c) override {
+  cases::TensorMap run(const cases::Case& c) override {
     if (m_ == Mutation::kScaleOrder) {
-      Case d = c;
-      Profile p = case_profile(c);
+      cases::Case d = c;
+      Profile p = cases::case_profile(c);
       p.bs = BlockScaleRule::A_DIV6_MUL_S;
       d.knobs = p;
-      return ReferenceBackend().run(d);
+      return cases::ReferenceBackend().run(d);
     }
     if (m_ == Mutation::kSrKeyWordsSwapped) {
-      Case d = c;
+      cases::Case d = c;
       if (c.op == "quantize" && c.params.text("rounding") == "stochastic") {
         const std::uint64_t seed = c.params.unsigned_integer("seed");
         d.params.set("seed", (seed << 32) | (seed >> 32));
       }
-      return ReferenceBackend().run(d);
+      return cases::ReferenceBackend().run(d);
     }
-    TensorMap out = ReferenceBackend().run(c);
+    cases::TensorMap out = cases::ReferenceBackend().run(c);
     // The byte mutations model a kernel for 2-D tensors; expert weights [E, N, K] pass through.
     if (c.op != "quantize" || !out.count("data") || c.params.flag("experts")) return out;
     ByteMatrix data = io::to_byte_matrix(out.at("data"), "mutant", "data");
     if (m_ == Mutation::kNibbleSwap && data.shape(1) > 1)
       for (std::size_t r = 0; r < data.shape(0); ++r) data(r, 1) = std::uint8_t((data(r, 1) << 4) | (data(r, 1) >> 4));
     if (m_ == Mutation::kNegativeZero)
-      for (std::uint8_t& b : data) b = pack_nibbles(nibble_at(b, 0) == 0x8 ? 0 : nibble_at(b, 0), nibble_at(b, 1) == 0x8 ? 0 : nibble_at(b, 1));
+      for (std::uint8_t& b : data)
+        b = pack_nibbles(nibble_at(b, 0) == 0x8 ? 0 : nibble_at(b, 0), nibble_at(b, 1) == 0x8 ? 0 : nibble_at(b, 1));
     if (m_ == Mutation::kTiesAwayFromZero && c.params.text("block") == "1d" && !c.params.flag("row_scaled") &&
         c.params.text("rounding") == "nearest")  // an RN bug
       data = ties_away(c);
@@ -76,8 +77,8 @@ class MutantBackend : public Backend {
 
  private:
   // The rowwise 1D data with the reference's scales and encode factors but ties away from zero.
-  static ByteMatrix ties_away(const Case& c) {
-    const Profile& p = case_profile(c);
+  static ByteMatrix ties_away(const cases::Case& c) {
+    const Profile& p = cases::case_profile(c);
     const FloatMatrix x = io::to_float_matrix(c.inputs.at("x"), "mutant", "x");
     const float g = c.params.f32("amax").value_or(amax_global(x, p.amax));
     const GlobalScale gs = global_scale(p.gs, g);
@@ -97,7 +98,7 @@ class MutantBackend : public Backend {
 
 // Blocks of 16 with a non-zero element, counted the way that gives fewer: rowwise (1x16) or
 // columnwise (16x1, where the rows come in sixteens), since a columnwise failure needs a column.
-std::size_t nonzero_blocks(const Case& c) {
+std::size_t nonzero_blocks(const cases::Case& c) {
   io::Tensor flat = c.inputs.at("x");  // expert weights [E, N, K] count as [E·N, K]
   if (flat.shape.size() == 3) flat.shape = {flat.shape[0] * flat.shape[1], flat.shape[2]};
   const FloatMatrix x = io::to_float_matrix(flat, "test", "x");
@@ -120,7 +121,7 @@ std::size_t nonzero_blocks(const Case& c) {
 struct Expectation {
   Mutation mutation;
   const char* name;
-  MismatchKind kind;
+  compare::MismatchKind kind;
   std::size_t max_cases;  // detection bound; the scale-order bug needs a block amax near an E4M3 tie
 };
 
@@ -138,7 +139,7 @@ TEST_P(HarnessDetection, FindsShrinksSavesAndClassifiesTheBug) {
   o.max_failures = 1;
   o.seed = seed;
   o.corpus = tmp.path() / "corpus";
-  ReferenceBackend reference;
+  cases::ReferenceBackend reference;
   MutantBackend mutant(e.mutation);
   const fuzz::CampaignResult r = fuzz::run_campaign(o, reference, mutant);
   ASSERT_EQ(r.failures.size(), 1u) << e.name << " not detected in " << r.cases << " cases (seed " << seed << ")";
@@ -146,33 +147,35 @@ TEST_P(HarnessDetection, FindsShrinksSavesAndClassifiesTheBug) {
   RecordProperty("cases_to_detection", int(f.cases_to_detection));
   std::printf("%s: detected after %zu cases (seed %llu); shrunk to %zu non-zero block(s) of %lldx%lld\n", e.name,
               f.cases_to_detection, static_cast<unsigned long long>(seed), nonzero_blocks(f.shrunk.c),
-              static_cast<long long>(f.shrunk.c.inputs.at("x").shape[0]), static_cast<long long>(f.shrunk.c.inputs.at("x").shape[1]));
+              static_cast<long long>(f.shrunk.c.inputs.at("x").shape[0]),
+              static_cast<long long>(f.shrunk.c.inputs.at("x").shape[1]));
   EXPECT_LE(f.cases_to_detection, e.max_cases) << "seed " << seed;
   EXPECT_LE(nonzero_blocks(f.shrunk.c), 2u) << "seed " << seed;
   EXPECT_FALSE(f.comparison.agree);
   ASSERT_FALSE(f.comparison.actual.empty()) << "the mutant threw instead of answering: " << f.comparison.problem;
   // Saved, and the saved file replays to the same disagreement.
   ASSERT_TRUE(std::filesystem::exists(f.saved)) << f.saved;
-  EXPECT_FALSE(compare_backends(load_case(f.saved).c, reference, mutant).agree);
+  EXPECT_FALSE(compare::compare_backends(cases::load_case(f.saved).c, reference, mutant).agree);
   // The explanation names the kind of bug.
-  const Explanation x = explain(f.shrunk.c, f.comparison.expected, f.comparison.actual);
+  const compare::Explanation x = compare::explain(f.shrunk.c, f.comparison.expected, f.comparison.actual);
   bool found = false;
   for (const auto& [kind, n] : x.kind_counts) found |= kind == e.kind && n > 0;
-  EXPECT_TRUE(found) << e.name << ": expected kind '" << mismatch_kind_name(e.kind) << "'; verdict: " << x.verdict;
+  EXPECT_TRUE(found) << e.name << ": expected kind '" << compare::mismatch_kind_name(e.kind) << "'; verdict: " << x.verdict;
   if (e.mutation == Mutation::kScaleOrder) {  // the verdict names a formula that reproduces the actual bytes
     EXPECT_NE(x.verdict.find("actual matches"), std::string::npos) << x.verdict;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Mutants, HarnessDetection,
-                         ::testing::Values(Expectation{Mutation::kTiesAwayFromZero, "TiesAwayFromZero", MismatchKind::kTieFlipped, 200},
-                                           Expectation{Mutation::kScaleOrder, "ScaleOrder", MismatchKind::kScaleOffByOneCode, 1500},
-                                           Expectation{Mutation::kNibbleSwap, "NibbleSwap", MismatchKind::kNibbleOrder, 50},
-                                           Expectation{Mutation::kNegativeZero, "NegativeZero", MismatchKind::kZeroSign, 50},
-                                           // Detection is geometric with a median near 47 cases (300 runs).
-                                           Expectation{Mutation::kSrKeyWordsSwapped, "SrKeyWordsSwapped",
-                                                       MismatchKind::kSrOtherNeighbour, 1000}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Mutants, HarnessDetection,
+    ::testing::Values(Expectation{Mutation::kTiesAwayFromZero, "TiesAwayFromZero", compare::MismatchKind::kTieFlipped, 200},
+                      Expectation{Mutation::kScaleOrder, "ScaleOrder", compare::MismatchKind::kScaleOffByOneCode, 1500},
+                      Expectation{Mutation::kNibbleSwap, "NibbleSwap", compare::MismatchKind::kNibbleOrder, 50},
+                      Expectation{Mutation::kNegativeZero, "NegativeZero", compare::MismatchKind::kZeroSign, 50},
+                      // Detection is geometric with a median near 47 cases (300 runs).
+                      Expectation{Mutation::kSrKeyWordsSwapped, "SrKeyWordsSwapped", compare::MismatchKind::kSrOtherNeighbour,
+                                  1000}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 // ---- the upstream bugs of the distributed weight cast (NUMERICS.md §5.1-§5.3) ----------------------
 
@@ -181,19 +184,19 @@ using test_support::UpstreamBug;
 struct UpstreamExpectation {
   UpstreamBug bug;
   const char* name;
-  MismatchKind kind;
-  const char* variant;    // the name the verdict and the report must give
-  std::size_t max_cases;  // detection bound
+  compare::MismatchKind kind;
+  const char* variant;     // the name the verdict and the report must give
+  std::size_t max_cases;   // detection bound
   std::int64_t max_tiles;  // bound on the shrunk case's 16x16 tiles
 };
 
-std::int64_t tiles(const Case& c) {
+std::int64_t tiles(const cases::Case& c) {
   std::int64_t n = 0;
   for (const auto& [name, t] : c.inputs) n += (t.shape.at(0) / 16) * (t.shape.at(1) / 16);
   return n;
 }
 
-bool has_odd_rank_start(const Case& c) {
+bool has_odd_rank_start(const cases::Case& c) {
   std::int64_t total = 0;
   for (const auto& [name, t] : c.inputs) total += t.numel();
   for (std::int64_t cut : c.params.integers("cuts"))
@@ -216,12 +219,12 @@ TEST_P(UpstreamBugDetection, FindsShrinksSavesReportsAndNamesTheBug) {
   o.max_failures = 1;
   o.seed = seed;
   o.corpus = dir / "corpus";
-  ReferenceBackend reference;
+  cases::ReferenceBackend reference;
   test_support::UpstreamBugBackend buggy(e.bug);
   const fuzz::CampaignResult r = fuzz::run_campaign(o, reference, buggy);
   ASSERT_EQ(r.failures.size(), 1u) << e.name << " not detected in " << r.cases << " cases (seed " << seed << ")";
   const fuzz::CampaignFailure& f = r.failures[0];
-  const Case& c = f.shrunk.c;
+  const cases::Case& c = f.shrunk.c;
   std::string cuts;
   for (std::int64_t cut : c.params.integers("cuts")) cuts += " " + std::to_string(cut);
   std::printf("%s: detected after %zu cases (seed %llu); shrunk to %zu weight(s), %lld tile(s), %zu rank(s), cuts:%s\n", e.name,
@@ -236,34 +239,35 @@ TEST_P(UpstreamBugDetection, FindsShrinksSavesReportsAndNamesTheBug) {
   EXPECT_LE(tiles(c), e.max_tiles) << "seed " << seed;
   // Saved, and the saved file replays to the same disagreement.
   ASSERT_TRUE(std::filesystem::exists(f.saved)) << f.saved;
-  EXPECT_FALSE(compare_backends(load_case(f.saved).c, reference, buggy).agree);
+  EXPECT_FALSE(compare::compare_backends(cases::load_case(f.saved).c, reference, buggy).agree);
   // The explanation classifies the bytes and its verdict names the upstream bug. A shrunk case
   // whose every mismatching byte fits both the shifted-pair and the lost-nibble patterns is named
   // as fitting both (its verdict names both variants).
-  const Explanation x = explain(c, f.comparison.expected, f.comparison.actual);
-  const bool either = e.kind == MismatchKind::kShardByteShift || e.kind == MismatchKind::kSharedByteNibble;
-  std::optional<MismatchKind> found;
+  const compare::Explanation x = compare::explain(c, f.comparison.expected, f.comparison.actual);
+  const bool either = e.kind == compare::MismatchKind::kShardByteShift || e.kind == compare::MismatchKind::kSharedByteNibble;
+  std::optional<compare::MismatchKind> found;
   for (const auto& [kind, n] : x.kind_counts)
-    if ((kind == e.kind || (either && kind == MismatchKind::kShiftOrSharedNibble)) && n > 0) found = kind;
-  ASSERT_TRUE(found) << e.name << ": expected kind '" << mismatch_kind_name(e.kind) << "'; verdict: " << x.verdict;
+    if ((kind == e.kind || (either && kind == compare::MismatchKind::kShiftOrSharedNibble)) && n > 0) found = kind;
+  ASSERT_TRUE(found) << e.name << ": expected kind '" << compare::mismatch_kind_name(e.kind) << "'; verdict: " << x.verdict;
   EXPECT_NE(x.verdict.find(e.variant), std::string::npos) << x.verdict;
   // The report page says so too.
-  const std::string page = write_failure_page(dir / "report", "failure", f.shrunk, f.comparison, "reference vs upstream-bug", f.saved);
+  const std::string page =
+      reports::write_failure_page(dir / "report", "failure", f.shrunk, f.comparison, "reference vs upstream-bug", f.saved);
   std::ifstream in(dir / "report" / page);
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find(e.variant), std::string::npos);
-  EXPECT_NE(html.find(std::string(mismatch_kind_name(*found)).substr(0, 20)), std::string::npos);
+  EXPECT_NE(html.find(std::string(compare::mismatch_kind_name(*found)).substr(0, 20)), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Upstream, UpstreamBugDetection,
-    ::testing::Values(UpstreamExpectation{UpstreamBug::kPartialCastIdxTe, "PartialCastIdxTe", MismatchKind::kShardByteShift,
-                                          "PARTIAL_CAST_IDX_TE", 200, 2},
-                      UpstreamExpectation{UpstreamBug::kFusedScalePitchTc, "FusedScalePitchTc", MismatchKind::kScaleRowPitch,
-                                          "FUSED_SCALE_PITCH_TC", 100, 2},
+    ::testing::Values(UpstreamExpectation{UpstreamBug::kPartialCastIdxTe, "PartialCastIdxTe",
+                                          compare::MismatchKind::kShardByteShift, "PARTIAL_CAST_IDX_TE", 200, 2},
+                      UpstreamExpectation{UpstreamBug::kFusedScalePitchTc, "FusedScalePitchTc",
+                                          compare::MismatchKind::kScaleRowPitch, "FUSED_SCALE_PITCH_TC", 100, 2},
                       // The greedy shrinker can stop at 3 tiles here (seen once in 20 runs, seed 244392181).
-                      UpstreamExpectation{UpstreamBug::kAllgatherBytes, "AllgatherBytes", MismatchKind::kSharedByteNibble,
-                                          "ALLGATHER_BYTES", 200, 3}),
+                      UpstreamExpectation{UpstreamBug::kAllgatherBytes, "AllgatherBytes",
+                                          compare::MismatchKind::kSharedByteNibble, "ALLGATHER_BYTES", 200, 3}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -59,7 +59,7 @@ class HostileInputTest : public test_support::TempDirTest {
   }
 
   // A case file whose description is `description` and whose tensors are `tensors`.
-  fs::path write_case(const std::string& name, const json& description, const TensorMap& tensors = {}) {
+  fs::path write_case(const std::string& name, const json& description, const cases::TensorMap& tensors = {}) {
     io::File f;
     f.tensors = tensors;
     f.metadata["nvfp4_case"] = description.dump();
@@ -92,9 +92,9 @@ class HostileInputTest : public test_support::TempDirTest {
 
 TEST_F(HostileInputTest, ZeroElementTensorsWithAHugeOtherDimensionAreRefusedWhenRead) {
   const std::string limit = "has no elements, and its other dimensions multiply to more than 65536";
-  const fs::path wide = write("wide.safetensors", image(empty_f32("[0,4611686018427387904]")));   // [0, 2^62]
-  const fs::path tall = write("tall.safetensors", image(empty_f32("[1099511627776,0]")));         // [2^40, 0]
-  const fs::path small = write("small.safetensors", image(empty_f32("[268435456,0]")));           // [2^28, 0]
+  const fs::path wide = write("wide.safetensors", image(empty_f32("[0,4611686018427387904]")));  // [0, 2^62]
+  const fs::path tall = write("tall.safetensors", image(empty_f32("[1099511627776,0]")));        // [2^40, 0]
+  const fs::path small = write("small.safetensors", image(empty_f32("[268435456,0]")));          // [2^28, 0]
   EXPECT_LT(fs::file_size(small), 100u);
   const fs::path theirs = write("theirs.safetensors", image("{}"));
   const std::string out = path("out.safetensors").string();
@@ -123,7 +123,8 @@ TEST(HostileInputLimits, AnEmptyTensorMayHaveOtherDimensionsUpToTheLimit) {
 // ---- 2. recipes are checked before they are expanded ------------------------------------------
 
 json recipe_case(std::int64_t M, std::int64_t K) {
-  const json recipe = {{"version", 1}, {"dist", "specials"}, {"seed", 1}, {"M", M}, {"K", K}, {"dtype", "F32"}, {"active_blocks", -1}};
+  const json recipe = {{"version", 1}, {"dist", "specials"}, {"seed", 1},          {"M", M},
+                       {"K", K},       {"dtype", "F32"},     {"active_blocks", -1}};
   return {{"format", 2}, {"op", "amax_global"}, {"params", {{"profile", "te"}}}, {"inputs", {{"x", {{"recipe", recipe}}}}}};
 }
 
@@ -134,18 +135,20 @@ TEST_F(HostileInputTest, ARecipeOfAnAbsurdSizeIsRefusedBeforeItIsExpanded) {
   for (const fs::path& f : {huge, wraps})
     expect_one_line("replay " + f.string() + " --backends reference,metamorphic", "exceeds the limit of 67108864 elements");
   // The limit itself still loads.
-  EXPECT_NO_THROW(load_case(write_case("ok.safetensors", recipe_case(16, 64))));
+  EXPECT_NO_THROW(cases::load_case(write_case("ok.safetensors", recipe_case(16, 64))));
 }
 
 // ---- 3. the metamorphic GEMM checks the scales' shape before reading them ----------------------
 
-io::Tensor u8(std::vector<std::int64_t> shape) { return io::make_tensor(io::DType::U8, shape, Bytes(std::size_t(shape[0] * shape[1]), 0x38)); }
+io::Tensor u8(std::vector<std::int64_t> shape) {
+  return io::make_tensor(io::DType::U8, shape, Bytes(std::size_t(shape[0] * shape[1]), 0x38));
+}
 
 // A gemm case of 16x32 operands whose a_scale has this shape (the right one is [128, 4]).
-TensorMap gemm_inputs(std::vector<std::int64_t> a_scale) {
+cases::TensorMap gemm_inputs(std::vector<std::int64_t> a_scale) {
   const float one = 1.0f;
   const io::Tensor amax = io::make_tensor_from<float>(io::DType::F32, {1}, {&one, 1});
-  return {{"a_data", u8({16, 16})}, {"a_scale", u8(a_scale)}, {"a_amax", amax},
+  return {{"a_data", u8({16, 16})}, {"a_scale", u8(a_scale)},  {"a_amax", amax},
           {"b_data", u8({16, 16})}, {"b_scale", u8({128, 4})}, {"b_amax", amax}};
 }
 
@@ -157,15 +160,18 @@ json gemm_description() {
 
 TEST_F(HostileInputTest, AGemmScaleOfTheWrongShapeIsRejectedByBothBackends) {
   fs::create_directories(path("corpus"));
-  for (const auto& [name, shape] : {std::pair<std::string, std::vector<std::int64_t>>{"zero-rows", {0, 4}}, {"transposed", {4, 128}}}) {
+  for (const auto& [name, shape] :
+       {std::pair<std::string, std::vector<std::int64_t>>{"zero-rows", {0, 4}}, {"transposed", {4, 128}}}) {
     const fs::path f = write_case("corpus/" + name + ".safetensors", gemm_description(), gemm_inputs(shape));
     const test_support::CliRun r = run("replay " + f.string() + " --backends reference,metamorphic");
     EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find("(both reject: gemm: E_SCALE_SHAPE: a_scale is ["), std::string::npos) << name << "\n" << r.out;
   }
   // The gate replays such a corpus to its end and writes its report.
-  const test_support::CliRun g = run("gate --corpus " + path("corpus").string() + " --time 1s --jobs 1 --backends reference,metamorphic"
-                                     " --found " + path("found").string() + " --report " + path("report").string());
+  const test_support::CliRun g = run("gate --corpus " + path("corpus").string() +
+                                     " --time 1s --jobs 1 --backends reference,metamorphic"
+                                     " --found " +
+                                     path("found").string() + " --report " + path("report").string());
   EXPECT_EQ(g.exit_code, 0) << g.out << g.err;
   EXPECT_NE(g.out.find("corpus: 2 cases replayed, 0 failed"), std::string::npos) << g.out;
   EXPECT_TRUE(fs::exists(path("report") / "index.html"));
@@ -175,7 +181,8 @@ TEST_F(HostileInputTest, AGemmScaleOfTheWrongShapeIsRejectedByBothBackends) {
 
 TEST_F(HostileInputTest, AFifoIsRefusedWithoutWaitingForAWriter) {
   ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
-  expect_one_line("quantize --input " + path("fifo").string() + " --output " + path("out.safetensors").string(), "not a regular file");
+  expect_one_line("quantize --input " + path("fifo").string() + " --output " + path("out.safetensors").string(),
+                  "not a regular file");
   expect_one_line("replay " + path("fifo").string() + " --backends reference,metamorphic", "not a regular file");
 }
 
@@ -190,10 +197,12 @@ TEST_F(HostileInputTest, OffsetsThatDoNotTileTheDataSectionAreRefused) {
 
   Bytes short_header = good;
   short_header[0] -= 1;  // the header length one byte short: every tensor shifts by a byte
-  expect_one_line("quantize --input " + write("short.safetensors", short_header).string() + out, "1 trailing bytes after the last tensor");
+  expect_one_line("quantize --input " + write("short.safetensors", short_header).string() + out,
+                  "1 trailing bytes after the last tensor");
   Bytes trailing = good;
   trailing.insert(trailing.end(), {1, 2, 3});
-  expect_one_line("quantize --input " + write("trailing.safetensors", trailing).string() + out, "3 trailing bytes after the last tensor");
+  expect_one_line("quantize --input " + write("trailing.safetensors", trailing).string() + out,
+                  "3 trailing bytes after the last tensor");
   const Bytes gap = image(R"({"a":{"dtype":"F32","shape":[16,16],"data_offsets":[0,1024]},)"
                           R"("b":{"dtype":"U8","shape":[4],"data_offsets":[1028,1032]}})",
                           Bytes(1032, 0));
@@ -221,7 +230,8 @@ TEST_F(HostileInputTest, ACaseTensorOfTheWrongRankOrDtypeIsRefusedWhenRead) {
   const fs::path rank1 = write_case("rank1.safetensors", x_case("quantize", te), {{"x", f32_zeros({256})}});
   expect_one_line("replay " + rank1.string() + " --backends reference,metamorphic", "quantize: E_RANK: input 'x' has rank 1");
   const fs::path u8x = write_case("u8.safetensors", x_case("rht", json::object()), {{"x", u8({16, 16})}});
-  expect_one_line("replay " + u8x.string() + " --backends reference,metamorphic", "rht: E_DTYPE: input 'x' has dtype U8; expected BF16");
+  expect_one_line("replay " + u8x.string() + " --backends reference,metamorphic",
+                  "rht: E_DTYPE: input 'x' has dtype U8; expected BF16");
 }
 
 TEST_F(HostileInputTest, ADimensionABackendMustRejectIsRejectedByBothWithTheSameCode) {
@@ -241,11 +251,14 @@ TEST_F(HostileInputTest, TheGateCountsAnUnreadableCaseFileAsAFailureAndReplaysTh
   fs::create_directories(path("corpus"));
   write_case("corpus/bad.safetensors", x_case("amax_global", {{"profile", "te"}}), {{"x", f32_zeros({256})}});
   write_case("corpus/good.safetensors", x_case("amax_global", {{"profile", "te"}}), {{"x", f32_zeros({16, 16})}});
-  const test_support::CliRun g = run("gate --corpus " + path("corpus").string() + " --time 1s --jobs 1 --backends reference,metamorphic"
-                                     " --found " + path("found").string() + " --report " + path("report").string() +
-                                     " --junit " + path("junit.xml").string());
+  const test_support::CliRun g =
+      run("gate --corpus " + path("corpus").string() +
+          " --time 1s --jobs 1 --backends reference,metamorphic"
+          " --found " +
+          path("found").string() + " --report " + path("report").string() + " --junit " + path("junit.xml").string());
   EXPECT_EQ(g.exit_code, 1) << g.out << g.err;
-  EXPECT_NE(g.out.find("FAIL " + path("corpus/bad.safetensors").string() + ": unreadable case file: "), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("FAIL " + path("corpus/bad.safetensors").string() + ": unreadable case file: "), std::string::npos)
+      << g.out;
   EXPECT_NE(g.out.find("corpus: 2 cases replayed, 1 failed"), std::string::npos) << g.out;
   EXPECT_TRUE(fs::exists(path("report") / "index.html"));
   EXPECT_NE(test_support::slurp_text(path("junit.xml")).find("unreadable case file"), std::string::npos);
@@ -255,14 +268,16 @@ TEST_F(HostileInputTest, TheGateCountsAnUnreadableCaseFileAsAFailureAndReplaysTh
 
 TEST_F(HostileInputTest, EmptyTensorsQuantizeAndConvertWithoutTouchingData) {
   const fs::path in = write("empty.safetensors", image(empty_f32("[16,0]")));
-  const test_support::CliRun r = run("quantize --direction both --input " + in.string() + " --output " + path("q.safetensors").string());
+  const test_support::CliRun r =
+      run("quantize --direction both --input " + in.string() + " --output " + path("q.safetensors").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const io::File q = io::read_file(path("q.safetensors"));
   EXPECT_EQ(q.tensors.at("data").shape, (std::vector<std::int64_t>{16, 0}));
   EXPECT_EQ(q.tensors.at("scale").shape, (std::vector<std::int64_t>{128, 0}));
   EXPECT_EQ(q.tensors.at("data_t").shape, (std::vector<std::int64_t>{0, 8}));
   EXPECT_EQ(q.tensors.at("scale_t").shape, (std::vector<std::int64_t>{0, 4}));
-  const test_support::CliRun d = run("dequantize --input " + path("q.safetensors").string() + " --output " + path("d.safetensors").string());
+  const test_support::CliRun d =
+      run("dequantize --input " + path("q.safetensors").string() + " --output " + path("d.safetensors").string());
   ASSERT_EQ(d.exit_code, 0) << d.err;
   EXPECT_EQ(io::read_file(path("d.safetensors")).tensors.at("x").shape, (std::vector<std::int64_t>{16, 0}));
 }

@@ -71,7 +71,7 @@ using Bytes = std::vector<std::uint8_t>;
 // that mutated recipe sizes reach the generator.
 Bytes without_recipe_tensors(const Bytes& file) {
   io::File f = io::parse(file, "seed");
-  const CaseRecord r = case_from_file(f, "seed");
+  const cases::CaseRecord r = cases::case_from_file(f, "seed");
   for (const auto& [name, recipe] : r.recipes) f.tensors.erase(name);
   return io::serialize(f);
 }
@@ -115,9 +115,9 @@ struct Mutation {
 // product with 2^16 wraps 64 bits), 2^62, 2^63 - 1 and 2^64 - 1.
 rc::Gen<std::uint64_t> edge_value() {
   return rc::gen::weightedOneOf<std::uint64_t>(
-      {{3, rc::gen::elementOf(std::vector<std::uint64_t>{0, 1, 15, 16, 17, 24, 128, 65536, 65537, 1ull << 20, 1ull << 28,
-                                                         1ull << 31, 1ull << 32, 1ull << 40, 1ull << 48, 1ull << 62,
-                                                         (1ull << 63) - 1, ~0ull})},
+      {{3,
+        rc::gen::elementOf(std::vector<std::uint64_t>{0, 1, 15, 16, 17, 24, 128, 65536, 65537, 1ull << 20, 1ull << 28, 1ull << 31,
+                                                      1ull << 32, 1ull << 40, 1ull << 48, 1ull << 62, (1ull << 63) - 1, ~0ull})},
        {1, rc::gen::arbitrary<std::uint64_t>()}});
 }
 
@@ -132,7 +132,8 @@ struct Arbitrary<nvfp4::Mutation> {
     return gen::build<nvfp4::Mutation>(
         gen::set(&nvfp4::Mutation::kind, gen::element(Kind::kFlipBit, Kind::kTruncate, Kind::kHeaderLength, Kind::kHeaderNumber,
                                                       Kind::kHeaderNumberKeepLength, Kind::kDtype, Kind::kAppend)),
-        gen::set(&nvfp4::Mutation::where, gen::arbitrary<std::uint32_t>()), gen::set(&nvfp4::Mutation::value, nvfp4::edge_value()));
+        gen::set(&nvfp4::Mutation::where, gen::arbitrary<std::uint32_t>()),
+        gen::set(&nvfp4::Mutation::value, nvfp4::edge_value()));
   }
 };
 }  // namespace rc
@@ -200,13 +201,27 @@ Bytes mutate(Bytes b, const std::vector<Mutation>& ms) {
   for (const Mutation& m : ms) {
     if (b.empty()) break;
     switch (m.kind) {
-      case Kind::kFlipBit: b[m.where % b.size()] ^= std::uint8_t(1u << (m.value % 8)); break;
-      case Kind::kTruncate: b.resize(m.where % b.size()); break;
-      case Kind::kHeaderLength: set_header_length(b, m.value % 2 ? header_length(b) + m.value % 7 - 3 : m.value); break;
-      case Kind::kHeaderNumber: edit_number(b, m, true); break;
-      case Kind::kHeaderNumberKeepLength: edit_number(b, m, false); break;
-      case Kind::kDtype: swap_dtype(b, m); break;
-      case Kind::kAppend: b.insert(b.end(), std::size_t(1 + m.where % 16), std::uint8_t(m.value)); break;
+      case Kind::kFlipBit:
+        b[m.where % b.size()] ^= std::uint8_t(1u << (m.value % 8));
+        break;
+      case Kind::kTruncate:
+        b.resize(m.where % b.size());
+        break;
+      case Kind::kHeaderLength:
+        set_header_length(b, m.value % 2 ? header_length(b) + m.value % 7 - 3 : m.value);
+        break;
+      case Kind::kHeaderNumber:
+        edit_number(b, m, true);
+        break;
+      case Kind::kHeaderNumberKeepLength:
+        edit_number(b, m, false);
+        break;
+      case Kind::kDtype:
+        swap_dtype(b, m);
+        break;
+      case Kind::kAppend:
+        b.insert(b.end(), std::size_t(1 + m.where % 16), std::uint8_t(m.value));
+        break;
     }
   }
   return b;
@@ -217,11 +232,12 @@ Bytes mutate(Bytes b, const std::vector<Mutation>& ms) {
 void read_as_the_tools_do(const Bytes& b, const fs::path& scratch) {
   try {
     const io::File f = io::parse(b, "fuzz");
-    if (f.metadata.count("nvfp4_case")) case_from_file(f, "fuzz");
+    if (f.metadata.count("nvfp4_case")) cases::case_from_file(f, "fuzz");
   } catch (const io::FormatError&) {
   }
   {
-    std::ofstream(scratch, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    std::ofstream(scratch, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
   }
   try {
     const io::LazyFile lazy(scratch);
@@ -259,7 +275,7 @@ TEST(InputFuzz, SeedsAreValidFilesAndMutationsChangeThem) {
   ASSERT_GE(seeds().size(), 20u);
   for (const Bytes& s : seeds()) {
     const io::File f = io::parse(s, "seed");
-    if (f.metadata.count("nvfp4_case")) EXPECT_NO_THROW(case_from_file(f, "seed"));
+    if (f.metadata.count("nvfp4_case")) EXPECT_NO_THROW(cases::case_from_file(f, "seed"));
   }
   // A number edit keeps the header length in step: the edited file is still a file, whose
   // first number (the first tensor's first data offset) is now 2^48.

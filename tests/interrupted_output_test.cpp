@@ -106,8 +106,9 @@ void write_model(const fs::path& dir, std::mt19937& rng) {
 TEST_F(InterruptedOutputTest, AKilledConvertCheckpointLeavesTheOutputCompleteOrAbsent) {
   write_model(dir_ / "src", rng_);
   auto convert = [&](const std::string& out) {
-    return std::vector<std::string>{"convert-checkpoint", "--input", (dir_ / "src").string(), "--output",
-                                    (dir_ / out).string(), "--format", "modelopt", "--threads", "1"};
+    return std::vector<std::string>{
+        "convert-checkpoint", "--input", (dir_ / "src").string(), "--output", (dir_ / out).string(), "--format", "modelopt",
+        "--threads",          "1"};
   };
   const auto t0 = Clock::now();
   ASSERT_TRUE(reap(spawn(convert("ref"))));
@@ -156,9 +157,19 @@ TEST_F(InterruptedOutputTest, AKilledConvertCheckpointLeavesTheOutputCompleteOrA
 TEST_F(InterruptedOutputTest, AKilledFuzzLeavesOnlyCompleteCorpusCases) {
   const fs::path corpus = dir_ / "found";
   auto fuzz = [&](const std::string& mode, std::uint32_t seed, const std::string& cases = "200") {
-    return std::vector<std::string>{"fuzz", "--cases", cases, "--ops", "quantize", "--seed", std::to_string(seed),
-                                    "--backends", "reference,worker", "--worker", std::string(NVFP4_FAKE_WORKER) + " " + mode,
-                                    "--corpus", corpus.string()};
+    return std::vector<std::string>{"fuzz",
+                                    "--cases",
+                                    cases,
+                                    "--ops",
+                                    "quantize",
+                                    "--seed",
+                                    std::to_string(seed),
+                                    "--backends",
+                                    "reference,worker",
+                                    "--worker",
+                                    std::string(NVFP4_FAKE_WORKER) + " " + mode,
+                                    "--corpus",
+                                    corpus.string()};
   };
   const auto t0 = Clock::now();
   ASSERT_FALSE(reap(spawn(fuzz("mismatch", 1)))) << "the mismatching worker's failures end the campaign with 1";
@@ -176,9 +187,9 @@ TEST_F(InterruptedOutputTest, AKilledFuzzLeavesOnlyCompleteCorpusCases) {
         continue;
       }
       EXPECT_EQ(e.path().extension(), ".safetensors") << name;
-      EXPECT_NO_THROW(load_case(e.path())) << name << ": a partial case under a case's name";
+      EXPECT_NO_THROW(cases::load_case(e.path())) << name << ": a partial case under a case's name";
     }
-    const std::vector<fs::path> cases = collect_case_files({corpus});
+    const std::vector<fs::path> cases = cases::collect_case_files({corpus});
     for (const fs::path& c : cases) EXPECT_NE(c.filename().string()[0], '.') << c << ": a temporary taken for a case";
   }
   // What a killed writer left (its pid is gone) goes at the next run; a live writer's stays.

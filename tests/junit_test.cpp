@@ -30,33 +30,33 @@ XmlElement parsed(const std::string& xml) {
 }
 
 TEST(MarkupEscape, TheFiveSpecialCharactersBecomeEntities) {
-  EXPECT_EQ(escape_markup("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e&#39;f");
-  EXPECT_EQ(escape_markup("&amp;"), "&amp;amp;");  // text that looks escaped is text
-  EXPECT_EQ(escape_markup(""), "");
+  EXPECT_EQ(reports::escape_markup("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e&#39;f");
+  EXPECT_EQ(reports::escape_markup("&amp;"), "&amp;amp;");  // text that looks escaped is text
+  EXPECT_EQ(reports::escape_markup(""), "");
 }
 
 TEST(MarkupEscape, ControlCharactersThatXmlForbidsBecomeReplacementCharacters) {
   for (int c = 0; c < 0x20; ++c) {
     const std::string in = "a" + std::string(1, char(c)) + "b";
     const bool kept = c == '\t' || c == '\n' || c == '\r';
-    EXPECT_EQ(escape_markup(in), kept ? in : "a" + kReplacement + "b") << "character " << c;
+    EXPECT_EQ(reports::escape_markup(in), kept ? in : "a" + kReplacement + "b") << "character " << c;
   }
-  EXPECT_EQ(escape_markup("\x7F"), "\x7F");
+  EXPECT_EQ(reports::escape_markup("\x7F"), "\x7F");
 }
 
 TEST(MarkupEscape, NonAsciiPassesThroughByteForByte) {
   const std::string text = "\xC2\xB5 \xE2\x86\x92 \xF0\x9D\x94\xB8 \xC3\xBC";  // µ → 𝔸 ü
-  EXPECT_EQ(escape_markup(text), text);
-  EXPECT_EQ(escape_markup("\xFF\x80"), "\xFF\x80");  // not UTF-8, and still not altered
+  EXPECT_EQ(reports::escape_markup(text), text);
+  EXPECT_EQ(reports::escape_markup("\xFF\x80"), "\xFF\x80");  // not UTF-8, and still not altered
 }
 
 TEST(JunitXml, ReadsBackWithEveryNameCountAndMessageAsWritten) {
   const std::string hostile = "a&b<c>d\"e'f \xC2\xB5";
-  const std::vector<JunitSuite> suites = {
+  const std::vector<reports::JunitSuite> suites = {
       {"first " + hostile, "class " + hostile, {{"passes", 0.25}, {"fails " + hostile, 1.5, "why " + hostile}}},
       {"second", "second", {{"untimed", std::nullopt, "no"}, {"untimed too"}}},
   };
-  const XmlElement root = parsed(junit_xml("run " + hostile, suites));
+  const XmlElement root = parsed(reports::junit_xml("run " + hostile, suites));
   EXPECT_EQ(root.name, "testsuites");
   EXPECT_EQ(root.attr("name"), "run " + hostile);
   const auto s = root.all("testsuite");
@@ -84,7 +84,7 @@ TEST(JunitXml, ReadsBackWithEveryNameCountAndMessageAsWritten) {
 }
 
 TEST(JunitXml, AControlCharacterInAMessageStillMakesWellFormedXml) {
-  const XmlElement root = parsed(junit_xml("run", {{"s", "s", {{"case\x01", std::nullopt, "byte \x1B[31m red"}}}}));
+  const XmlElement root = parsed(reports::junit_xml("run", {{"s", "s", {{"case\x01", std::nullopt, "byte \x1B[31m red"}}}}));
   ASSERT_EQ(root.all("testsuite").size(), 1u);
   const auto c = root.all("testsuite")[0]->all("testcase");
   ASSERT_EQ(c.size(), 1u);

@@ -132,5 +132,33 @@ TEST(Layering, DeviceSubfoldersIncludeOnlyThemselvesAndTheSubfoldersBelow) {
   for (const auto& [folder, _] : device_layers()) EXPECT_GT(checked[folder], 0u) << "device/" << folder;
 }
 
+// Each layer's code lies in its namespace, nvfp4::<layer> (or one nested in it), so that a name
+// from another layer reads as such (cases::Case, compare::diff_outputs). The reference, the
+// vocabulary of every layer, is nvfp4 itself (its nested namespaces name no layer).
+TEST(Layering, EachLayerDeclaresOnlyItsOwnNamespace) {
+  const fs::path root(NVFP4_SOURCE_DIR);
+  const std::regex declaration("\\nnamespace (nvfp4[a-z0-9_:]*) \\{");
+  const std::set<std::string> c_only = {"include", "examples"};
+  for (const auto& [layer, _] : layers()) {
+    if (c_only.count(layer)) continue;
+    std::size_t declarations = 0;
+    for (const auto& e : fs::recursive_directory_iterator(root / layer)) {
+      if (!e.is_regular_file() || !is_source(e.path())) continue;
+      const std::string text = "\n" + test_support::slurp_text(e.path());
+      for (auto m = std::sregex_iterator(text.begin(), text.end(), declaration); m != std::sregex_iterator(); ++m) {
+        ++declarations;
+        const std::string ns = (*m)[1];
+        if (layer == "reference") {
+          const std::string nested = ns == "nvfp4" ? "" : ns.substr(ns.find("::") + 2);
+          EXPECT_FALSE(layers().count(nested.substr(0, nested.find("::")))) << e.path() << " declares " << ns;
+        } else {
+          const std::string own = "nvfp4::" + layer;
+          EXPECT_TRUE(ns == own || ns.starts_with(own + "::")) << e.path() << " (layer " << layer << ") declares " << ns;
+        }
+      }
+    }
+    EXPECT_GT(declarations, 0u) << layer;
+  }
+}
 }  // namespace
 }  // namespace nvfp4

@@ -17,8 +17,8 @@ namespace {
 std::optional<std::string> fewer_than_two_gpus() {
   int n = 0;
   if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess)
-    return fmt::format("no CUDA device: cudaGetDeviceCount: {} ({}); the NCCL flow test needs 2 GPUs",
-                       cudaGetErrorName(e), cudaGetErrorString(e));
+    return fmt::format("no CUDA device: cudaGetDeviceCount: {} ({}); the NCCL flow test needs 2 GPUs", cudaGetErrorName(e),
+                       cudaGetErrorString(e));
   if (n < 2) return fmt::format("{} CUDA device(s); the NCCL flow test needs 2 GPUs", n);
   return std::nullopt;
 }

@@ -63,7 +63,8 @@ class OutputErrorsTest : public test_support::TempDirTest {
 
 TEST_F(OutputErrorsTest, TensorCommandsRefuseAnUnwritableOutput) {
   const std::string in = " --input " + path("in.safetensors"), q = path("q.safetensors");
-  for (const std::string& target : {under_file("out.safetensors"), std::string("/proc/nvfp4-out.safetensors"), path("empty-corpus")}) {
+  for (const std::string& target :
+       {under_file("out.safetensors"), std::string("/proc/nvfp4-out.safetensors"), path("empty-corpus")}) {
     expect_refused("quantize" + in + " --output " + target, "--output", target);
     expect_refused("dequantize --input " + q + " --output " + target, "--output", target);
     expect_refused("rht" + in + " --output " + target, "--output", target);
@@ -80,18 +81,17 @@ TEST_F(OutputErrorsTest, CampaignCommandsRefuseAnUnwritableReportCorpusOrJunitBe
   expect_refused(gate + " --found " + path("found") + " --report " + under_file(), "--report", under_file());
   expect_refused(gate + " --found " + path("found") + " --report /proc/nvfp4-report", "--report", "/proc/nvfp4-report");
   expect_refused(gate + " --found " + under_file(), "--found", under_file());
-  expect_refused(gate + " --found " + path("found") + " --report " + path("r") + " --junit " + path("empty-corpus"),
-                 "--junit", path("empty-corpus"));
-  expect_refused(gate + " --found " + path("found") + " --report " + path("r") + " --junit " + under_file("j.xml"),
-                 "--junit", under_file("j.xml"));
+  expect_refused(gate + " --found " + path("found") + " --report " + path("r") + " --junit " + path("empty-corpus"), "--junit",
+                 path("empty-corpus"));
+  expect_refused(gate + " --found " + path("found") + " --report " + path("r") + " --junit " + under_file("j.xml"), "--junit",
+                 under_file("j.xml"));
 }
 
 TEST_F(OutputErrorsTest, CorpusAndCheckCommandsRefuseAnUnwritableOutput) {
   expect_refused("seed-corpus --output " + under_file(), "--output", under_file());
   ASSERT_EQ(run("seed-corpus --output " + path("cases")).exit_code, 0);
   expect_refused("replay " + path("cases") + " --report " + under_file(), "--report", under_file());
-  expect_refused("check --input " + path("in.safetensors") + " --outputs " + path("q.safetensors") + " --report " +
-                     under_file(),
+  expect_refused("check --input " + path("in.safetensors") + " --outputs " + path("q.safetensors") + " --report " + under_file(),
                  "--report", under_file());
   expect_refused("bench --json " + under_file("b.json"), "--json", under_file("b.json"));
   expect_refused("bench --json " + path("cases"), "--json", path("cases"));

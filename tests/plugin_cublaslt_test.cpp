@@ -31,8 +31,8 @@ namespace {
 
 // Found from the test binary, so that it is found in build-gpu/ carried to the GPU machine too.
 external::PluginBackend& plugin() {
-  static const std::unique_ptr<external::PluginBackend> p = external::load_plugin(
-      std::filesystem::canonical("/proc/self/exe").parent_path() / NVFP4_CUBLASLT_PLUGIN_FROM_TESTS);
+  static const std::unique_ptr<external::PluginBackend> p =
+      external::load_plugin(std::filesystem::canonical("/proc/self/exe").parent_path() / NVFP4_CUBLASLT_PLUGIN_FROM_TESTS);
   return *p;
 }
 
@@ -42,22 +42,21 @@ const std::optional<std::string>& cublaslt_unavailable() {
     try {
       plugin().run(test_support::normal_gemm_case(16, 16, 64, 1));
       return std::nullopt;
-    } catch (const BackendUnavailable& e) {
+    } catch (const cases::BackendUnavailable& e) {
       return std::string(e.what());
     }
   }();
   return why;
 }
 
-#define REQUIRE_CUBLASLT_NVFP4()                          \
-  if (const auto& why_ = ::nvfp4::cublaslt_unavailable()) \
-  GTEST_SKIP() << *why_
+#define REQUIRE_CUBLASLT_NVFP4() \
+  if (const auto& why_ = ::nvfp4::cublaslt_unavailable()) GTEST_SKIP() << *why_
 
 TEST(CublasLtPlugin, DeclaresThePerTensorGemmOfOneCublasLtCall) {
-  const Declaration& d = *plugin().declaration();
+  const cases::Declaration& d = *plugin().declaration();
   EXPECT_EQ(d.operations(), std::vector<std::string>{"gemm"});
   const auto& params = d.find("gemm")->params;
-  EXPECT_EQ(params.size(), 5u);  // output_dtype, beta, with_bias, row_scaled, accumulate
+  EXPECT_EQ(params.size(), 5u);                // output_dtype, beta, with_bias, row_scaled, accumulate
   EXPECT_FALSE(params.count("scale_layout"));  // both layouts: the plugin swizzles compact scales
   EXPECT_FALSE(params.count("alpha"));
 }
@@ -68,17 +67,17 @@ TEST(CublasLtPlugin, SaysWhyItCannotRunHere) {
   if (const auto& no_gpu = gpu_unavailable_reason())
     EXPECT_NE(why->find(*no_gpu), std::string::npos) << *why;
   else
-    EXPECT_NE(why->find(cublaslt::kNoBlockScaledGemm), std::string::npos) << *why;
+    EXPECT_NE(why->find(device::cublaslt::kNoBlockScaledGemm), std::string::npos) << *why;
   GTEST_SKIP() << *why;
 }
 
 TEST(CublasLtPlugin, RejectsNegativeScaleBytesWhichTheReferenceRuns) {
   REQUIRE_CUBLASLT_NVFP4();
-  Case c = test_support::normal_gemm_case(32, 32, 64, 2);
+  cases::Case c = test_support::normal_gemm_case(32, 32, 64, 2);
   c.inputs.at("b_scale").bytes[1] |= 0x80;
-  ReferenceBackend reference;
-  const Comparison cmp = compare_backends(c, reference, plugin(), {true, std::nullopt});
-  EXPECT_EQ(cmp.verdict, Verdict::kError) << cmp.problem;
+  cases::ReferenceBackend reference;
+  const compare::Comparison cmp = compare::compare_backends(c, reference, plugin(), {true, std::nullopt});
+  EXPECT_EQ(cmp.verdict, compare::Verdict::kError) << cmp.problem;
   EXPECT_NE(cmp.problem.find("is negative"), std::string::npos) << cmp.problem;
 }
 
@@ -89,27 +88,27 @@ double element(const GemmOperand& x, std::int64_t r, std::int64_t k) {
 
 // The output format's spacing at bits (the larger of its two neighbour gaps).
 double spacing(io::DType dtype, std::uint32_t bits) {
-  const std::int64_t o = *ulp_ordinal(dtype, bits);
-  const double v = ulp_value(dtype, bits), below = ulp_value(dtype, ulp_bits(dtype, o - 1));
-  return std::max(std::abs(v - below), std::abs(ulp_value(dtype, ulp_bits(dtype, o + 1)) - v));
+  const std::int64_t o = *compare::ulp_ordinal(dtype, bits);
+  const double v = compare::ulp_value(dtype, bits), below = compare::ulp_value(dtype, compare::ulp_bits(dtype, o - 1));
+  return std::max(std::abs(v - below), std::abs(compare::ulp_value(dtype, compare::ulp_bits(dtype, o + 1)) - v));
 }
 
 TEST(CublasLtPlugin, StaysWithinTheFp32AccumulationBoundOfExact) {
   REQUIRE_CUBLASLT_NVFP4();
-  ReferenceBackend reference;
-  UlpTotals totals;
+  cases::ReferenceBackend reference;
+  compare::UlpTotals totals;
   int seed = 10;
   for (const char* output : {"F32", "BF16"})
-    for (const auto& [M, N, K] : {std::tuple{128, 128, 64}, std::tuple{256, 128, 1024}, std::tuple{48, 80, 4096},
-                                  std::tuple{2048, 512, 4096}}) {
-      const Case c = test_support::normal_gemm_case(M, N, K, ++seed, output);
+    for (const auto& [M, N, K] :
+         {std::tuple{128, 128, 64}, std::tuple{256, 128, 1024}, std::tuple{48, 80, 4096}, std::tuple{2048, 512, 4096}}) {
+      const cases::Case c = test_support::normal_gemm_case(M, N, K, ++seed, output);
       const std::string what = fmt::format("{} M={} N={} K={}", output, M, N, K);
-      const Comparison cmp = compare_backends(c, reference, plugin(), {true, std::nullopt});
-      ASSERT_EQ(cmp.verdict, Verdict::kAgree) << what << ": " << cmp.problem;
+      const compare::Comparison cmp = compare::compare_backends(c, reference, plugin(), {true, std::nullopt});
+      ASSERT_EQ(cmp.verdict, compare::Verdict::kAgree) << what << ": " << cmp.problem;
       ASSERT_EQ(cmp.ulp.size(), 1u);
       totals.add(cmp.ulp[0], what);
-      GemmInputs in;
-      read_gemm_inputs(c, in);
+      cases::GemmInputs in;
+      cases::read_gemm_inputs(c, in);
       const double alpha = gemm_alpha(1.0f, in.a.amax(0), in.b.amax(0));
       const io::Tensor &exact = cmp.expected.at("d"), &actual = cmp.actual.at("d");
       const std::size_t size = io::dtype_size(exact.dtype);
@@ -122,15 +121,15 @@ TEST(CublasLtPlugin, StaysWithinTheFp32AccumulationBoundOfExact) {
           std::memcpy(&e, &exact.bytes[std::size_t(m * N + n) * size], size);
           std::memcpy(&a, &actual.bytes[std::size_t(m * N + n) * size], size);
           const double bound = double(K) * std::ldexp(1.0, -24) * std::abs(alpha) * magnitude + 2 * spacing(exact.dtype, e);
-          const double error = std::abs(ulp_value(exact.dtype, a) - ulp_value(exact.dtype, e));
+          const double error = std::abs(compare::ulp_value(exact.dtype, a) - compare::ulp_value(exact.dtype, e));
           if (!(error <= bound) && outside++ < 5)
-            ADD_FAILURE() << what << " d[" << m << ", " << n << "] = " << ulp_value_text(exact.dtype, a) << ", EXACT "
-                          << ulp_value_text(exact.dtype, e) << ": error " << error << " > bound " << bound;
+            ADD_FAILURE() << what << " d[" << m << ", " << n << "] = " << compare::ulp_value_text(exact.dtype, a) << ", EXACT "
+                          << compare::ulp_value_text(exact.dtype, e) << ": error " << error << " > bound " << bound;
         }
     }
   RecordProperty("ulp_max", std::to_string(totals.max));
   RecordProperty("ulp_mean", std::to_string(totals.mean()));
-  std::cout << describe_ulp_totals(totals);
+  std::cout << compare::describe_ulp_totals(totals);
 }
 
 }  // namespace

@@ -37,18 +37,18 @@ device::DeviceBackend& gpu() {
 }
 
 // "" when a and b hold the same tensors with the same bytes; else the first difference.
-std::string bytewise_difference(const TensorMap& a, const TensorMap& b) {
+std::string bytewise_difference(const cases::TensorMap& a, const cases::TensorMap& b) {
   if (a.size() != b.size()) return fmt::format("{} tensors against {}", a.size(), b.size());
   for (const auto& [name, t] : a) {
     const auto it = b.find(name);
     if (it == b.end()) return fmt::format("'{}' is missing", name);
     if (t.dtype != it->second.dtype || t.shape != it->second.shape || t.bytes != it->second.bytes)
-      return fmt::format("'{}' differs: {}", name, describe(diff_outputs({{name, t}}, {{name, it->second}})));
+      return fmt::format("'{}' differs: {}", name, compare::describe(compare::diff_outputs({{name, t}}, {{name, it->second}})));
   }
   return "";
 }
 
-std::string rejection(const Outcome& o) {
+std::string rejection(const cases::Outcome& o) {
   return o.rejected ? fmt::format("rejected ({})", o.message) : fmt::format("ran ({} outputs)", o.outputs.size());
 }
 
@@ -61,12 +61,12 @@ TEST(DevicePlugin, DeclaresEveryOperationTheKernelsRun) {
 
 TEST(DevicePlugin, IsUnavailableWithoutAGpu) {
   if (!gpu_unavailable_reason()) GTEST_SKIP() << "a CUDA device is usable here";
-  Case c = make_case("amax_global");
+  cases::Case c = cases::make_case("amax_global");
   c.inputs["x"] = io::make_tensor(io::DType::F32, {0, 0}, {});
   try {
     plugin().run(c);
     ADD_FAILURE() << "the device plugin ran without a GPU";
-  } catch (const BackendUnavailable& e) {
+  } catch (const cases::BackendUnavailable& e) {
     EXPECT_NE(std::string(e.what()).find(*gpu_unavailable_reason()), std::string::npos) << e.what();
   }
 }
@@ -75,24 +75,26 @@ TEST(DevicePlugin, EqualsTheDeviceBackendAndTheReferenceOnFreshCasesOfEveryOpera
   REQUIRE_GPU();
   constexpr int kCasesPerOperation = 50;
   const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}();
-  ReferenceBackend reference;
+  cases::ReferenceBackend reference;
   int cases = 0;
   for (const device::DeviceRow& row : device::device_runners())
     for (int i = 0; i < kCasesPerOperation; ++i) {
       // Drawn as the campaign draws them, from a fresh seed; the size grows with i up to 98.
-      const CaseRecord r = fuzz::case_record({{std::string(row.op)}, {}, 256, {}})(rc::Random(seed + cases), 2 * i).value();
-      const std::string what = fmt::format("{} (case {} from seed 0x{:x})", case_label(r.c), cases, seed);
+      const cases::CaseRecord r =
+          fuzz::case_record({{std::string(row.op)}, {}, 256, {}})(rc::Random(seed + cases), 2 * i).value();
+      const std::string what = fmt::format("{} (case {} from seed 0x{:x})", cases::case_label(r.c), cases, seed);
       ++cases;
-      const Outcome want = run_outcome(gpu(), r.c);
-      const Outcome got = run_outcome(plugin(), r.c);
+      const cases::Outcome want = cases::run_outcome(gpu(), r.c);
+      const cases::Outcome got = cases::run_outcome(plugin(), r.c);
       ASSERT_FALSE(got.fault) << what << ": " << got.message;
       EXPECT_EQ(got.rejected, want.rejected) << what << ": device " << rejection(want) << ", plugin " << rejection(got);
       EXPECT_EQ(got.code, want.code) << what << ": device " << rejection(want) << ", plugin " << rejection(got);
       EXPECT_EQ(bytewise_difference(want.outputs, got.outputs), "") << what;
-      const Outcome ref = run_outcome(reference, r.c);
+      const cases::Outcome ref = cases::run_outcome(reference, r.c);
       EXPECT_EQ(got.code, ref.code) << what << ": reference " << rejection(ref) << ", plugin " << rejection(got);
-      EXPECT_TRUE(diff_outputs(ref.outputs, got.outputs).empty())
-          << what << "\n" << describe(diff_outputs(ref.outputs, got.outputs));
+      EXPECT_TRUE(compare::diff_outputs(ref.outputs, got.outputs).empty())
+          << what << "\n"
+          << compare::describe(compare::diff_outputs(ref.outputs, got.outputs));
     }
   RecordProperty("cases", cases);
 }

@@ -26,9 +26,7 @@ int answer(nvfp4_plugin_error* error, int result, const char* code, const char* 
 
 int nvfp4_plugin_abi_version(void) { return FIXTURE_ABI_VERSION; }
 
-const char* nvfp4_plugin_declaration(void) {
-  return R"({"worker": "loader fixture", "implements": [{"op": "amax_global"}]})";
-}
+const char* nvfp4_plugin_declaration(void) { return R"({"worker": "loader fixture", "implements": [{"op": "amax_global"}]})"; }
 
 int nvfp4_plugin_run(const char*, const char* params_json, const nvfp4_tensor*, int, nvfp4_output_allocator allocate,
                      void* allocator_ctx, nvfp4_plugin_error* error) {

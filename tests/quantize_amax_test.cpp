@@ -17,10 +17,10 @@
 namespace nvfp4 {
 namespace {
 
-using test_support::te;
-using test_support::profile;
-using test_support::opts;
 using test_support::fbits;
+using test_support::opts;
+using test_support::profile;
+using test_support::te;
 using test_support::ubits;
 
 // ---- amax and its NaN rules (§3.1-§3.3) -----------------------------------------------------
@@ -34,10 +34,10 @@ FloatMatrix nan_pattern() {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   x(0, 3) = nan;
   x(5, 20) = -nan;
-  x(10, 30) = fbits(0x7F800001u);  // signalling payload
-  for (std::size_t c = 0; c < 32; ++c) x(7, c) = nan;         // row 7
-  for (std::size_t r = 0; r < 32; ++r) x(r, 9) = nan;         // column 9
-  for (std::size_t c = 16; c < 32; ++c) x(2, c) = nan;        // block (2, 1)
+  x(10, 30) = fbits(0x7F800001u);                       // signalling payload
+  for (std::size_t c = 0; c < 32; ++c) x(7, c) = nan;   // row 7
+  for (std::size_t r = 0; r < 32; ++r) x(r, 9) = nan;   // column 9
+  for (std::size_t c = 16; c < 32; ++c) x(2, c) = nan;  // block (2, 1)
   for (std::size_t r = 16; r < 32; ++r)
     for (std::size_t c = 16; c < 32; ++c) x(r, c) = fbits(0xFFC00000u);  // tile (1, 1)
   return x;
@@ -48,8 +48,10 @@ float expect_amax(const std::vector<float>& v, AmaxRule rule) {
   float m = 0.0f;
   bool any_nan = false;
   for (float f : v) {
-    if (std::isnan(f)) any_nan = true;
-    else m = std::max(m, std::fabs(f));
+    if (std::isnan(f))
+      any_nan = true;
+    else
+      m = std::max(m, std::fabs(f));
   }
   return rule == AmaxRule::PROPAGATE && any_nan ? std::numeric_limits<float>::quiet_NaN() : m;
 }

@@ -15,12 +15,12 @@
 namespace nvfp4 {
 namespace {
 
-using test_support::te;
-using test_support::opts;
-using test_support::ubits;
-using test_support::kF4;
 using test_support::f8_ref;
+using test_support::kF4;
 using test_support::kR2688;
+using test_support::opts;
+using test_support::te;
+using test_support::ubits;
 
 // One block of each of the 16 codes with sf = 0x64 (48), g = 6.65625 (§6.13 row 2), and one
 // block with sf = 0x7E, g = 3 (fs = 0.5 exactly); the rest of the tensor has scale 0x00.

@@ -19,13 +19,13 @@
 namespace nvfp4 {
 namespace {
 
-using test_support::te;
-using test_support::randn;
-using test_support::shape_of;
 using test_support::expect_bytes_eq;
 using test_support::kShapes;
-using test_support::ShapeCase;
 using test_support::opts;
+using test_support::randn;
+using test_support::shape_of;
+using test_support::ShapeCase;
+using test_support::te;
 
 // ---- scale layout (§2.4.2, §3.21, §6.14) ---------------------------------------------------
 
@@ -67,9 +67,8 @@ TEST(QuantizeLayout, SwizzledResultEqualsSwizzleOfCompact) {
 // §6.14 offsets for R' = 256, C' = 8: a single marked entry lands at the spec's flat offset.
 TEST(QuantizeLayout, SwizzleOffsetsOfSpecTable) {
   const std::pair<std::array<std::size_t, 2>, std::size_t> table[] = {
-      {{0, 0}, 0},    {{0, 1}, 1},      {{0, 3}, 3},      {{0, 4}, 512},  {{1, 0}, 16},
-      {{31, 0}, 496}, {{32, 0}, 4},     {{64, 0}, 8},     {{96, 0}, 12},  {{127, 3}, 511},
-      {{128, 0}, 1024}, {{130, 5}, 1569}, {{255, 7}, 2047}, {{33, 0}, 20},
+      {{0, 0}, 0},  {{0, 1}, 1},   {{0, 3}, 3},     {{0, 4}, 512},    {{1, 0}, 16},     {{31, 0}, 496},   {{32, 0}, 4},
+      {{64, 0}, 8}, {{96, 0}, 12}, {{127, 3}, 511}, {{128, 0}, 1024}, {{130, 5}, 1569}, {{255, 7}, 2047}, {{33, 0}, 20},
   };
   for (const auto& [rc, off] : table) {
     ByteMatrix s = xt::zeros<std::uint8_t>({256, 8});
@@ -141,8 +140,7 @@ TEST(QuantizeLayout, TransposeScales2DByHand) {
   const ByteMatrix out = transpose_scales_2d(in, 32, 48);
   ASSERT_EQ(shape_of(out), (std::vector<std::size_t>{128, 4}));
   for (std::size_t k = 0; k < 128; ++k)
-    for (std::size_t i = 0; i < 4; ++i)
-      EXPECT_EQ(int(out(k, i)), (k < 48 && i < 2) ? tiles[i][k / 16] : 0) << k << "," << i;
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(int(out(k, i)), (k < 48 && i < 2) ? tiles[i][k / 16] : 0) << k << "," << i;
 }
 
 }  // namespace

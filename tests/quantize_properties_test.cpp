@@ -3,9 +3,9 @@
 // 256x256, default 100 cases per property. Generators: fuzz/generators.h.
 #include <gtest/gtest.h>
 
-#include "tests/support/quantize_options.h"
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
+#include "tests/support/quantize_options.h"
 
 #include <array>
 #include <cmath>
@@ -144,11 +144,15 @@ RC_GTEST_PROP(QuantizePropertyColumnwise, EqualsRowwiseOfTransposeRowScaled, ())
     float m = 0.0f;
     bool nan = false;
     for (std::size_t r = 0; r < M; ++r) {
-      if (std::isnan(d.x(r, c))) nan = true;
-      else m = std::max(m, std::fabs(d.x(r, c)));
+      if (std::isnan(d.x(r, c)))
+        nan = true;
+      else
+        m = std::max(m, std::fabs(d.x(r, c)));
     }
-    if (nan && p.knobs().amax != AmaxRule::IGNORE) RC_ASSERT(std::isnan(both.columnwise->amax(c)));
-    else RC_ASSERT(ubits(both.columnwise->amax(c)) == ubits(m));
+    if (nan && p.knobs().amax != AmaxRule::IGNORE)
+      RC_ASSERT(std::isnan(both.columnwise->amax(c)));
+    else
+      RC_ASSERT(ubits(both.columnwise->amax(c)) == ubits(m));
   }
 }
 
@@ -205,10 +209,9 @@ struct RoundTripClass {
   bool neg_zero;
 };
 constexpr RoundTripClass kRoundTrip[] = {
-    {"te", 0x01, true},         {"te-2.13", 0x01, true},   {"te-2.13-1d", 0x01, true},
-    {"te-pyref", 0x01, false},  {"torchao", 0x08, true},   {"torchao-1lvl", 0x08, true},
-    {"mslk", 0x01, true},       {"modelopt", 0x01, false}, {"miles", 0x01, false},
-    {"vllm-emul", 0x01, false},
+    {"te", 0x01, true},      {"te-2.13", 0x01, true},      {"te-2.13-1d", 0x01, true}, {"te-pyref", 0x01, false},
+    {"torchao", 0x08, true}, {"torchao-1lvl", 0x08, true}, {"mslk", 0x01, true},       {"modelopt", 0x01, false},
+    {"miles", 0x01, false},  {"vllm-emul", 0x01, false},
 };
 static_assert(std::size(kRoundTrip) == 10);
 
@@ -217,9 +220,9 @@ static_assert(std::size(kRoundTrip) == 10);
 float dq_factor(std::string_view name, std::uint8_t sb, float g) {
   const float sf = f8_ref(sb);
   if (name == "te" || name == "te-2.13" || name == "te-2.13-1d" || name == "te-pyref")
-    return (sf * g) * kR2688;  // TE: RN(RN(sf * amax) * r2688)
+    return (sf * g) * kR2688;                                                               // TE: RN(RN(sf * amax) * r2688)
   if (name == "torchao" || name == "mslk" || name == "modelopt") return (g * kR2688) * sf;  // PTS, pts = RN(g*r2688)
-  if (name == "torchao-1lvl") return sf;                                                      // SF_ONLY
+  if (name == "torchao-1lvl") return sf;                                                    // SF_ONLY
   if (name == "miles") {  // PTS with w2 = RN(1/S), S = TE_PYREF(g) (finite g > 0 here)
     float S = std::min(2688.0f / g, kFltMax);
     if (S == 0.0f) S = 1.0f;
@@ -358,8 +361,14 @@ std::uint8_t e2m1_spec(float v) {
   if (std::isnan(v)) return 0x7;
   const std::uint8_t s = std::signbit(v) ? 8 : 0;
   const float a = std::fabs(v);
-  const std::uint8_t m = a <= 0.25f ? 0 : a < 0.75f ? 1 : a <= 1.25f ? 2 : a < 1.75f ? 3
-                       : a <= 2.5f  ? 4 : a < 3.5f  ? 5 : a <= 5.0f  ? 6 : 7;
+  const std::uint8_t m = a <= 0.25f   ? 0
+                         : a < 0.75f  ? 1
+                         : a <= 1.25f ? 2
+                         : a < 1.75f  ? 3
+                         : a <= 2.5f  ? 4
+                         : a < 3.5f   ? 5
+                         : a <= 5.0f  ? 6
+                                      : 7;
   return s | m;
 }
 

@@ -19,18 +19,18 @@
 namespace nvfp4 {
 namespace {
 
-using test_support::te;
+using test_support::amax_ignore_ref;
+using test_support::expect_bytes_eq;
+using test_support::fbits;
+using test_support::kShapes;
+using test_support::opts;
 using test_support::profile;
 using test_support::randn;
-using test_support::expect_bytes_eq;
-using test_support::kShapes;
-using test_support::ShapeCase;
-using test_support::opts;
-using test_support::fbits;
-using test_support::ubits;
-using test_support::amax_ignore_ref;
 using test_support::RefOut;
+using test_support::ShapeCase;
+using test_support::te;
 using test_support::te_rowwise_ref;
+using test_support::ubits;
 
 // 1D rowwise and columnwise (= rowwise of x^T, §3.10), several data kinds incl. specials.
 TEST(QuantizeReference, TeMatchesIndependentModel1D) {

@@ -26,14 +26,14 @@
 namespace nvfp4 {
 namespace {
 
-using test_support::te;
+using test_support::expect_error;
+using test_support::expect_padding;
+using test_support::kShapes;
+using test_support::opts;
 using test_support::randn;
 using test_support::shape_of;
-using test_support::expect_padding;
-using test_support::expect_error;
-using test_support::kShapes;
 using test_support::ShapeCase;
-using test_support::opts;
+using test_support::te;
 using test_support::ubits;
 
 // ---- shapes and padding (§2.3, §2.4.1, §2.5, §6.15) -----------------------------------------
@@ -107,8 +107,8 @@ TEST(QuantizeShapes, EmptyInputsAreValid) {
       }
       ASSERT_NO_THROW(quantize(x, opts(te(), BlockShape::k2D, Direction::kBoth)));
     }
-  const FloatMatrix d = dequantize(ByteMatrix(xt::zeros<std::uint8_t>({0, 16})),
-                                   ByteMatrix(xt::zeros<std::uint8_t>({0, 4})), FloatVector({1.0f}), te());
+  const FloatMatrix d = dequantize(ByteMatrix(xt::zeros<std::uint8_t>({0, 16})), ByteMatrix(xt::zeros<std::uint8_t>({0, 4})),
+                                   FloatVector({1.0f}), te());
   EXPECT_EQ(d.size(), 0u);
 }
 
@@ -139,8 +139,7 @@ TEST(QuantizeErrors, MessageOfSpecExample) {
 TEST(QuantizeErrors, MNotMultipleOf16) {
   const FloatMatrix x = xt::zeros<float>({20, 32});
   for (Direction d : {Direction::kRowwise, Direction::kColumnwise, Direction::kBoth})
-    expect_error([&] { quantize(x, opts(te(), BlockShape::k1D, d)); }, ErrorCode::E_DIM16_M,
-                 {"quantize", "E_DIM16_M", "M=20"});
+    expect_error([&] { quantize(x, opts(te(), BlockShape::k1D, d)); }, ErrorCode::E_DIM16_M, {"quantize", "E_DIM16_M", "M=20"});
   expect_error([&] { quantize(x, opts(te(), BlockShape::k2D)); }, ErrorCode::E_DIM16_M, {"E_DIM16_M", "M=20"});
 }
 
@@ -176,8 +175,11 @@ TEST(QuantizeErrors, DequantizeWrongAmaxLength) {
 
 TEST(QuantizeErrors, DequantizeKNotMultipleOf16) {
   const ByteMatrix data = xt::zeros<std::uint8_t>({16, 4});  // K = 8
-  expect_error([&] { dequantize(data, ByteMatrix(xt::zeros<std::uint8_t>({128, 4})), FloatVector({1.0f}), te()); },
-               ErrorCode::E_DIM16_K, {"dequantize", "E_DIM16_K", "K=8"});
+  expect_error(
+      [&] {
+        dequantize(data, ByteMatrix(xt::zeros<std::uint8_t>({128, 4})), FloatVector({1.0f}), te());
+      },
+      ErrorCode::E_DIM16_K, {"dequantize", "E_DIM16_K", "K=8"});
 }
 
 TEST(QuantizeErrors, TransposePackedOddM) {

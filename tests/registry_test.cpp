@@ -40,10 +40,10 @@ std::string error_of(F f) {
 
 TEST(Registry, EveryOperationHasEveryPart) {
   std::set<std::string> seeded;
-  for (const CaseRecord& r : seed_corpus()) seeded.insert(r.c.op);
+  for (const cases::CaseRecord& r : cases::seed_corpus()) seeded.insert(r.c.op);
   const std::string docs = slurp_text(fs::path(NVFP4_SOURCE_DIR) / "docs" / "spec" / "operations.md");
-  ASSERT_FALSE(operations().empty());
-  for (const OperationSpec& op : operations()) {
+  ASSERT_FALSE(cases::operations().empty());
+  for (const cases::OperationSpec& op : cases::operations()) {
     SCOPED_TRACE(std::string(op.name));
     EXPECT_FALSE(op.family.empty());
     EXPECT_FALSE(op.summary.empty());
@@ -56,73 +56,74 @@ TEST(Registry, EveryOperationHasEveryPart) {
     EXPECT_NE(fuzz::find_generator(op.name), nullptr) << "no case generator in fuzz/op_generators.cpp";
     EXPECT_TRUE(seeded.count(std::string(op.name))) << "no seed-corpus case (cases/seeds/)";
     EXPECT_NE(docs.find("| `" + std::string(op.name) + "` |"), std::string::npos) << "no row in docs/spec/operations.md";
-    for (const TensorSpec& t : op.inputs)  // what a case file's tensors are checked against when read
+    for (const cases::TensorSpec& t : op.inputs)  // what a case file's tensors are checked against when read
       EXPECT_FALSE(t.ranks.empty() || t.dtypes.empty()) << "input " << t.name << " declares no rank or no dtype";
   }
   for (const fuzz::GeneratorRow& g : fuzz::op_generators())
-    EXPECT_NE(find_operation(g.op), nullptr) << "generator for an operation the registry lacks: " << g.op;
+    EXPECT_NE(cases::find_operation(g.op), nullptr) << "generator for an operation the registry lacks: " << g.op;
 }
 
 TEST(Registry, NamesAreUniqueAndParametersWellDeclared) {
   std::set<std::string_view> names;
-  for (const OperationSpec& op : operations()) {
+  for (const cases::OperationSpec& op : cases::operations()) {
     SCOPED_TRACE(std::string(op.name));
     EXPECT_TRUE(names.insert(op.name).second) << "duplicate operation name";
     std::set<std::string_view> params;
-    for (const ParamSpec& p : op.params) {
+    for (const cases::ParamSpec& p : op.params) {
       SCOPED_TRACE(std::string(p.name));
       EXPECT_TRUE(params.insert(p.name).second) << "duplicate parameter";
       EXPECT_FALSE(p.doc.empty());
-      if (p.type == ParamType::kEnum) {
+      if (p.type == cases::ParamType::kEnum) {
         ASSERT_FALSE(p.allowed.empty());
         EXPECT_NE(std::find(p.allowed.begin(), p.allowed.end(), std::get<std::string>(p.default_value)), p.allowed.end());
       }
       // The default survives JSON as the case file and ops --json write it.
-      EXPECT_TRUE(param_from_json(op, p, param_to_json(p.default_value)) == p.default_value);
+      EXPECT_TRUE(cases::param_from_json(op, p, cases::param_to_json(p.default_value)) == p.default_value);
     }
-    for (const TensorSpec& t : op.inputs)
+    for (const cases::TensorSpec& t : op.inputs)
       EXPECT_EQ(op.param(t.name), nullptr) << "parameter and input tensor share the name " << t.name
-                                          << ": keyword interfaces (the Python package) could not tell them apart";
-    const Case c = make_case(op.name);
-    EXPECT_NO_THROW(validate_params(c)) << "the defaults are valid";
+                                           << ": keyword interfaces (the Python package) could not tell them apart";
+    const cases::Case c = cases::make_case(op.name);
+    EXPECT_NO_THROW(cases::validate_params(c)) << "the defaults are valid";
   }
 }
 
 TEST(Registry, BadParametersGetOneErrorNamingOperationParameterAndAllowedValues) {
-  Case c = make_case("quantize");
+  cases::Case c = cases::make_case("quantize");
   c.params.set("block", std::string("3d"));
-  EXPECT_EQ(error_of([&] { validate_params(c); }),
-            "quantize: E_UNSUPPORTED: parameter 'block' is '3d'; allowed: 1d, 2d");
-  c = make_case("quantize");
+  EXPECT_EQ(error_of([&] { cases::validate_params(c); }), "quantize: E_UNSUPPORTED: parameter 'block' is '3d'; allowed: 1d, 2d");
+  c = cases::make_case("quantize");
   c.params.set("row_scaled", std::string("yes"));
-  EXPECT_EQ(error_of([&] { validate_params(c); }), "quantize: E_UNSUPPORTED: parameter 'row_scaled' must be of type bool");
-  c = make_case("swizzle");
+  EXPECT_EQ(error_of([&] { cases::validate_params(c); }), "quantize: E_UNSUPPORTED: parameter 'row_scaled' must be of type bool");
+  c = cases::make_case("swizzle");
   c.params.set("profile", std::string("te"));
-  EXPECT_EQ(error_of([&] { validate_params(c); }), "swizzle: E_UNSUPPORTED: no parameter 'profile' (its parameters: none)");
-  c = make_case("transpose_scales_2d");
+  EXPECT_EQ(error_of([&] { cases::validate_params(c); }),
+            "swizzle: E_UNSUPPORTED: no parameter 'profile' (its parameters: none)");
+  c = cases::make_case("transpose_scales_2d");
   c.params.erase("K");
-  EXPECT_EQ(error_of([&] { validate_params(c); }), "transpose_scales_2d: E_UNSUPPORTED: parameter 'K' is missing");
-  c = make_case("dequantize");
+  EXPECT_EQ(error_of([&] { cases::validate_params(c); }), "transpose_scales_2d: E_UNSUPPORTED: parameter 'K' is missing");
+  c = cases::make_case("dequantize");
   c.inputs["data"] = io::make_tensor(io::DType::U8, {16, 8}, std::vector<std::uint8_t>(128));
-  EXPECT_EQ(error_of([&] { validate_case(c); }),
+  EXPECT_EQ(error_of([&] { cases::validate_case(c); }),
             "dequantize: E_UNSUPPORTED: missing input: no tensor 'scale' (inputs: data, scale, amax)");
   // The backends check the same before they run anything.
-  c = make_case("quantize");
+  c = cases::make_case("quantize");
   c.params.set("direction", std::string("diagonal"));
-  EXPECT_EQ(error_of([&] { ReferenceBackend().run(c); }),
+  EXPECT_EQ(error_of([&] { cases::ReferenceBackend().run(c); }),
             "quantize: E_UNSUPPORTED: parameter 'direction' is 'diagonal'; allowed: rowwise, columnwise, both");
-  EXPECT_NE(error_of([] { make_case("frobnicate"); }).find("unknown operation (known: quantize, dequantize"), std::string::npos);
+  EXPECT_NE(error_of([] { cases::make_case("frobnicate"); }).find("unknown operation (known: quantize, dequantize"),
+            std::string::npos);
 }
 
 TEST(Registry, CaseLabelsShowTheParametersThatDifferFromTheirDefaults) {
-  Case c = make_case("quantize");
+  cases::Case c = cases::make_case("quantize");
   c.inputs["x"] = io::make_tensor(io::DType::BF16, {48, 80}, std::vector<std::uint8_t>(48 * 80 * 2));
   c.params.set("block", std::string("2d"));
-  c.params.set("amax", F32Bits{0x40C00000u});
-  EXPECT_EQ(case_label(c), "quantize te 48x80 BF16 block=2d amax=0x40C00000");
-  Case t = make_case("transpose_packed");
+  c.params.set("amax", cases::F32Bits{0x40C00000u});
+  EXPECT_EQ(cases::case_label(c), "quantize te 48x80 BF16 block=2d amax=0x40C00000");
+  cases::Case t = cases::make_case("transpose_packed");
   t.inputs["data"] = io::make_tensor(io::DType::U8, {2, 8}, std::vector<std::uint8_t>(16));
-  EXPECT_EQ(case_label(t), "transpose_packed 2x8 U8");
+  EXPECT_EQ(cases::case_label(t), "transpose_packed 2x8 U8");
 }
 
 using OpsCommand = test_support::TempDirTest;
@@ -130,8 +131,8 @@ using OpsCommand = test_support::TempDirTest;
 TEST_F(OpsCommand, ListsOneLinePerOperation) {
   const auto r = run_cli("ops", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(std::size_t(std::count(r.out.begin(), r.out.end(), '\n')), operations().size());
-  for (const OperationSpec& op : operations())
+  EXPECT_EQ(std::size_t(std::count(r.out.begin(), r.out.end(), '\n')), cases::operations().size());
+  for (const cases::OperationSpec& op : cases::operations())
     EXPECT_NE(r.out.find(std::string(op.name) + " "), std::string::npos) << op.name;
 }
 
@@ -143,18 +144,18 @@ TEST_F(OpsCommand, JsonIsTheWholeRegistry) {
   EXPECT_EQ(j.at("case_format"), 2);
   EXPECT_EQ(j.at("tool_version"), NVFP4_VERSION);
   const json& ops = j.at("operations");
-  ASSERT_EQ(ops.size(), operations().size());
+  ASSERT_EQ(ops.size(), cases::operations().size());
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const OperationSpec& op = operations()[i];
+    const cases::OperationSpec& op = cases::operations()[i];
     SCOPED_TRACE(std::string(op.name));
     EXPECT_EQ(ops[i].at("name"), op.name);
     EXPECT_EQ(ops[i].at("params").size(), op.params.size());
     for (std::size_t k = 0; k < op.params.size(); ++k) {
       const json& p = ops[i].at("params")[k];
       EXPECT_EQ(p.at("name"), op.params[k].name);
-      EXPECT_EQ(p.at("type"), param_type_name(op.params[k].type));
-      EXPECT_TRUE(param_from_json(op, op.params[k], p.at("default")) == op.params[k].default_value);
-      if (op.params[k].type == ParamType::kEnum) {
+      EXPECT_EQ(p.at("type"), cases::param_type_name(op.params[k].type));
+      EXPECT_TRUE(cases::param_from_json(op, op.params[k], p.at("default")) == op.params[k].default_value);
+      if (op.params[k].type == cases::ParamType::kEnum) {
         EXPECT_EQ(p.at("allowed"), op.params[k].allowed);
       }
     }

@@ -14,10 +14,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "compare/compare.h"
 #include "cases/corpus.h"
 #include "cases/reference_backend.h"
 #include "cases/seeds/seed_corpus.h"
+#include "compare/compare.h"
 #include "reference/error.h"
 #include "reports/failure_page.h"
 
@@ -56,8 +56,8 @@ class ReplayTest : public test_support::TempDirTest {
 
   // A few seed cases saved into dir_/name.
   fs::path small_corpus(const std::string& name, std::size_t n) {
-    const std::vector<CaseRecord> seed = seed_corpus();
-    for (std::size_t i = 0; i < n; ++i) save_case(dir_ / name, seed[i * seed.size() / n]);
+    const std::vector<cases::CaseRecord> seed = cases::seed_corpus();
+    for (std::size_t i = 0; i < n; ++i) cases::save_case(dir_ / name, seed[i * seed.size() / n]);
     return dir_ / name;
   }
 };
@@ -95,9 +95,7 @@ TEST_F(ReplayTest, DefaultBackendsAreNamedOnTheFirstLineWithTheReasonWhenThereIs
 TEST_F(ReplayTest, ACorruptFileIsReportedAndTheOtherCasesStillReplay) {
   const fs::path corpus = small_corpus("c", 3);
   const std::string bytes = slurp(fs::directory_iterator(corpus)->path());
-  {
-    std::ofstream(corpus / "truncated.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() / 3);
-  }
+  { std::ofstream(corpus / "truncated.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() / 3); }
   const RunResult r = run("replay " + corpus.string() + " --backends reference,metamorphic");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(count_prefix(r.out, "PASS  "), 3u) << r.out;
@@ -145,7 +143,8 @@ TEST_F(ReplayTest, MaxCasesReplaysTheFirstCasesOnly) {
 
 TEST_F(ReplayTest, ReportWritesASummaryPage) {
   const fs::path corpus = small_corpus("c", 3);
-  const RunResult r = run("replay " + corpus.string() + " --backends reference,metamorphic --report " + (dir_ / "report").string());
+  const RunResult r =
+      run("replay " + corpus.string() + " --backends reference,metamorphic --report " + (dir_ / "report").string());
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find((dir_ / "report" / "index.html").string()), std::string::npos) << r.out;
   const std::string html = slurp(dir_ / "report" / "index.html");
@@ -155,7 +154,7 @@ TEST_F(ReplayTest, ReportWritesASummaryPage) {
 TEST_F(ReplayTest, SeedCorpusCommandIsIdempotentAndNeverDeletes) {
   const RunResult first = run("seed-corpus --output " + (dir_ / "seed").string());
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  const std::size_t n = seed_corpus().size();
+  const std::size_t n = cases::seed_corpus().size();
   EXPECT_EQ(case_files_in(dir_ / "seed"), n);
   EXPECT_NE(first.out.find(std::to_string(n) + " written, 0 already present"), std::string::npos) << first.out;
   std::ofstream(dir_ / "seed" / "keep.txt") << "x";
@@ -169,12 +168,12 @@ TEST_F(ReplayTest, SeedCorpusCommandIsIdempotentAndNeverDeletes) {
 // ---- library level: the comparison replay rests on, against broken backends ----------------
 
 // The reference with one output bit flipped: a wrong kernel.
-class FlippingBackend : public Backend {
+class FlippingBackend : public cases::Backend {
  public:
   explicit FlippingBackend(std::string tensor) : tensor_(std::move(tensor)) {}
   std::string_view name() const override { return "flipping"; }
-  TensorMap run(const Case& c) override {
-    TensorMap out = ReferenceBackend().run(c);
+  cases::TensorMap run(const cases::Case& c) override {
+    cases::TensorMap out = cases::ReferenceBackend().run(c);
     out.at(tensor_).bytes.at(0) ^= 0x01;
     return out;
   }
@@ -184,55 +183,56 @@ class FlippingBackend : public Backend {
 };
 
 // Rejects every case with one error code.
-class RejectingBackend : public Backend {
+class RejectingBackend : public cases::Backend {
  public:
   explicit RejectingBackend(ErrorCode code) : code_(code) {}
   std::string_view name() const override { return "rejecting"; }
-  TensorMap run(const Case& c) override { fail(c.op, code_, "rejected by the test backend"); }
+  cases::TensorMap run(const cases::Case& c) override { fail(c.op, code_, "rejected by the test backend"); }
 
  private:
   ErrorCode code_;
 };
 
-CaseRecord committed_case(std::string_view op) {
-  for (const fs::path& p : collect_case_files({kSeedDir})) {
-    CaseRecord r = load_case(p);
+cases::CaseRecord committed_case(std::string_view op) {
+  for (const fs::path& p : cases::collect_case_files({kSeedDir})) {
+    cases::CaseRecord r = cases::load_case(p);
     if (r.c.op == op) return r;
   }
   throw std::runtime_error("no committed seed case for this operation");
 }
 
 TEST_F(ReplayTest, LibraryComparisonCatchesABrokenBackendOnACommittedCase) {
-  const CaseRecord r = committed_case("quantize");
-  ReferenceBackend ref;
+  const cases::CaseRecord r = committed_case("quantize");
+  cases::ReferenceBackend ref;
   FlippingBackend broken(r.c.params.text("direction") == "columnwise" ? "data_t" : "data");
-  const Comparison cmp = compare_backends(r.c, ref, broken);
+  const compare::Comparison cmp = compare::compare_backends(r.c, ref, broken);
   EXPECT_FALSE(cmp.agree);
   ASSERT_EQ(cmp.diffs.size(), 1u);
   EXPECT_EQ(cmp.diffs[0].mismatches, 1u);
   EXPECT_EQ(cmp.diffs[0].first_index, 0u);
   EXPECT_FALSE(cmp.problem.empty());
   // The failure page replay --report writes for it.
-  const std::string page = write_failure_page(dir_ / "report", "broken", r, cmp, "reference vs flipping", "case.safetensors");
+  const std::string page =
+      reports::write_failure_page(dir_ / "report", "broken", r, cmp, "reference vs flipping", "case.safetensors");
   EXPECT_TRUE(fs::is_regular_file(dir_ / "report" / page));
 }
 
 TEST_F(ReplayTest, LibraryComparisonRejectionRules) {
-  const CaseRecord ok = committed_case("swizzle");
-  ReferenceBackend ref;
+  const cases::CaseRecord ok = committed_case("swizzle");
+  cases::ReferenceBackend ref;
   RejectingBackend reject_shape(ErrorCode::E_SCALE_SHAPE), reject_even(ErrorCode::E_EVEN);
   // One backend rejecting a case the other runs: a failure.
-  EXPECT_FALSE(compare_backends(ok.c, ref, reject_shape).agree);
-  EXPECT_FALSE(compare_backends(ok.c, reject_shape, ref).agree);
+  EXPECT_FALSE(compare::compare_backends(ok.c, ref, reject_shape).agree);
+  EXPECT_FALSE(compare::compare_backends(ok.c, reject_shape, ref).agree);
   // Both rejecting with different codes: a failure; with the same code: agreement.
-  EXPECT_FALSE(compare_backends(ok.c, reject_shape, reject_even).agree);
-  EXPECT_TRUE(compare_backends(ok.c, reject_even, reject_even).agree);
+  EXPECT_FALSE(compare::compare_backends(ok.c, reject_shape, reject_even).agree);
+  EXPECT_TRUE(compare::compare_backends(ok.c, reject_even, reject_even).agree);
   // The committed odd-M transpose: the reference rejects it with E_EVEN.
-  for (const fs::path& p : collect_case_files({kSeedDir})) {
-    const CaseRecord r = load_case(p);
+  for (const fs::path& p : cases::collect_case_files({kSeedDir})) {
+    const cases::CaseRecord r = cases::load_case(p);
     if (r.c.op != "transpose_packed" || r.c.inputs.at("data").shape[0] % 2 == 0) continue;
-    EXPECT_TRUE(compare_backends(r.c, ref, reject_even).agree);
-    EXPECT_FALSE(compare_backends(r.c, ref, reject_shape).agree);
+    EXPECT_TRUE(compare::compare_backends(r.c, ref, reject_even).agree);
+    EXPECT_FALSE(compare::compare_backends(r.c, ref, reject_shape).agree);
   }
 }
 

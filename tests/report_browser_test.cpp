@@ -24,9 +24,9 @@
 #include <regex>
 #include <sstream>
 
+#include <fmt/format.h>
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"
-#include <fmt/format.h>
 
 #include "reports/report.h"
 
@@ -73,15 +73,15 @@ std::string quote(const std::string& s) {
 
 // A plausible te-profile failure: the reference's numbers for a few blocks, a device that
 // flips ties in some blocks, and one scale byte off by one code.
-FailureReport sample_failure() {
-  FailureReport r;
+reports::FailureReport sample_failure() {
+  reports::FailureReport r;
   r.title = "quantize te 256x512 bf16: device != reference";
   r.backends = "reference vs device (H100, sm_90)";
   r.replay_command = "nvfp4-verify replay corpora/case-quantize-te-256x512-7f3a9c.safetensors --backend device";
   r.case_description =
       "{\n  \"operation\": \"quantize\",\n  \"profile\": \"te\",\n  \"block\": \"1d\",\n  \"direction\": \"both\",\n"
       "  \"input\": {\"recipe\": \"normal\", \"seed\": 7, \"shape\": [256, 512], \"dtype\": \"bf16\"}\n}";
-  r.c = make_case("quantize");
+  r.c = cases::make_case("quantize");
   r.c.params.set("direction", std::string("both"));
   io::Tensor x;
   x.dtype = io::DType::BF16;
@@ -89,16 +89,16 @@ FailureReport sample_failure() {
   x.bytes.assign(256 * 512 * 2, 0);
   r.c.inputs["x"] = x;
 
-  Explanation& e = r.explanation;
+  compare::Explanation& e = r.explanation;
   auto map = [](std::string name, std::int64_t rows, std::int64_t blocks) {
-    Explanation::BlockMap m;
+    compare::Explanation::BlockMap m;
     m.tensor = std::move(name);
     m.rows = rows;
     m.blocks = blocks;
     m.mismatching.assign(std::size_t(rows * blocks), 0);
     return m;
   };
-  Explanation::BlockMap data = map("data", 256, 32), scale = map("scale", 256, 32), data_t = map("data_t", 512, 16);
+  compare::Explanation::BlockMap data = map("data", 256, 32), scale = map("scale", 256, 32), data_t = map("data_t", 512, 16);
   const float gamax = 4.0f, S = 2688.0f / gamax;
   std::uint32_t seed = 12345;
   auto rnd = [&] {  // deterministic values in (-4, 4)
@@ -106,14 +106,15 @@ FailureReport sample_failure() {
     return (float(seed >> 8) / 16777216.0f - 0.5f) * 8.0f;
   };
   std::size_t total = 0;
-  std::vector<std::pair<MismatchKind, std::size_t>> kinds = {{MismatchKind::kTieFlipped, 0}, {MismatchKind::kScaleOffByOneCode, 0}};
+  std::vector<std::pair<compare::MismatchKind, std::size_t>> kinds = {{compare::MismatchKind::kTieFlipped, 0},
+                                                                      {compare::MismatchKind::kScaleOffByOneCode, 0}};
   for (std::int64_t row = 0; row < 256; ++row) {
     for (std::int64_t block = 0; block < 32; ++block) {
       const bool bad = (row % 37 == 3 && block % 5 == 1) || (row == 200 && block >= 24);
       if (!bad) continue;
       data.mismatching[std::size_t(row * 32 + block)] = 1;
       data_t.mismatching[std::size_t((block * 16) * 16 + row / 16)] = 1;
-      BlockTrace t;
+      compare::BlockTrace t;
       t.direction = "rowwise";
       t.row = row;
       t.block = block;
@@ -140,14 +141,14 @@ FailureReport sample_failure() {
         if (flipped != code) {
           ++total;
           ++kinds[0].second;
-          ElementMismatch m;
+          compare::ElementMismatch m;
           m.tensor = "data";
           m.row = row;
           m.col = block * 16 + j;
           m.input_bits = std::bit_cast<std::uint32_t>(t.inputs[std::size_t(j)]);
           m.expected = code;
           m.actual = flipped;
-          m.kind = MismatchKind::kTieFlipped;
+          m.kind = compare::MismatchKind::kTieFlipped;
           e.mismatches.push_back(m);
         }
       }
@@ -155,13 +156,13 @@ FailureReport sample_failure() {
         scale.mismatching[std::size_t(row * 32 + block)] = 1;
         ++total;
         ++kinds[1].second;
-        ElementMismatch m;
+        compare::ElementMismatch m;
         m.tensor = "scale";
         m.row = row;
         m.col = block;
         m.expected = t.scale_byte;
         m.actual = std::uint8_t(t.scale_byte + 1);
-        m.kind = MismatchKind::kScaleOffByOneCode;
+        m.kind = compare::MismatchKind::kScaleOffByOneCode;
         e.mismatches.push_back(m);
       }
       if (e.traces.size() < 2) e.traces.push_back(std::move(t));
@@ -173,7 +174,7 @@ FailureReport sample_failure() {
   e.kind_counts[0].second += 2 * 37;
   e.maps = {data, scale, data_t};
   e.verdict = "actual matches known variant \"e2m1 ties away from zero\" on 22/22 mismatching blocks";
-  TensorDiff d;
+  compare::TensorDiff d;
   d.tensor = "data";
   d.mismatches = 44;
   d.first_index = 897;
@@ -195,15 +196,15 @@ FailureReport sample_failure() {
   return r;
 }
 
-Summary sample_summary() {
-  Summary s;
+reports::Summary sample_summary() {
+  reports::Summary s;
   s.title = "nvfp4-verify gate";
   s.backends = "reference vs device (H100, sm_90)";
   s.seconds = 83.4;
   const char* profiles[] = {"te", "torchao", "modelopt", "vllm"};
   const char* ops[] = {"quantize", "dequantize", "swizzle", "amax_global"};
   for (int i = 0; i < 120; ++i) {
-    SummaryEntry e;
+    reports::SummaryEntry e;
     e.operation = ops[i % 4];
     e.profile = profiles[(i / 4) % 4];
     e.name = fmt::format("{}-{}-{:03}", e.operation, e.profile, i);
@@ -228,13 +229,12 @@ class ReportBrowser : public test_support::TempDirTest {
   std::string chromium(const fs::path& page, const std::string& args) {
     const test_support::TempDir profile("chromium");
     const fs::path out = dir_ / "chromium.out", err = dir_ / "chromium.err";
-    const std::string cmd =
-        "timeout 60 " + quote(chromium_.string()) +
-        " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
-        " --disable-component-update --disable-sync --disable-dev-shm-usage --hide-scrollbars"
-        " --user-data-dir=" + quote(profile.path().string()) + " " + args + " " +
-        quote("file://" + fs::absolute(page).string()) +
-        " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+    const std::string cmd = "timeout 60 " + quote(chromium_.string()) +
+                            " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+                            " --disable-component-update --disable-sync --disable-dev-shm-usage --hide-scrollbars"
+                            " --user-data-dir=" +
+                            quote(profile.path().string()) + " " + args + " " + quote("file://" + fs::absolute(page).string()) +
+                            " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
     const int status = std::system(cmd.c_str());
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::string e = slurp(err);
@@ -264,8 +264,8 @@ class ReportBrowser : public test_support::TempDirTest {
 };
 
 TEST_F(ReportBrowser, FailurePage) {
-  const FailureReport r = sample_failure();
-  write_page(dir_, "report-failure.html", render_failure(r));
+  const reports::FailureReport r = sample_failure();
+  reports::write_page(dir_, "report-failure.html", reports::render_failure(r));
   const std::string dom = dump_dom(dir_ / "report-failure.html");
   ASSERT_NE(dom.find("</html>"), std::string::npos) << dom.substr(0, 500);
 
@@ -287,8 +287,7 @@ TEST_F(ReportBrowser, FailurePage) {
     std::vector<int> bad(std::size_t(cells), 0);
     for (std::int64_t k = 0; k < m.rows * m.blocks; ++k)
       if (m.mismatching[std::size_t(k)]) bad[std::size_t(k / m.blocks / fr * m.blocks + k % m.blocks)] = 1;
-    const std::string_view svg =
-        between(dom, fmt::format("<svg class=\"heatmap\" data-tensor=\"{}\"", m.tensor), "</svg>");
+    const std::string_view svg = between(dom, fmt::format("<svg class=\"heatmap\" data-tensor=\"{}\"", m.tensor), "</svg>");
     EXPECT_EQ(count(svg, "<rect "), std::size_t(cells)) << m.tensor;
     EXPECT_EQ(count(svg, "class=\"m\""), std::size_t(std::count(bad.begin(), bad.end(), 1))) << m.tensor;
   }
@@ -300,8 +299,8 @@ TEST_F(ReportBrowser, FailurePage) {
 }
 
 TEST_F(ReportBrowser, SummaryPage) {
-  const Summary s = sample_summary();
-  write_page(dir_, "report-summary.html", render_summary(s));
+  const reports::Summary s = sample_summary();
+  reports::write_page(dir_, "report-summary.html", reports::render_summary(s));
   const std::string dom = dump_dom(dir_ / "report-summary.html");
   EXPECT_EQ(text_of(dom, "total-cases"), "120");
   EXPECT_EQ(text_of(dom, "failed-cases"), "3");
@@ -314,11 +313,11 @@ TEST_F(ReportBrowser, SummaryPage) {
 }
 
 TEST_F(ReportBrowser, HostileTextStaysText) {
-  FailureReport r = sample_failure();
+  reports::FailureReport r = sample_failure();
   r.title = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>";
   r.explanation.maps[0].tensor = "\"><script>alert(2)</script>";
   r.explanation.verdict = "</p><h1>injected</h1>";
-  write_page(dir_, "hostile.html", render_failure(r));
+  reports::write_page(dir_, "hostile.html", reports::render_failure(r));
   const std::string dom = dump_dom(dir_ / "hostile.html");
   EXPECT_EQ(dom.find("<script"), std::string::npos);
   EXPECT_EQ(dom.find("<img"), std::string::npos);

@@ -8,7 +8,6 @@
 #include "tests/support/html_text.h"
 #include "tests/support/temp_dir.h"
 
-
 #include <bit>
 #include <filesystem>
 #include <fstream>
@@ -27,9 +26,9 @@ using nvfp4::test_support::between;
 using nvfp4::test_support::count;
 using nvfp4::test_support::text_of;
 
-Explanation::BlockMap block_map(std::string tensor, std::int64_t rows, std::int64_t blocks,
-                                std::vector<std::pair<std::int64_t, std::int64_t>> bad) {
-  Explanation::BlockMap m;
+compare::Explanation::BlockMap block_map(std::string tensor, std::int64_t rows, std::int64_t blocks,
+                                         std::vector<std::pair<std::int64_t, std::int64_t>> bad) {
+  compare::Explanation::BlockMap m;
   m.tensor = std::move(tensor);
   m.rows = rows;
   m.blocks = blocks;
@@ -38,33 +37,33 @@ Explanation::BlockMap block_map(std::string tensor, std::int64_t rows, std::int6
   return m;
 }
 
-FailureReport sample_failure(std::size_t listed = 70, std::size_t total = 123) {
-  FailureReport r;
+reports::FailureReport sample_failure(std::size_t listed = 70, std::size_t total = 123) {
+  reports::FailureReport r;
   r.title = "quantize te 48x80 bf16: device != reference";
   r.case_description = "{\n  \"operation\": \"quantize\",\n  \"profile\": \"te\"\n}";
   r.replay_command = "nvfp4-verify replay corpora/case-0001.safetensors";
   r.backends = "reference vs device";
-  r.c = make_case("quantize");
+  r.c = cases::make_case("quantize");
   io::Tensor x;
   x.dtype = io::DType::BF16;
   x.shape = {48, 80};
   x.bytes.assign(48 * 80 * 2, 0);
   r.c.inputs["x"] = x;
   for (std::size_t i = 0; i < listed; ++i) {
-    ElementMismatch m;
+    compare::ElementMismatch m;
     m.tensor = "data";
     m.row = std::int64_t(i / 5);
     m.col = std::int64_t(16 * (i % 5) + 3);
     m.input_bits = std::bit_cast<std::uint32_t>(1.25f);
     m.expected = 0x2;
     m.actual = 0x3;
-    m.kind = MismatchKind::kTieFlipped;
+    m.kind = compare::MismatchKind::kTieFlipped;
     r.explanation.mismatches.push_back(m);
   }
   r.explanation.total_mismatches = total;
   r.explanation.maps.push_back(block_map("data", 48, 5, {{3, 1}, {3, 2}, {17, 4}}));
   r.explanation.maps.push_back(block_map("scale", 48, 5, {{17, 4}}));
-  BlockTrace t;
+  compare::BlockTrace t;
   t.direction = "rowwise";
   t.row = 3;
   t.block = 1;
@@ -82,16 +81,16 @@ FailureReport sample_failure(std::size_t listed = 70, std::size_t total = 123) {
     t.actual_codes.push_back(std::uint8_t(j == 5 || j == 9 ? (j + 1) % 8 : j % 8));
   }
   r.explanation.traces.push_back(t);
-  r.explanation.kind_counts = {{MismatchKind::kTieFlipped, 120}, {MismatchKind::kScaleOffByOneCode, 3}};
+  r.explanation.kind_counts = {{compare::MismatchKind::kTieFlipped, 120}, {compare::MismatchKind::kScaleOffByOneCode, 3}};
   r.explanation.verdict = "actual matches profile te-2.13 on 3/3 mismatching blocks";
-  TensorDiff d;
+  compare::TensorDiff d;
   d.tensor = "data";
   d.mismatches = 120;
   d.first_index = 26;
   d.first_expected = "0x32";
   d.first_actual = "0x33";
   r.diffs.push_back(d);
-  TensorDiff s;
+  compare::TensorDiff s;
   s.tensor = "scale";
   s.mismatches = 3;
   s.first_index = 1089;
@@ -101,13 +100,14 @@ FailureReport sample_failure(std::size_t listed = 70, std::size_t total = 123) {
   return r;
 }
 
-Summary sample_summary(std::size_t passed, std::size_t failed) {
-  Summary s;
+reports::Summary sample_summary(std::size_t passed, std::size_t failed) {
+  reports::Summary s;
   s.title = "nvfp4-verify gate";
   s.backends = "reference vs device";
   s.seconds = 12.5;
   for (std::size_t i = 0; i < passed; ++i)
-    s.entries.push_back({fmt::format("case-{:04}", i), i % 2 ? "quantize" : "dequantize", i % 3 ? "te" : "torchao", true, "ok", ""});
+    s.entries.push_back(
+        {fmt::format("case-{:04}", i), i % 2 ? "quantize" : "dequantize", i % 3 ? "te" : "torchao", true, "ok", ""});
   for (std::size_t i = 0; i < failed; ++i)
     s.entries.push_back({fmt::format("bad-{:04}", i), "quantize", "te", false, fmt::format("data: {} mismatches", i + 1),
                          fmt::format("failures/bad-{:04}.html", i)});
@@ -126,7 +126,7 @@ void expect_self_contained(const std::string& html) {
 }
 
 TEST(ReportFailure, HasTheIdsAndSections) {
-  const std::string html = render_failure(sample_failure());
+  const std::string html = reports::render_failure(sample_failure());
   for (const char* id : {"replay", "verdict", "mismatches", "mismatch-count", "case", "diffs", "kinds"})
     EXPECT_EQ(count(html, fmt::format("id=\"{}\"", id)), 1u) << id;
   EXPECT_NE(html.find("<title>quantize te 48x80 bf16: device != reference</title>"), std::string::npos);
@@ -137,38 +137,38 @@ TEST(ReportFailure, HasTheIdsAndSections) {
 }
 
 TEST(ReportFailure, CountsAndFirst64Mismatches) {
-  const std::string html = render_failure(sample_failure(70, 123));
+  const std::string html = reports::render_failure(sample_failure(70, 123));
   EXPECT_EQ(text_of(html, "mismatch-count"), "123");
   const std::string_view table = between(html, "id=\"mismatches\"", "</table>");
   ASSERT_FALSE(table.empty());
   EXPECT_EQ(count(between(table, "<tbody>", "</tbody>"), "<tr>"), 64u);
 
-  const std::string few = render_failure(sample_failure(5, 5));
+  const std::string few = reports::render_failure(sample_failure(5, 5));
   EXPECT_EQ(text_of(few, "mismatch-count"), "5");
   EXPECT_EQ(count(between(between(few, "id=\"mismatches\"", "</table>"), "<tbody>", "</tbody>"), "<tr>"), 5u);
 }
 
 TEST(ReportFailure, MismatchRowShowsInputExpectedActualAndKind) {
-  FailureReport r = sample_failure(0, 0);
-  ElementMismatch m;
+  reports::FailureReport r = sample_failure(0, 0);
+  compare::ElementMismatch m;
   m.tensor = "data_t";
   m.row = 7;
   m.col = 37;
   m.input_bits = 0x3FA00001u;  // 1.25000012
   m.expected = 0x3;
   m.actual = 0xC;
-  m.kind = MismatchKind::kRoundingOther;
+  m.kind = compare::MismatchKind::kRoundingOther;
   r.explanation.mismatches.push_back(m);
-  ElementMismatch s;
+  compare::ElementMismatch s;
   s.tensor = "scale";
   s.row = 2;
   s.col = 4;
   s.expected = 0x4A;
   s.actual = 0x4B;
-  s.kind = MismatchKind::kScaleOffByOneCode;
+  s.kind = compare::MismatchKind::kScaleOffByOneCode;
   r.explanation.mismatches.push_back(s);
   r.explanation.total_mismatches = 2;
-  const std::string html = render_failure(r);
+  const std::string html = reports::render_failure(r);
   const std::string row = std::string(between(between(html, "id=\"mismatches\"", "</table>"), "<tbody>", "</tr>"));
   EXPECT_NE(row.find(">data_t<"), std::string::npos) << row;
   EXPECT_NE(row.find(">7<"), std::string::npos) << row;
@@ -178,27 +178,29 @@ TEST(ReportFailure, MismatchRowShowsInputExpectedActualAndKind) {
   EXPECT_NE(row.find(">0x3FA00001<"), std::string::npos) << row;
   EXPECT_NE(row.find(">0x3 (1.5)<"), std::string::npos) << row;
   EXPECT_NE(row.find(">0xC (-2)<"), std::string::npos) << row;
-  EXPECT_NE(row.find(std::string(mismatch_kind_name(MismatchKind::kRoundingOther))), std::string::npos) << row;
+  EXPECT_NE(row.find(std::string(compare::mismatch_kind_name(compare::MismatchKind::kRoundingOther))), std::string::npos) << row;
   // The scale byte row: hex bytes with their E4M3 values (0x4A = 1.25 * 2^2 = 5, 0x4B = 5.5).
   EXPECT_NE(html.find(">0x4A (5)<"), std::string::npos);
   EXPECT_NE(html.find(">0x4B (5.5)<"), std::string::npos);
 }
 
 TEST(ReportFailure, ClassificationTable) {
-  const std::string html = render_failure(sample_failure());
+  const std::string html = reports::render_failure(sample_failure());
   const std::string_view table = between(html, "id=\"kinds\"", "</table>");
   ASSERT_FALSE(table.empty());
   EXPECT_EQ(count(between(table, "<tbody>", "</tbody>"), "<tr>"), 2u);
-  EXPECT_NE(table.find(fmt::format(">{}</td><td class=\"n\">120<", mismatch_kind_name(MismatchKind::kTieFlipped))),
-            std::string::npos)
+  EXPECT_NE(
+      table.find(fmt::format(">{}</td><td class=\"n\">120<", compare::mismatch_kind_name(compare::MismatchKind::kTieFlipped))),
+      std::string::npos)
       << table;
-  EXPECT_NE(table.find(fmt::format(">{}</td><td class=\"n\">3<", mismatch_kind_name(MismatchKind::kScaleOffByOneCode))),
+  EXPECT_NE(table.find(fmt::format(">{}</td><td class=\"n\">3<",
+                                   compare::mismatch_kind_name(compare::MismatchKind::kScaleOffByOneCode))),
             std::string::npos)
       << table;
 }
 
 TEST(ReportFailure, DiffSummaryOneRowPerTensor) {
-  const std::string html = render_failure(sample_failure());
+  const std::string html = reports::render_failure(sample_failure());
   const std::string_view table = between(html, "id=\"diffs\"", "</table>");
   EXPECT_EQ(count(between(table, "<tbody>", "</tbody>"), "<tr>"), 2u);
   EXPECT_NE(table.find("0x4B"), std::string::npos);
@@ -206,7 +208,7 @@ TEST(ReportFailure, DiffSummaryOneRowPerTensor) {
 }
 
 TEST(ReportFailure, HeatmapHasOneRectPerBlock) {
-  const std::string html = render_failure(sample_failure());
+  const std::string html = reports::render_failure(sample_failure());
   EXPECT_EQ(count(html, "<svg class=\"heatmap\""), 2u);
   const std::string_view data = between(html, "<svg class=\"heatmap\" data-tensor=\"data\"", "</svg>");
   ASSERT_FALSE(data.empty());
@@ -223,10 +225,10 @@ TEST(ReportFailure, HeatmapHasOneRectPerBlock) {
 }
 
 TEST(ReportFailure, LargeHeatmapIsDownsampledWithOr) {
-  FailureReport r = sample_failure();
+  reports::FailureReport r = sample_failure();
   // 300 x 200 blocks -> groups of 3 rows x 2 blocks -> 100 x 100 cells.
   r.explanation.maps = {block_map("data", 300, 200, {{0, 0}, {1, 1}, {299, 199}, {150, 7}})};
-  const std::string html = render_failure(r);
+  const std::string html = reports::render_failure(r);
   const std::string_view svg = between(html, "<svg class=\"heatmap\"", "</svg>");
   EXPECT_EQ(count(svg, "<rect"), 100u * 100u);
   EXPECT_EQ(count(svg, "class=\"m\""), 3u);  // (0,0) and (1,1) fall into the same cell
@@ -236,14 +238,14 @@ TEST(ReportFailure, LargeHeatmapIsDownsampledWithOr) {
 
   // Exactly 128 is kept; 129 rows become 65 cells of 2 rows.
   r.explanation.maps = {block_map("data", 128, 128, {}), block_map("scale", 129, 1, {{128, 0}})};
-  const std::string two = render_failure(r);
+  const std::string two = reports::render_failure(r);
   EXPECT_EQ(count(between(two, "data-tensor=\"data\"", "</svg>"), "<rect"), 128u * 128u);
   EXPECT_EQ(count(between(two, "data-tensor=\"scale\"", "</svg>"), "<rect"), 65u);
   EXPECT_EQ(count(between(two, "data-tensor=\"scale\"", "</svg>"), "class=\"m\""), 1u);
 }
 
 TEST(ReportFailure, BlockTraceTable) {
-  const std::string html = render_failure(sample_failure());
+  const std::string html = reports::render_failure(sample_failure());
   const std::string_view trace = between(html, "id=\"trace-0\"", "</table></div>");
   ASSERT_FALSE(trace.empty());
   EXPECT_NE(trace.find("rowwise row 3, block 1"), std::string::npos);
@@ -260,35 +262,37 @@ TEST(ReportFailure, BlockTraceTable) {
   EXPECT_NE(elems.find(">16<"), std::string::npos);  // first element column of block 1
   EXPECT_NE(elems.find(">31<"), std::string::npos);
   // Elements 5 and 9 differ: highlighted in the header and the 4 rows.
-  EXPECT_EQ(count(elems, " bad\""), 2u * 3u);          // header + 2 code rows
-  EXPECT_EQ(count(elems, "class=\"bad\""), 2u * 2u);   // input and scaled rows
+  EXPECT_EQ(count(elems, " bad\""), 2u * 3u);         // header + 2 code rows
+  EXPECT_EQ(count(elems, "class=\"bad\""), 2u * 2u);  // input and scaled rows
 }
 
 // Stochastic rounding: the mismatch table gains each element's random byte and threshold, the
 // block trace a row of each.
 TEST(ReportFailure, StochasticRoundingShowsRandomByteAndThreshold) {
-  FailureReport r = sample_failure(3, 3);
-  for (std::size_t i = 0; i < r.explanation.mismatches.size(); ++i) r.explanation.mismatches[i].sr = SrElement{std::uint8_t(200 + i), 103};
+  reports::FailureReport r = sample_failure(3, 3);
+  for (std::size_t i = 0; i < r.explanation.mismatches.size(); ++i)
+    r.explanation.mismatches[i].sr = compare::SrElement{std::uint8_t(200 + i), 103};
   for (int j = 0; j < 16; ++j) r.explanation.traces[0].sr.push_back({std::uint8_t(j * 11), j == 5 ? 77 : 256});
-  const std::string html = render_failure(r);
+  const std::string html = reports::render_failure(r);
   const std::string_view table = between(html, "id=\"mismatches\"", "</table>");
   EXPECT_NE(table.find("<th class=\"n\">r8</th><th class=\"n\">threshold</th>"), std::string::npos);
   const std::string_view first = between(between(table, "<tbody>", "</tbody>"), "<tr>", "</tr>");
   EXPECT_NE(first.find("<td class=\"n\">200</td><td class=\"n\">103</td>"), std::string::npos) << first;
-  const std::string_view elems = between(between(html, "id=\"trace-0\"", "</table></div>"), "<table class=\"elems\">", "</table>");
+  const std::string_view elems =
+      between(between(html, "id=\"trace-0\"", "</table></div>"), "<table class=\"elems\">", "</table>");
   EXPECT_EQ(count(between(elems, "<tbody>", "</tbody>"), "<tr>"), 6u);
   EXPECT_NE(elems.find("random byte r8"), std::string::npos);
   EXPECT_NE(elems.find("<td class=\"n bad\">55</td>"), std::string::npos);  // element 5's byte, highlighted
   EXPECT_NE(elems.find("<td class=\"n bad\">77</td>"), std::string::npos);  // and its threshold
   // Without stochastic rounding, neither the columns nor the rows.
-  const std::string rn = render_failure(sample_failure(3, 3));
+  const std::string rn = reports::render_failure(sample_failure(3, 3));
   EXPECT_EQ(rn.find(">r8<"), std::string::npos);
   EXPECT_EQ(rn.find("random byte r8"), std::string::npos);
 }
 
 TEST(ReportFailure, RhtSectionShowsTheExactSumAndBothRoundings) {
-  FailureReport r = sample_failure(0, 1);
-  RhtTrace t;
+  reports::FailureReport r = sample_failure(0, 1);
+  compare::RhtTrace t;
   t.tensor = "x_t";
   t.row = 1;
   t.col = 16;
@@ -300,16 +304,16 @@ TEST(ReportFailure, RhtSectionShowsTheExactSumAndBothRoundings) {
   t.expected = 0.25f;
   t.actual = t.single_rounding = std::bit_cast<float>(0x3E810000u);
   r.explanation.rht_traces.push_back(t);
-  const std::string html = render_failure(r);
+  const std::string html = reports::render_failure(r);
   const std::string_view row = between(between(html, "id=\"rht\"", "</table>"), "<tbody>", "</tbody>");
   EXPECT_EQ(count(row, "<tr>"), 1u);
   for (const char* want : {">0x1.0100000004p-2<", ">0x3E808000<", ">0x3E800000<", ">0x3E810000<", ">0xD7E8<", ">x_t<"})
     EXPECT_NE(row.find(want), std::string::npos) << want << " in " << row;
-  EXPECT_EQ(render_failure(sample_failure()).find("id=\"rht\""), std::string::npos);
+  EXPECT_EQ(reports::render_failure(sample_failure()).find("id=\"rht\""), std::string::npos);
 }
 
 TEST(ReportFailure, EscapesAllText) {
-  FailureReport r = sample_failure(3, 3);
+  reports::FailureReport r = sample_failure(3, 3);
   const std::string evil = "<script>alert('x')</script>";
   r.title = evil;
   r.backends = evil;
@@ -324,7 +328,7 @@ TEST(ReportFailure, EscapesAllText) {
   r.diffs[1].first_expected = evil;
   r.c.params.set("profile", evil);
   r.c.inputs[evil] = r.c.inputs["x"];
-  const std::string html = render_failure(r);
+  const std::string html = reports::render_failure(r);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("alert('x')"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
@@ -334,14 +338,14 @@ TEST(ReportFailure, EscapesAllText) {
 }
 
 TEST(ReportFailure, NoExternalReference) {
-  expect_self_contained(render_failure(sample_failure()));
-  expect_self_contained(render_failure(FailureReport{}));
+  expect_self_contained(reports::render_failure(sample_failure()));
+  expect_self_contained(reports::render_failure(reports::FailureReport{}));
 }
 
 TEST(ReportFailure, WithoutElementExplanationCountsTheDiffs) {
-  FailureReport r = sample_failure();
-  r.explanation = Explanation{};
-  const std::string html = render_failure(r);
+  reports::FailureReport r = sample_failure();
+  r.explanation = compare::Explanation{};
+  const std::string html = reports::render_failure(r);
   EXPECT_EQ(text_of(html, "mismatch-count"), "123");
   EXPECT_EQ(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("id=\"verdict\""), std::string::npos);
@@ -349,20 +353,20 @@ TEST(ReportFailure, WithoutElementExplanationCountsTheDiffs) {
 
 // A GEMM output of 300 x 200 F32 elements, all 1.0 except: 7 ulps at [0, 1], 1 ulp at [2, 0]
 // (both in cell (0, 0) of 3 x 2 elements), a NaN mismatch at [299, 199].
-UlpReport gemm_ulp_report(std::optional<std::uint64_t> bound) {
+compare::UlpReport gemm_ulp_report(std::optional<std::uint64_t> bound) {
   std::vector<std::uint32_t> e(300 * 200, 0x3F800000u), a = e;
   a[0 * 200 + 1] += 7;
   a[2 * 200 + 0] += 1;
   a[299 * 200 + 199] = 0x7FC00000u;
-  return ulp_report("d", io::make_tensor_from<std::uint32_t>(io::DType::F32, {300, 200}, e),
-                    io::make_tensor_from<std::uint32_t>(io::DType::F32, {300, 200}, a), bound);
+  return compare::ulp_report("d", io::make_tensor_from<std::uint32_t>(io::DType::F32, {300, 200}, e),
+                             io::make_tensor_from<std::uint32_t>(io::DType::F32, {300, 200}, a), bound);
 }
 
 TEST(ReportFailure, UlpSectionHasTheHeatmapHistogramAndWorstElements) {
-  FailureReport r = sample_failure();
-  EXPECT_EQ(render_failure(r).find("id=\"ulp\""), std::string::npos);  // only GEMM outputs have one
+  reports::FailureReport r = sample_failure();
+  EXPECT_EQ(reports::render_failure(r).find("id=\"ulp\""), std::string::npos);  // only GEMM outputs have one
   r.ulp = {gemm_ulp_report(3)};
-  const std::string html = render_failure(r);
+  const std::string html = reports::render_failure(r);
   const std::string_view section = between(html, "<section id=\"ulp\">", "</section>\n<section id=\"heatmaps\">");
   ASSERT_FALSE(section.empty());
   // 300 x 200 elements in cells of 3 x 2: 100 x 100 rects, coloured by the largest distance.
@@ -390,13 +394,13 @@ TEST(ReportFailure, UlpSectionHasTheHeatmapHistogramAndWorstElements) {
 }
 
 TEST(ReportSummary, UlpTotalsOfTheRun) {
-  EXPECT_EQ(render_summary(sample_summary(3, 0)).find("ulp-totals"), std::string::npos);
-  Summary s = sample_summary(3, 1);
-  UlpTotals t;
+  EXPECT_EQ(reports::render_summary(sample_summary(3, 0)).find("ulp-totals"), std::string::npos);
+  reports::Summary s = sample_summary(3, 1);
+  compare::UlpTotals t;
   t.bound = 3;
   t.add(gemm_ulp_report(3), "case-<1>");
   s.ulp = t;
-  const std::string html = render_summary(s);
+  const std::string html = reports::render_summary(s);
   const std::string_view section = between(html, "<section id=\"ulp-totals\">", "</section>");
   ASSERT_FALSE(section.empty());
   EXPECT_NE(section.find("60000 elements of 1 output tensor: max 7 ulps"), std::string::npos) << section;
@@ -408,8 +412,8 @@ TEST(ReportSummary, UlpTotalsOfTheRun) {
 }
 
 TEST(ReportSummary, TotalsGroupsAndFailures) {
-  Summary s = sample_summary(10, 3);
-  const std::string html = render_summary(s);
+  reports::Summary s = sample_summary(10, 3);
+  const std::string html = reports::render_summary(s);
   EXPECT_EQ(text_of(html, "total-cases"), "13");
   EXPECT_EQ(text_of(html, "failed-cases"), "3");
   EXPECT_EQ(text_of(html, "passed-cases"), "10");
@@ -432,25 +436,25 @@ TEST(ReportSummary, TotalsGroupsAndFailures) {
 }
 
 TEST(ReportSummary, CollapsesManyPassedEntries) {
-  const std::string html = render_summary(sample_summary(51, 0));
+  const std::string html = reports::render_summary(sample_summary(51, 0));
   EXPECT_NE(html.find("<details id=\"passed\">"), std::string::npos);
   EXPECT_EQ(html.find("<details open"), std::string::npos);
   EXPECT_EQ(count(between(html, "<ul class=\"passed\"", "</ul>"), "<li"), 51u);
   EXPECT_EQ(text_of(html, "failed-cases"), "0");
   EXPECT_EQ(count(between(between(html, "id=\"failures\"", "</table>"), "<tbody>", "</tbody>"), "<tr>"), 0u);
   EXPECT_EQ(html.find("<details"), html.rfind("<details"));
-  const std::string fifty = render_summary(sample_summary(50, 1));
+  const std::string fifty = reports::render_summary(sample_summary(50, 1));
   EXPECT_EQ(fifty.find("<details"), std::string::npos);
 }
 
 TEST(ReportSummary, EscapesAndKeepsLinksRelative) {
-  Summary s = sample_summary(1, 2);
+  reports::Summary s = sample_summary(1, 2);
   s.title = "<b>gate</b>";
   s.entries[1].name = "<img src=x>";
   s.entries[1].detail = "a & b";
   s.entries[1].report_link = "fail\"ures/x.html";
   s.entries[2].report_link = "https://example.com/x.html";
-  const std::string html = render_summary(s);
+  const std::string html = reports::render_summary(s);
   EXPECT_EQ(html.find("<b>gate"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_NE(html.find("&lt;img src=x&gt;"), std::string::npos);
@@ -459,7 +463,7 @@ TEST(ReportSummary, EscapesAndKeepsLinksRelative) {
   // An absolute URL is shown as text, never as a link.
   EXPECT_EQ(html.find("href=\"https"), std::string::npos);
   EXPECT_EQ(count(html, "<a href="), 1u);
-  EXPECT_EQ(render_summary(Summary{}).find("http"), std::string::npos);
+  EXPECT_EQ(reports::render_summary(reports::Summary{}).find("http"), std::string::npos);
 }
 
 class ReportWritePage : public test_support::TempDirTest {
@@ -480,11 +484,11 @@ class ReportWritePage : public test_support::TempDirTest {
 
 TEST_F(ReportWritePage, CreatesDirectoryAndLeavesNoTemporaryFile) {
   const fs::path sub = dir_ / "a" / "b";
-  const std::string html = render_failure(sample_failure());
-  write_page(sub, "failure.html", html);
+  const std::string html = reports::render_failure(sample_failure());
+  reports::write_page(sub, "failure.html", html);
   EXPECT_EQ(slurp(sub / "failure.html"), html);
-  write_page(sub, "index.html", "first");
-  write_page(sub, "index.html", "second");  // replaces
+  reports::write_page(sub, "index.html", "first");
+  reports::write_page(sub, "index.html", "second");  // replaces
   EXPECT_EQ(slurp(sub / "index.html"), "second");
   EXPECT_EQ(files(sub), (std::vector<std::string>{"failure.html", "index.html"}));
 }
@@ -494,17 +498,17 @@ TEST_F(ReportWritePage, FailsCleanlyForAnUnwritablePath) {
   std::ofstream(file) << "x";
   // A directory under a regular file cannot be created, even by root.
   try {
-    write_page(file / "x", "index.html", "<html></html>");
+    reports::write_page(file / "x", "index.html", "<html></html>");
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find((file / "x" / "index.html").string()), std::string::npos) << e.what();
   }
   if (fs::is_regular_file("/etc/hostname")) {
-    EXPECT_THROW(write_page("/etc/hostname/x", "index.html", "y"), std::runtime_error);
+    EXPECT_THROW(reports::write_page("/etc/hostname/x", "index.html", "y"), std::runtime_error);
   }
   // The target is a directory: rename fails, and the temporary file is removed.
   fs::create_directories(dir_ / "out" / "page.html");
-  EXPECT_THROW(write_page(dir_ / "out", "page.html", "z"), std::runtime_error);
+  EXPECT_THROW(reports::write_page(dir_ / "out", "page.html", "z"), std::runtime_error);
   EXPECT_EQ(files(dir_ / "out"), (std::vector<std::string>{"page.html"}));
   EXPECT_EQ(files(dir_), (std::vector<std::string>{"out", "regular"}));
 }

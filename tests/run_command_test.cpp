@@ -53,15 +53,13 @@ TEST(RunCommand, TheProjectsErrorsPrintTheirMessage) {
 
 TEST(RunCommand, AnyOtherExceptionIsUnexpectedButStillOneLine) {
   expect_one_line(run_throwing([] { throw std::logic_error("a bug"); }), "nvfp4-verify: unexpected error: a bug\n");
-  expect_one_line(run_throwing([] {
-                    throw std::filesystem::filesystem_error("cannot rename", "a", "b",
-                                                            std::make_error_code(std::errc::is_a_directory));
-                  }),
-                  std::string("nvfp4-verify: unexpected error: ") +
-                      std::filesystem::filesystem_error("cannot rename", "a", "b",
-                                                        std::make_error_code(std::errc::is_a_directory))
-                          .what() +
-                      "\n");
+  expect_one_line(
+      run_throwing([] {
+        throw std::filesystem::filesystem_error("cannot rename", "a", "b", std::make_error_code(std::errc::is_a_directory));
+      }),
+      std::string("nvfp4-verify: unexpected error: ") +
+          std::filesystem::filesystem_error("cannot rename", "a", "b", std::make_error_code(std::errc::is_a_directory)).what() +
+          "\n");
   expect_one_line(run_throwing([] { throw 42; }), "nvfp4-verify: unexpected error: an exception of unknown type\n");
   expect_one_line(run_throwing([] { throw std::string("not an exception"); }),
                   "nvfp4-verify: unexpected error: an exception of unknown type\n");

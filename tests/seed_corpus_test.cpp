@@ -16,41 +16,40 @@ namespace {
 
 TEST(SeedCorpus, EveryRegistryFamilyHasOneRowAndEveryRowAFamily) {
   std::set<std::string> families, rows;
-  for (const OperationSpec& op : operations()) families.emplace(op.family);
-  for (const SeedFamily& f : seed_families()) EXPECT_TRUE(rows.emplace(f.family).second) << f.family << " twice";
+  for (const cases::OperationSpec& op : cases::operations()) families.emplace(op.family);
+  for (const cases::SeedFamily& f : cases::seed_families()) EXPECT_TRUE(rows.emplace(f.family).second) << f.family << " twice";
   EXPECT_EQ(rows, families);
 }
 
 TEST(SeedCorpus, EachFamilyBuildsCasesOfItsOwnOperationsOnly) {
-  for (const SeedFamily& f : seed_families()) {
-    std::vector<CaseRecord> cases;
+  for (const cases::SeedFamily& f : cases::seed_families()) {
+    std::vector<cases::CaseRecord> cases;
     f.add(cases);
     EXPECT_FALSE(cases.empty()) << f.family;
-    for (const CaseRecord& r : cases) EXPECT_EQ(operation(r.c.op).family, f.family) << r.note;
+    for (const cases::CaseRecord& r : cases) EXPECT_EQ(cases::operation(r.c.op).family, f.family) << r.note;
   }
 }
 
-bool listed(const SeedFamily& f, std::string_view op, std::string_view profile) {
-  for (const UnseededProfiles& u : f.unseeded)
-    if ((u.op == "*" || u.op == op) && std::find(u.profiles.begin(), u.profiles.end(), profile) != u.profiles.end())
-      return true;
+bool listed(const cases::SeedFamily& f, std::string_view op, std::string_view profile) {
+  for (const cases::UnseededProfiles& u : f.unseeded)
+    if ((u.op == "*" || u.op == op) && std::find(u.profiles.begin(), u.profiles.end(), profile) != u.profiles.end()) return true;
   return false;
 }
 
 TEST(SeedCorpus, EveryAllowedProfileIsSeededOrListedWithAReasonNeverBoth) {
   std::map<std::string, std::set<std::string>> seeded;  // op -> profiles of its seed cases
-  for (const CaseRecord& r : seed_corpus())
+  for (const cases::CaseRecord& r : cases::seed_corpus())
     if (r.c.params.has("profile")) seeded[r.c.op].insert(r.c.params.text("profile"));
   std::size_t checked = 0;
-  for (const SeedFamily& f : seed_families()) {
-    for (const UnseededProfiles& u : f.unseeded) {
+  for (const cases::SeedFamily& f : cases::seed_families()) {
+    for (const cases::UnseededProfiles& u : f.unseeded) {
       EXPECT_FALSE(u.why.empty()) << f.family;
-      EXPECT_TRUE(u.op == "*" || (find_operation(u.op) && find_operation(u.op)->family == f.family)) << u.op;
+      EXPECT_TRUE(u.op == "*" || (cases::find_operation(u.op) && cases::find_operation(u.op)->family == f.family)) << u.op;
     }
-    for (const OperationSpec& op : operations()) {
-      const ParamSpec* profile = op.param("profile");
+    for (const cases::OperationSpec& op : cases::operations()) {
+      const cases::ParamSpec* profile = op.param("profile");
       if (op.family != f.family || !profile) continue;
-      for (const UnseededProfiles& u : f.unseeded)
+      for (const cases::UnseededProfiles& u : f.unseeded)
         for (std::string_view p : u.profiles)
           EXPECT_NE(std::find(profile->allowed.begin(), profile->allowed.end(), p), profile->allowed.end())
               << f.family << " lists '" << p << "', which " << op.name << " does not allow";
@@ -58,7 +57,8 @@ TEST(SeedCorpus, EveryAllowedProfileIsSeededOrListedWithAReasonNeverBoth) {
         const bool has_case = seeded[std::string(op.name)].count(p) > 0;
         EXPECT_NE(has_case, listed(f, op.name, p))
             << op.name << " under " << p
-            << (has_case ? ": has a seed case, yet is listed as unseeded" : ": no seed case and no stated reason (cases/seeds/seed_corpus.cpp)");
+            << (has_case ? ": has a seed case, yet is listed as unseeded"
+                         : ": no seed case and no stated reason (cases/seeds/seed_corpus.cpp)");
         ++checked;
       }
     }

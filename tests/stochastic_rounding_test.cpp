@@ -25,8 +25,8 @@ void expect_words(const PhiloxCounter& o, std::uint32_t x, std::uint32_t y, std:
 TEST(Philox, Random123KnownAnswers) {
   expect_words(philox4x32_10({0, 0, 0, 0}, {0, 0}), 0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8);
   expect_words(philox4x32_10({~0u, ~0u, ~0u, ~0u}, {~0u, ~0u}), 0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD);
-  expect_words(philox4x32_10({0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344}, {0xA4093822, 0x299F31D0}), 0xD16CFE09,
-               0x94FDCCEB, 0x5001E420, 0x24126EA1);
+  expect_words(philox4x32_10({0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344}, {0xA4093822, 0x299F31D0}), 0xD16CFE09, 0x94FDCCEB,
+               0x5001E420, 0x24126EA1);
 }
 
 TEST(Philox, CanonicalAssignmentOfWorkedExample618) {
@@ -41,9 +41,8 @@ TEST(Philox, CanonicalAssignmentOfWorkedExample618) {
 
 // §6.18's block: y bits, the byte the canonical assignment gives, and the SR code.
 TEST(StochasticRounding, WorkedExample618Block) {
-  const std::uint32_t y[16] = {0x3E99999A, 0x3F99999A, 0x402CCCCD, 0x40B00000, 0xBE99999A, 0xBF99999A,
-                               0xC02CCCCD, 0xC0B00000, 0x00000000, 0x80000000, 0x3F800000, 0x40C00000,
-                               0x3F3D70A4, 0x4079999A, 0x40833333, 0x40BCCCCD};
+  const std::uint32_t y[16] = {0x3E99999A, 0x3F99999A, 0x402CCCCD, 0x40B00000, 0xBE99999A, 0xBF99999A, 0xC02CCCCD, 0xC0B00000,
+                               0x00000000, 0x80000000, 0x3F800000, 0x40C00000, 0x3F3D70A4, 0x4079999A, 0x40833333, 0x40BCCCCD};
   const int r8[16] = {83, 240, 234, 156, 59, 73, 245, 119, 173, 80, 191, 18, 215, 179, 66, 87};
   const std::uint8_t sr[16] = {0x0, 0x3, 0x5, 0x7, 0x8, 0xA, 0xD, 0xF, 0x0, 0x8, 0x2, 0x7, 0x2, 0x6, 0x6, 0x7};
   const PhiloxCounter draw = sr_draw(42, 0, SrDirection::kRowwise, 0);
@@ -209,7 +208,8 @@ TEST(StochasticRounding, MeanOverSeedsApproachesTheValue) {
   constexpr int kSeeds = 4096;
   for (const float y : values) {
     double sum = 0;
-    for (int s = 0; s < kSeeds; ++s) sum += e2m1_decode(sr_e2m1(y, sr_byte(sr_draw(std::uint64_t(s), 0, SrDirection::kRowwise, 0), 3)));
+    for (int s = 0; s < kSeeds; ++s)
+      sum += e2m1_decode(sr_e2m1(y, sr_byte(sr_draw(std::uint64_t(s), 0, SrDirection::kRowwise, 0), 3)));
     const double mean = sum / kSeeds, step = e2m1_step(std::fabs(y) - 1e-6f);
     EXPECT_LE(std::fabs(mean - y), (0.047 + 1.0 / 256) * step) << "y = " << y << ", mean " << mean;
   }
@@ -238,8 +238,10 @@ TEST(SrThresholdsRecipe, EveryElementIsOnAThresholdOrOneUlpFromIt) {
         for (const float lower : lowers)
           for (int k = 1; k < 256 && !found; ++k) {
             const float t = lower + e2m1_step(lower) * float(k) / 256.0f;
-            if (a == t) found = true, ++on_threshold;
-            else if (a == std::nextafter(t, 0.0f) || a == std::nextafter(t, INFINITY)) found = true, ++nudged;
+            if (a == t)
+              found = true, ++on_threshold;
+            else if (a == std::nextafter(t, 0.0f) || a == std::nextafter(t, INFINITY))
+              found = true, ++nudged;
           }
         EXPECT_TRUE(found) << "x(" << r << ", " << c << ") = " << x(r, c) << " (seed " << rec.seed << ")";
       }

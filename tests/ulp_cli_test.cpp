@@ -28,10 +28,10 @@ class UlpCliTest : public test_support::TempDirTest {
 
   // A saved gemm case of M x N outputs (quantized normals), in its own folder.
   fs::path gemm_case(std::int64_t M, std::int64_t N, const std::string& output = "F32") {
-    CaseRecord r;
+    cases::CaseRecord r;
     r.c = test_support::normal_gemm_case(M, N, 64, std::random_device{}(), output);
     r.origin = "ulp_cli_test";
-    return save_case(dir_ / "cases", r);
+    return cases::save_case(dir_ / "cases", r);
   }
 
   static std::string ulp1_worker() { return fmt::format(" --backends reference,worker --worker '{} ulp1'", NVFP4_FAKE_WORKER); }
@@ -73,7 +73,8 @@ TEST_F(UlpCliTest, ReplayCountsTheOneUlpAndPassesOrFailsByTheBound) {
 TEST_F(UlpCliTest, ReportsShowTheUlpHeatmapHistogramAndWorstElements) {
   const fs::path file = gemm_case(160, 144);
   const fs::path report = dir_ / "report";
-  const auto r = run(fmt::format("replay {}{} --compare ulp --max-ulp 0 --report {}", file.string(), ulp1_worker(), report.string()));
+  const auto r =
+      run(fmt::format("replay {}{} --compare ulp --max-ulp 0 --report {}", file.string(), ulp1_worker(), report.string()));
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   const std::string index = test_support::slurp_text(report / "index.html");
   EXPECT_NE(index.find("id=\"ulp-totals\""), std::string::npos);
@@ -92,8 +93,8 @@ TEST_F(UlpCliTest, ReportsShowTheUlpHeatmapHistogramAndWorstElements) {
 }
 
 TEST_F(UlpCliTest, CampaignSavesWhatFailsTheBoundAndTheSavedCaseReplays) {
-  const std::string common = fmt::format("fuzz --ops gemm{} --compare ulp --max-dim 64 --seed 3 --corpus {}", ulp1_worker(),
-                                         (dir_ / "found").string());
+  const std::string common =
+      fmt::format("fuzz --ops gemm{} --compare ulp --max-dim 64 --seed 3 --corpus {}", ulp1_worker(), (dir_ / "found").string());
   const auto pass = run(common + " --cases 40 --max-ulp 1");
   EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
   EXPECT_NE(pass.out.find("ULP distance to EXACT:"), std::string::npos) << pass.out;
@@ -101,9 +102,9 @@ TEST_F(UlpCliTest, CampaignSavesWhatFailsTheBoundAndTheSavedCaseReplays) {
 
   const auto fail = run(common + " --cases 40 --max-ulp 0");
   EXPECT_EQ(fail.exit_code, 1) << fail.out << fail.err;
-  std::vector<fs::path> saved = collect_case_files({dir_ / "found"});
+  std::vector<fs::path> saved = cases::collect_case_files({dir_ / "found"});
   ASSERT_FALSE(saved.empty()) << fail.out;
-  EXPECT_NE(load_case(saved[0]).origin.find("compare=ulp max-ulp=0"), std::string::npos);
+  EXPECT_NE(cases::load_case(saved[0]).origin.find("compare=ulp max-ulp=0"), std::string::npos);
   const auto again = run(fmt::format("replay {}{} --compare ulp --max-ulp 0", saved[0].string(), ulp1_worker()));
   EXPECT_EQ(again.exit_code, 1) << again.out;
   EXPECT_NE(again.out.find("[mismatch, as saved]"), std::string::npos) << again.out;
@@ -123,10 +124,10 @@ TEST_F(UlpCliTest, UlpIsRefusedForOperationsWithoutGemmOutputs) {
   EXPECT_EQ(run("replay x.safetensors --compare ulps").exit_code, 2);
 
   // Replay skips the saved cases of other operations, saying why.
-  CaseRecord q;
-  q.c = make_case("amax_global");
+  cases::CaseRecord q;
+  q.c = cases::make_case("amax_global");
   q.c.inputs["x"] = io::make_tensor(io::DType::F32, {16, 16}, std::vector<std::uint8_t>(16 * 16 * 4, 0));
-  const fs::path file = save_case(dir_ / "cases", q);
+  const fs::path file = cases::save_case(dir_ / "cases", q);
   const auto skipped = run(fmt::format("replay {} --backends reference,metamorphic --compare ulp", file.string()));
   EXPECT_EQ(skipped.exit_code, 0) << skipped.out << skipped.err;
   EXPECT_NE(skipped.out.find("not a GEMM operation"), std::string::npos) << skipped.out;

@@ -46,7 +46,7 @@ TEST(UlpDistance, OrdinalsOf16BitFormatsAreTheRanksOfTheirValues) {
     std::size_t nans = 0;
     for (std::uint32_t b = 0; b < 0x10000; ++b) {
       const double x = value16(d, b);
-      const std::optional<std::int64_t> ordinal = ulp_ordinal(d, b);
+      const std::optional<std::int64_t> ordinal = compare::ulp_ordinal(d, b);
       if (std::isnan(x)) {
         EXPECT_FALSE(ordinal) << std::hex << b;
         ++nans;
@@ -55,10 +55,10 @@ TEST(UlpDistance, OrdinalsOf16BitFormatsAreTheRanksOfTheirValues) {
       ASSERT_TRUE(ordinal) << std::hex << b;
       ASSERT_EQ(*ordinal, rank(sorted, x) - zero) << std::hex << b;
       // The inverse gives back the same value (and +0 for -0).
-      EXPECT_EQ(ulp_bits(d, *ordinal), x == 0 ? 0u : b) << std::hex << b;
+      EXPECT_EQ(compare::ulp_bits(d, *ordinal), x == 0 ? 0u : b) << std::hex << b;
     }
     EXPECT_EQ(nans, d == io::DType::BF16 ? 2u * 127u : 2u * 1023u);
-    EXPECT_THROW(ulp_bits(d, std::int64_t(sorted.size())), std::out_of_range);
+    EXPECT_THROW(compare::ulp_bits(d, std::int64_t(sorted.size())), std::out_of_range);
   }
 }
 
@@ -75,10 +75,10 @@ TEST(UlpDistance, SampledPairsOf16BitFormatsEqualTheRankDifference) {
     for (const auto& [a, b] : pairs) {
       const double x = value16(d, a), y = value16(d, b);
       const std::uint64_t want = std::isnan(x) && std::isnan(y)   ? 0
-                                 : std::isnan(x) || std::isnan(y) ? kUlpNan
+                                 : std::isnan(x) || std::isnan(y) ? compare::kUlpNan
                                                                   : std::uint64_t(std::abs(rank(sorted, x) - rank(sorted, y)));
-      ASSERT_EQ(ulp_distance(d, a, b), want) << std::hex << a << " " << b;
-      ASSERT_EQ(ulp_distance(d, b, a), want);
+      ASSERT_EQ(compare::ulp_distance(d, a, b), want) << std::hex << a << " " << b;
+      ASSERT_EQ(compare::ulp_distance(d, b, a), want);
     }
   }
 }
@@ -92,7 +92,7 @@ TEST(UlpDistance, F32NeighboursAreOneApartInEveryBinadeAndAcrossZero) {
       const float x = s * std::ldexp(1.0f, e);
       for (const float to : {inf, -inf}) {
         const float y = std::nextafter(x, to);
-        ASSERT_EQ(ulp_distance(io::DType::F32, f(x), f(y)), 1u) << x << " -> " << y;
+        ASSERT_EQ(compare::ulp_distance(io::DType::F32, f(x), f(y)), 1u) << x << " -> " << y;
       }
     }
   }
@@ -106,30 +106,41 @@ TEST(UlpDistance, F32NeighboursAreOneApartInEveryBinadeAndAcrossZero) {
     float y = x;
     for (int j = 0; j < k && !std::isinf(y); ++j) y = std::nextafter(y, to);
     if (std::isinf(y)) continue;
-    ASSERT_EQ(ulp_distance(io::DType::F32, f(x), f(y)), std::uint64_t(x == 0 && y == 0 ? 0 : k))
+    ASSERT_EQ(compare::ulp_distance(io::DType::F32, f(x), f(y)), std::uint64_t(x == 0 && y == 0 ? 0 : k))
         << x << " " << k << " steps";
   }
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x00000000u, 0x80000000u), 0u);                       // +0, -0
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x00000001u, 0x80000001u), 2u);                       // ±min subnormal
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x007FFFFFu, 0x00800000u), 1u);                       // subnormal -> normal
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7F7FFFFFu, 0x7F800000u), 1u);                       // FLT_MAX -> inf
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0xFF800000u, 0x7F800000u), 2u * 0x7F800000u);       // -inf -> +inf
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7FC00000u, 0xFFFFFFFFu), 0u);                       // NaN payloads
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7F800001u, 0x3F800000u), kUlpNan);
-  EXPECT_EQ(ulp_distance(io::DType::F32, 0x7F800000u, 0x7FC00000u), kUlpNan);                // inf is not NaN
-  EXPECT_EQ(ulp_bits(io::DType::F32, -1), 0x80000001u);
-  EXPECT_EQ(ulp_bits(io::DType::F32, 0x7F800000), 0x7F800000u);
-  EXPECT_THROW(ulp_bits(io::DType::F32, 0x7F800001), std::out_of_range);
-  EXPECT_THROW(ulp_distance(io::DType::U8, 0, 1), std::invalid_argument);
+  EXPECT_EQ(compare::ulp_distance(io::DType::F32, 0x00000000u, 0x80000000u), 0u);                // +0, -0
+  EXPECT_EQ(compare::ulp_distance(io::DType::F32, 0x00000001u, 0x80000001u), 2u);                // ±min subnormal
+  EXPECT_EQ(compare::ulp_distance(io::DType::F32, 0x007FFFFFu, 0x00800000u), 1u);                // subnormal -> normal
+  EXPECT_EQ(compare::ulp_distance(io::DType::F32, 0x7F7FFFFFu, 0x7F800000u), 1u);                // FLT_MAX -> inf
+  EXPECT_EQ(compare::ulp_distance(io::DType::F32, 0xFF800000u, 0x7F800000u), 2u * 0x7F800000u);  // -inf -> +inf
+  EXPECT_EQ(compare::ulp_distance(io::DType::F32, 0x7FC00000u, 0xFFFFFFFFu), 0u);                // NaN payloads
+  EXPECT_EQ(compare::ulp_distance(io::DType::F32, 0x7F800001u, 0x3F800000u), compare::kUlpNan);
+  EXPECT_EQ(compare::ulp_distance(io::DType::F32, 0x7F800000u, 0x7FC00000u), compare::kUlpNan);  // inf is not NaN
+  EXPECT_EQ(compare::ulp_bits(io::DType::F32, -1), 0x80000001u);
+  EXPECT_EQ(compare::ulp_bits(io::DType::F32, 0x7F800000), 0x7F800000u);
+  EXPECT_THROW(compare::ulp_bits(io::DType::F32, 0x7F800001), std::out_of_range);
+  EXPECT_THROW(compare::ulp_distance(io::DType::U8, 0, 1), std::invalid_argument);
 }
 
 TEST(UlpHistogram, BucketsArePowersOfTwo) {
-  const std::map<std::uint64_t, std::string> want = {
-      {0, "0"}, {1, "1"}, {2, "2"}, {3, "3-4"}, {4, "3-4"}, {5, "5-8"}, {8, "5-8"}, {9, "9-16"}, {1u << 23, "4194305-8388608"},
-      {(1u << 23) + 1, "8388609-16777216"}, {1u << 24, "8388609-16777216"}, {(1u << 24) + 1, ">16777216"},
-      {std::uint64_t(1) << 40, ">16777216"}, {kUlpNan, "nan"}};
-  for (const auto& [ulps, label] : want) EXPECT_EQ(UlpHistogram::label(UlpHistogram::bucket(ulps)), label) << ulps;
-  EXPECT_EQ(UlpHistogram::bucket(kUlpNan), UlpHistogram::kNan);
+  const std::map<std::uint64_t, std::string> want = {{0, "0"},
+                                                     {1, "1"},
+                                                     {2, "2"},
+                                                     {3, "3-4"},
+                                                     {4, "3-4"},
+                                                     {5, "5-8"},
+                                                     {8, "5-8"},
+                                                     {9, "9-16"},
+                                                     {1u << 23, "4194305-8388608"},
+                                                     {(1u << 23) + 1, "8388609-16777216"},
+                                                     {1u << 24, "8388609-16777216"},
+                                                     {(1u << 24) + 1, ">16777216"},
+                                                     {std::uint64_t(1) << 40, ">16777216"},
+                                                     {compare::kUlpNan, "nan"}};
+  for (const auto& [ulps, label] : want)
+    EXPECT_EQ(compare::UlpHistogram::label(compare::UlpHistogram::bucket(ulps)), label) << ulps;
+  EXPECT_EQ(compare::UlpHistogram::bucket(compare::kUlpNan), compare::UlpHistogram::kNan);
 }
 
 io::Tensor f32_tensor(std::vector<std::int64_t> shape, const std::vector<std::uint32_t>& bits) {
@@ -140,19 +151,19 @@ TEST(UlpReport, CountsTheDistancesAndListsTheWorstFirst) {
   // [2, 3]: distances 0, 1, 3, NaN mismatch, 0 (both NaN), 1000.
   const io::Tensor exact = f32_tensor({2, 3}, {0x3F800000u, 0x3F800000u, 0x00000000u, 0x3F800000u, 0x7FC00000u, 0x40000000u});
   const io::Tensor actual = f32_tensor({2, 3}, {0x3F800000u, 0x3F800001u, 0x80000003u, 0x7FC00000u, 0xFFC00001u, 0x400003E8u});
-  const UlpReport r = ulp_report("d", exact, actual, std::nullopt);
+  const compare::UlpReport r = compare::ulp_report("d", exact, actual, std::nullopt);
   EXPECT_EQ(r.rows, 2);
   EXPECT_EQ(r.cols, 3);
   EXPECT_EQ(r.histogram.count[0], 2u);
   EXPECT_EQ(r.histogram.count[1], 1u);
   EXPECT_EQ(r.histogram.count[3], 1u);
-  EXPECT_EQ(r.histogram.count[UlpHistogram::bucket(1000)], 1u);
-  EXPECT_EQ(r.histogram.count[UlpHistogram::kNan], 1u);
+  EXPECT_EQ(r.histogram.count[compare::UlpHistogram::bucket(1000)], 1u);
+  EXPECT_EQ(r.histogram.count[compare::UlpHistogram::kNan], 1u);
   EXPECT_EQ(r.max, 1000u);
   EXPECT_DOUBLE_EQ(r.mean(), (1.0 + 3.0 + 1000.0) / 5.0);
   EXPECT_TRUE(r.passed());  // no bound
   ASSERT_EQ(r.worst.size(), 4u);
-  EXPECT_EQ(r.worst[0].ulps, kUlpNan);
+  EXPECT_EQ(r.worst[0].ulps, compare::kUlpNan);
   EXPECT_EQ(r.worst[0].row, 1);
   EXPECT_EQ(r.worst[0].col, 0);
   EXPECT_EQ(r.worst[1].ulps, 1000u);
@@ -162,21 +173,22 @@ TEST(UlpReport, CountsTheDistancesAndListsTheWorstFirst) {
   EXPECT_EQ(r.worst[3].ulps, 1u);
   EXPECT_EQ(r.brief(), "d: 4 of 6 elements differ, max 1000 ulps, mean 201 ulp, 1 NaN mismatch");
 
-  const UlpReport bounded = ulp_report("d", exact, actual, 3);
+  const compare::UlpReport bounded = compare::ulp_report("d", exact, actual, 3);
   EXPECT_FALSE(bounded.passed());
   EXPECT_EQ(bounded.beyond, 2u);  // 1000 and the NaN mismatch
-  EXPECT_EQ(bounded.problem(), "d: 2 of 6 elements beyond 3 ulps; worst nan ulps at [1, 0]: exact 1 (0x3F800000), actual nan (0x7FC00000)");
-  EXPECT_TRUE(ulp_report("d", exact, exact, 0).passed());
-  EXPECT_EQ(ulp_report("d", exact, actual, std::nullopt, 2).worst.size(), 2u);
+  EXPECT_EQ(bounded.problem(),
+            "d: 2 of 6 elements beyond 3 ulps; worst nan ulps at [1, 0]: exact 1 (0x3F800000), actual nan (0x7FC00000)");
+  EXPECT_TRUE(compare::ulp_report("d", exact, exact, 0).passed());
+  EXPECT_EQ(compare::ulp_report("d", exact, actual, std::nullopt, 2).worst.size(), 2u);
 }
 
 TEST(UlpReport, GridKeepsTheLargestDistanceOfEachCell) {
   // 300 x 200 elements -> cells of 3 x 2 -> a 100 x 100 grid.
   std::vector<std::uint32_t> e(300 * 200, 0x3F800000u), a = e;
-  a[0 * 200 + 1] += 5;       // cell (0, 0)
-  a[2 * 200 + 0] += 7;       // cell (0, 0): the larger one stays
-  a[299 * 200 + 199] += 1;   // cell (99, 99)
-  const UlpReport r = ulp_report("d", f32_tensor({300, 200}, e), f32_tensor({300, 200}, a), 6);
+  a[0 * 200 + 1] += 5;      // cell (0, 0)
+  a[2 * 200 + 0] += 7;      // cell (0, 0): the larger one stays
+  a[299 * 200 + 199] += 1;  // cell (99, 99)
+  const compare::UlpReport r = compare::ulp_report("d", f32_tensor({300, 200}, e), f32_tensor({300, 200}, a), 6);
   EXPECT_EQ(r.grid.rows, 100);
   EXPECT_EQ(r.grid.cols, 100);
   EXPECT_EQ(r.grid.cell_rows, 3);
@@ -188,20 +200,21 @@ TEST(UlpReport, GridKeepsTheLargestDistanceOfEachCell) {
   // Exactly 128 columns stay one cell each; BF16 and F16 tensors too.
   const std::vector<std::uint16_t> h(128, 0x3C00);
   const io::Tensor t = io::make_tensor_from<std::uint16_t>(io::DType::F16, {1, 128}, h);
-  const UlpReport one = ulp_report("d", t, t, std::nullopt);
+  const compare::UlpReport one = compare::ulp_report("d", t, t, std::nullopt);
   EXPECT_EQ(one.grid.cols, 128);
   EXPECT_EQ(one.grid.cell_cols, 1);
-  EXPECT_THROW(ulp_report("d", t, f32_tensor({1, 64}, std::vector<std::uint32_t>(64)), std::nullopt), std::invalid_argument);
+  EXPECT_THROW(compare::ulp_report("d", t, f32_tensor({1, 64}, std::vector<std::uint32_t>(64)), std::nullopt),
+               std::invalid_argument);
 }
 
 TEST(UlpTotals, AddUpReportsAndKeepTheWorstWithTheirCase) {
   const io::Tensor exact = f32_tensor({1, 4}, {0x3F800000u, 0x3F800000u, 0x3F800000u, 0x3F800000u});
   const io::Tensor one = f32_tensor({1, 4}, {0x3F800000u, 0x3F800001u, 0x3F800000u, 0x3F800000u});
   const io::Tensor four = f32_tensor({1, 4}, {0x3F800004u, 0x3F800000u, 0x3F800000u, 0x3F800000u});
-  UlpTotals t, u;
+  compare::UlpTotals t, u;
   t.bound = 1;
-  t.add(ulp_report("d", exact, one, 1), "case-a");
-  u.add(ulp_report("d", exact, four, 1), "case-b");
+  t.add(compare::ulp_report("d", exact, one, 1), "case-a");
+  u.add(compare::ulp_report("d", exact, four, 1), "case-b");
   t.merge(u);
   EXPECT_EQ(t.tensors, 2u);
   EXPECT_EQ(t.failed, 1u);
@@ -211,14 +224,14 @@ TEST(UlpTotals, AddUpReportsAndKeepTheWorstWithTheirCase) {
   ASSERT_EQ(t.worst.size(), 2u);
   EXPECT_EQ(t.worst[0].where, "case-b");
   EXPECT_EQ(t.worst[1].where, "case-a");
-  const std::string text = describe_ulp_totals(t);
+  const std::string text = compare::describe_ulp_totals(t);
   EXPECT_NE(text.find("8 elements of 2 output tensors, max 4 ulps"), std::string::npos) << text;
   EXPECT_NE(text.find("bound --max-ulp 1: 1 of 2 output tensors beyond it"), std::string::npos) << text;
   EXPECT_NE(text.find("case-b"), std::string::npos) << text;
 }
 
-Outcome ran(TensorMap outputs) {
-  Outcome o;
+cases::Outcome ran(cases::TensorMap outputs) {
+  cases::Outcome o;
   o.outputs = std::move(outputs);
   return o;
 }
@@ -228,38 +241,40 @@ TEST(UlpCompare, FloatOutputsPassWithinTheBoundAndOthersStayBitwise) {
   const io::Tensor near = f32_tensor({1, 2}, {0x3F800001u, 0x40000000u});
   const io::Tensor bytes = io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{1});
   const io::Tensor other = io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{2});
-  CompareMode within{true, 1}, exact_only{true, 0}, report_only{true, std::nullopt};
+  compare::CompareMode within{true, 1}, exact_only{true, 0}, report_only{true, std::nullopt};
 
-  Comparison c = compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}}), within);
+  compare::Comparison c = compare::compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}}), within);
   EXPECT_TRUE(c.agree);
-  EXPECT_EQ(c.verdict, Verdict::kAgree);
+  EXPECT_EQ(c.verdict, compare::Verdict::kAgree);
   EXPECT_EQ(c.diffs.size(), 1u);  // the bits differ all the same
   ASSERT_EQ(c.ulp.size(), 1u);
   EXPECT_EQ(c.ulp[0].histogram.count[1], 1u);
-  EXPECT_TRUE(compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}}), report_only).agree);
+  EXPECT_TRUE(compare::compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}}), report_only).agree);
 
-  c = compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}}), exact_only);
+  c = compare::compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}}), exact_only);
   EXPECT_FALSE(c.agree);
-  EXPECT_EQ(c.verdict, Verdict::kMismatch);
-  EXPECT_EQ(c.problem, "d: 1 of 2 elements beyond 0 ulps; worst 1 ulps at [0, 0]: exact 1 (0x3F800000), actual 1.0000001 (0x3F800001)");
+  EXPECT_EQ(c.verdict, compare::Verdict::kMismatch);
+  EXPECT_EQ(c.problem,
+            "d: 1 of 2 elements beyond 0 ulps; worst 1 ulps at [0, 0]: exact 1 (0x3F800000), actual 1.0000001 (0x3F800001)");
   // Bitwise, the same outputs mismatch.
-  EXPECT_FALSE(compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}})).agree);
+  EXPECT_FALSE(compare::compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({{"d", near}})).agree);
 
   // A non-float output must match bit for bit; a missing tensor is a schema verdict.
-  c = compare_outcomes("reference", ran({{"d", exact}, {"n", bytes}}), "worker", ran({{"d", exact}, {"n", other}}), within);
-  EXPECT_EQ(c.verdict, Verdict::kMismatch);
+  c = compare::compare_outcomes("reference", ran({{"d", exact}, {"n", bytes}}), "worker", ran({{"d", exact}, {"n", other}}),
+                                within);
+  EXPECT_EQ(c.verdict, compare::Verdict::kMismatch);
   EXPECT_NE(c.problem.find("n: 1 elements differ"), std::string::npos) << c.problem;
-  c = compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({}), within);
-  EXPECT_EQ(c.verdict, Verdict::kSchema);
+  c = compare::compare_outcomes("reference", ran({{"d", exact}}), "worker", ran({}), within);
+  EXPECT_EQ(c.verdict, compare::Verdict::kSchema);
   EXPECT_TRUE(c.ulp.empty());
 }
 
 TEST(UlpCompare, AppliesToGemmOperationsOnly) {
-  const CompareMode ulp{true, 3};
-  EXPECT_TRUE(compare_mode_for(ulp, "gemm").ulp);
-  EXPECT_TRUE(compare_mode_for(ulp, "grouped_gemm").ulp);
-  EXPECT_FALSE(compare_mode_for(ulp, "quantize").ulp);
-  EXPECT_FALSE(compare_mode_for(ulp, "quantize").max_ulp);
+  const compare::CompareMode ulp{true, 3};
+  EXPECT_TRUE(compare::compare_mode_for(ulp, "gemm").ulp);
+  EXPECT_TRUE(compare::compare_mode_for(ulp, "grouped_gemm").ulp);
+  EXPECT_FALSE(compare::compare_mode_for(ulp, "quantize").ulp);
+  EXPECT_FALSE(compare::compare_mode_for(ulp, "quantize").max_ulp);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Worker faults that must not outlast or stall the harness: a worker that closes its stdout is a
 // crash; a signal to the harness kills every worker's process group; a worker that hangs on every
-// case cannot make a campaign outrun its --time; a worker's wrong dtype is reported. Workers are the fake of tests/support/fake_worker.cpp.
+// case cannot make a campaign outrun its --time; a worker's wrong dtype is reported. Workers are the fake of
+// tests/support/fake_worker.cpp.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -40,14 +41,15 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 // A quantize case inside the fake worker's declaration with direction both (the fault modes'
 // trigger).
-Case quantize_both(std::uint64_t seed) {
+cases::Case quantize_both(std::uint64_t seed) {
   fuzz::CaseSpace space;
   space.ops = {"quantize"};
   space.max_dim = 32;
-  const Declaration d = Declaration::parse(json::parse(R"([{"op": "quantize", "params": {"profile": ["te"], "block": ["1d"],
+  const cases::Declaration d =
+      cases::Declaration::parse(json::parse(R"([{"op": "quantize", "params": {"profile": ["te"], "block": ["1d"],
       "direction": ["both"], "row_scaled": [false], "scale_layout": ["compact"], "rounding": ["nearest"], "rht": [false]},
       "dtype": ["F32"]}])"),
-                                           "test");
+                                "test");
   space.declarations = {&d};
   return fuzz::sample_cases(space, 1, seed).front().c;
 }
@@ -68,10 +70,10 @@ TEST(WorkerFaults, ClosingStdoutOrExitingIsACrashAtOnce) {
     o.command = command;
     o.timeout_s = 5;
     WorkerBackend worker(o);
-    const Case c = quantize_both(fresh_seed());
+    const cases::Case c = quantize_both(fresh_seed());
     const auto t0 = Clock::now();
-    const Outcome got = worker.run_many({&c, 1}).front();
-    EXPECT_EQ(got.fault, FaultKind::kCrash) << got.message;
+    const cases::Outcome got = worker.run_many({&c, 1}).front();
+    EXPECT_EQ(got.fault, cases::FaultKind::kCrash) << got.message;
     EXPECT_NE(got.message.find(said), std::string::npos) << got.message;
     EXPECT_LT(seconds_since(t0), 2) << "the harness waited for a timeout";
   }
@@ -138,13 +140,13 @@ TEST(WorkerFaults, SignalToTheHarnessKillsEveryWorkerProcessGroupAndEndsItWithTh
     const fs::path leader = dir / "worker.pid", child = dir / "child.pid";
     // The worker's shell records its pid, starts a child in the worker's group, then becomes the
     // fake worker, which hangs on every case.
-    const std::string worker = fmt::format("sleep 600 & echo $! >{}.tmp && mv {}.tmp {}; echo $$ >{}.tmp && mv {}.tmp {}; exec {} hang-all",
-                                           child.string(), child.string(), child.string(), leader.string(), leader.string(),
-                                           leader.string(), NVFP4_FAKE_WORKER);
-    const pid_t harness = spawn_cli({"fuzz", "--backends", "reference,worker", "--worker", worker, "--worker-timeout", "300",
-                                     "--time", "300", "--jobs", "1", "--corpus", (dir / "found").string(), "--report",
-                                     (dir / "report").string()},
-                                    dir);
+    const std::string worker = fmt::format(
+        "sleep 600 & echo $! >{}.tmp && mv {}.tmp {}; echo $$ >{}.tmp && mv {}.tmp {}; exec {} hang-all", child.string(),
+        child.string(), child.string(), leader.string(), leader.string(), leader.string(), NVFP4_FAKE_WORKER);
+    const pid_t harness =
+        spawn_cli({"fuzz", "--backends", "reference,worker", "--worker", worker, "--worker-timeout", "300", "--time", "300",
+                   "--jobs", "1", "--corpus", (dir / "found").string(), "--report", (dir / "report").string()},
+                  dir);
     ASSERT_GT(harness, 0);
     const auto t0 = Clock::now();
     while (!(fs::exists(leader) && fs::exists(child)) && seconds_since(t0) < 60)
@@ -165,7 +167,8 @@ TEST(WorkerFaults, SignalToTheHarnessKillsEveryWorkerProcessGroupAndEndsItWithTh
     EXPECT_TRUE(by_signal || conventional_status) << "status " << *status;
 
     const auto t1 = Clock::now();
-    while (!(gone(worker_pid) && gone(child_pid)) && seconds_since(t1) < 5) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (!(gone(worker_pid) && gone(child_pid)) && seconds_since(t1) < 5)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_TRUE(gone(worker_pid)) << "the worker outlived the harness";
     EXPECT_TRUE(gone(child_pid)) << "the worker's child outlived the harness";
     if (!gone(worker_pid)) ::kill(worker_pid, SIGKILL);
@@ -201,7 +204,7 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeTheCampaignOutrunItsTime) 
   ASSERT_TRUE(fs::exists(dir / "found")) << run.out << run.err;
   const std::vector<fs::path> saved = files_in(dir / "found");
   ASSERT_EQ(saved.size(), 1u) << run.out;
-  const CaseRecord r = load_case(saved.front());
+  const cases::CaseRecord r = cases::load_case(saved.front());
   EXPECT_EQ(r.found, "timeout");
   EXPECT_NE(r.origin.find("shrinking stopped by the time limit"), std::string::npos) << r.origin;
   EXPECT_TRUE(fs::is_regular_file(dir / "report" / "index.html"));
@@ -226,7 +229,7 @@ TEST(WorkerFaults, AWorkerHangingOnEveryCaseCannotMakeACampaignOfFewCasesRunLong
   ASSERT_TRUE(fs::exists(dir / "found")) << run.out << run.err;
   const std::vector<fs::path> saved = files_in(dir / "found");
   ASSERT_EQ(saved.size(), 1u) << run.out;
-  const CaseRecord r = load_case(saved.front());
+  const cases::CaseRecord r = cases::load_case(saved.front());
   EXPECT_EQ(r.found, "timeout");
   EXPECT_NE(r.origin.find("shrinking stopped after 4 reruns that timed out"), std::string::npos) << r.origin;
 }
@@ -235,8 +238,9 @@ TEST(WorkerFaults, AWrongDtypeFromTheWorkerIsASchemaFailureWithItsReport) {
   const test_support::TempDir tmp;
   const fs::path dir = tmp.path();
   const auto run = test_support::run_cli(
-      fmt::format("fuzz --backends reference,worker --worker '{} dtype' --ops quantize --cases 100 --seed {} --corpus {} --report {}",
-                  NVFP4_FAKE_WORKER, fresh_seed(), (dir / "found").string(), (dir / "report").string()),
+      fmt::format(
+          "fuzz --backends reference,worker --worker '{} dtype' --ops quantize --cases 100 --seed {} --corpus {} --report {}",
+          NVFP4_FAKE_WORKER, fresh_seed(), (dir / "found").string(), (dir / "report").string()),
       dir);
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_EQ(run.err.find("explain"), std::string::npos) << run.err;

@@ -24,8 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using external::WorkerBackend;
-using nlohmann::json;
 using external::WorkerOptions;
+using nlohmann::json;
 
 WorkerOptions fake(const std::string& mode, double timeout_s = 10) {
   WorkerOptions o;
@@ -37,7 +37,7 @@ WorkerOptions fake(const std::string& mode, double timeout_s = 10) {
 std::uint64_t fresh_seed() { return (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}(); }
 
 // A quantize case of the documented example's declaration, random data, this direction.
-Case quantize_case(const std::string& direction, std::uint64_t seed) {
+cases::Case quantize_case(const std::string& direction, std::uint64_t seed) {
   fuzz::CaseSpace space;
   space.ops = {"quantize"};
   space.max_dim = 32;
@@ -45,13 +45,13 @@ Case quantize_case(const std::string& direction, std::uint64_t seed) {
       R"([{{"op": "quantize", "params": {{"profile": ["te"], "block": ["1d"], "direction": ["{}"], "row_scaled": [false],
            "scale_layout": ["compact"], "rounding": ["nearest"], "rht": [false]}}, "dtype": ["F32"]}}])",
       direction));
-  const Declaration d = Declaration::parse(implements, "test");
+  const cases::Declaration d = cases::Declaration::parse(implements, "test");
   space.declarations = {&d};
   return fuzz::sample_cases(space, 1, seed).front().c;
 }
 
 TEST(WorkerBackend, ConformingWorkerAgreesOnEveryGeneratedCaseInsideItsDeclaration) {
-  ReferenceBackend reference;
+  cases::ReferenceBackend reference;
   WorkerBackend worker(fake("conform"));
   fuzz::CampaignOptions o;
   o.cases = 400;
@@ -69,19 +69,20 @@ TEST(WorkerBackend, ConformingWorkerAgreesOnEveryGeneratedCaseInsideItsDeclarati
 }
 
 TEST(WorkerBackend, FaultOfOneCaseInABatchRestartsTheWorkerAndTheOthersAreAnswered) {
-  for (const auto& [mode, kind] : {std::pair{"crash", FaultKind::kCrash}, {"garbage", FaultKind::kProtocol},
-                                   {"wrong-id", FaultKind::kProtocol}}) {
+  for (const auto& [mode, kind] : {std::pair{"crash", cases::FaultKind::kCrash},
+                                   {"garbage", cases::FaultKind::kProtocol},
+                                   {"wrong-id", cases::FaultKind::kProtocol}}) {
     SCOPED_TRACE(mode);
     const std::uint64_t seed = fresh_seed();
-    const std::vector<Case> cases = {quantize_case("rowwise", seed), quantize_case("both", seed + 1),
-                                     quantize_case("rowwise", seed + 2)};
+    const std::vector<cases::Case> cases = {quantize_case("rowwise", seed), quantize_case("both", seed + 1),
+                                            quantize_case("rowwise", seed + 2)};
     WorkerBackend worker(fake(mode, 0.5));
-    const std::vector<Outcome> got = worker.run_many(cases);
+    const std::vector<cases::Outcome> got = worker.run_many(cases);
     ASSERT_EQ(got.size(), 3u);
     EXPECT_EQ(got[1].fault, kind) << got[1].message;
     for (std::size_t i : {0u, 2u}) {
       EXPECT_FALSE(got[i].fault) << got[i].message;
-      EXPECT_TRUE(diff_outputs(ReferenceBackend().run(cases[i]), got[i].outputs).empty());
+      EXPECT_TRUE(compare::diff_outputs(cases::ReferenceBackend().run(cases[i]), got[i].outputs).empty());
     }
     EXPECT_EQ(worker.restarts(), 1u);
   }
@@ -89,49 +90,49 @@ TEST(WorkerBackend, FaultOfOneCaseInABatchRestartsTheWorkerAndTheOthersAreAnswer
 
 TEST(WorkerBackend, AHangEndsTheBatchTheCasesAfterItAreSkippedNotSent) {
   const std::uint64_t seed = fresh_seed();
-  const std::vector<Case> cases = {quantize_case("rowwise", seed), quantize_case("both", seed + 1),
-                                   quantize_case("rowwise", seed + 2)};
+  const std::vector<cases::Case> cases = {quantize_case("rowwise", seed), quantize_case("both", seed + 1),
+                                          quantize_case("rowwise", seed + 2)};
   WorkerBackend worker(fake("hang", 0.5));  // hangs on the second case
-  const std::vector<Outcome> got = worker.run_many(cases);
+  const std::vector<cases::Outcome> got = worker.run_many(cases);
   ASSERT_EQ(got.size(), 3u);
   EXPECT_FALSE(got[0].fault) << got[0].message;
-  EXPECT_TRUE(diff_outputs(ReferenceBackend().run(cases[0]), got[0].outputs).empty());
-  EXPECT_EQ(got[1].fault, FaultKind::kTimeout) << got[1].message;
+  EXPECT_TRUE(compare::diff_outputs(cases::ReferenceBackend().run(cases[0]), got[0].outputs).empty());
+  EXPECT_EQ(got[1].fault, cases::FaultKind::kTimeout) << got[1].message;
   EXPECT_TRUE(got[2].skipped);
   EXPECT_FALSE(got[2].fault);
   EXPECT_TRUE(got[2].outputs.empty());
   // The next batch starts a fresh worker.
-  const std::vector<Outcome> again = worker.run_many({&cases[0], 1});
+  const std::vector<cases::Outcome> again = worker.run_many({&cases[0], 1});
   EXPECT_FALSE(again[0].fault) << again[0].message;
   EXPECT_EQ(worker.restarts(), 1u);
 }
 
 TEST(WorkerBackend, CrashVerdictNamesTheSignalAndTheWorkersStderr) {
   WorkerBackend worker(fake("exit"));
-  Case c = quantize_case("rowwise", fresh_seed());
+  cases::Case c = quantize_case("rowwise", fresh_seed());
   c.params.set("rounding", std::string("stochastic"));
-  const Outcome o = worker.run_many({&c, 1}).front();
-  ASSERT_EQ(o.fault, FaultKind::kCrash);
+  const cases::Outcome o = worker.run_many({&c, 1}).front();
+  ASSERT_EQ(o.fault, cases::FaultKind::kCrash);
   EXPECT_NE(o.message.find("exited with status 3"), std::string::npos) << o.message;
 }
 
 TEST(WorkerBackend, UncodedRejectionAgreesOnlyWithARejection) {
-  Outcome ran, coded, uncoded;
+  cases::Outcome ran, coded, uncoded;
   ran.outputs["x"] = io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{1});
   coded.rejected = true;
   coded.code = ErrorCode::E_DIM16_K;
   uncoded.rejected = uncoded.any_code = true;
-  EXPECT_TRUE(compare_outcomes("reference", coded, "worker", uncoded).agree);
-  const Comparison c = compare_outcomes("reference", ran, "worker", uncoded);
+  EXPECT_TRUE(compare::compare_outcomes("reference", coded, "worker", uncoded).agree);
+  const compare::Comparison c = compare::compare_outcomes("reference", ran, "worker", uncoded);
   EXPECT_FALSE(c.agree);
-  EXPECT_EQ(c.verdict, Verdict::kError);
+  EXPECT_EQ(c.verdict, compare::Verdict::kError);
 }
 
 TEST(WorkerBackend, WrongProtocolVersionStopsWithAClearError) {
   try {
     WorkerBackend worker(fake("version"));
     FAIL() << "a worker speaking protocol 3 was accepted";
-  } catch (const BackendUnavailable& e) {
+  } catch (const cases::BackendUnavailable& e) {
     EXPECT_NE(std::string(e.what()).find("it speaks protocol 3; this harness speaks protocols 1 to 2"), std::string::npos)
         << e.what();
   }
@@ -139,7 +140,7 @@ TEST(WorkerBackend, WrongProtocolVersionStopsWithAClearError) {
 
 struct FaultClass {
   const char* mode;
-  Verdict verdict;
+  compare::Verdict verdict;
   const char* op;
 };
 
@@ -149,7 +150,7 @@ TEST_P(WorkerFaultClass, IsCaughtWithItsVerdictShrunkSavedAndReplaysToIt) {
   const FaultClass& f = GetParam();
   const test_support::TempDir tmp;
   const fs::path corpus = tmp.path();
-  ReferenceBackend reference;
+  cases::ReferenceBackend reference;
   WorkerBackend worker(fake(f.mode, 0.3));
   fuzz::CampaignOptions o;
   o.space.ops = {f.op};
@@ -163,31 +164,36 @@ TEST_P(WorkerFaultClass, IsCaughtWithItsVerdictShrunkSavedAndReplaysToIt) {
   const fuzz::CampaignFailure& failure = r.failures.front();
   EXPECT_EQ(failure.comparison.verdict, f.verdict) << failure.comparison.problem;
 
-  const CaseRecord saved = load_case(failure.saved);
-  EXPECT_EQ(saved.found, verdict_name(f.verdict));
+  const cases::CaseRecord saved = cases::load_case(failure.saved);
+  EXPECT_EQ(saved.found, compare::verdict_name(f.verdict));
   WorkerBackend fresh(fake(f.mode, 0.3));
-  const Comparison again = compare_backends(saved.c, reference, fresh);
+  const compare::Comparison again = compare::compare_backends(saved.c, reference, fresh);
   EXPECT_EQ(again.verdict, f.verdict) << again.problem;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryClass, WorkerFaultClass,
-    ::testing::Values(FaultClass{"mismatch", Verdict::kMismatch, "quantize"}, FaultClass{"reject", Verdict::kError, "amax_global"},
-                      FaultClass{"crash", Verdict::kCrash, "quantize"}, FaultClass{"exit", Verdict::kCrash, "quantize"},
-                      FaultClass{"hang", Verdict::kTimeout, "quantize"}, FaultClass{"garbage", Verdict::kProtocol, "quantize"},
-                      FaultClass{"wrong-id", Verdict::kProtocol, "quantize"}, FaultClass{"missing", Verdict::kSchema, "quantize"},
-                      FaultClass{"extra", Verdict::kSchema, "quantize"}, FaultClass{"dtype", Verdict::kSchema, "quantize"}),
-    [](const ::testing::TestParamInfo<FaultClass>& info) {
-      std::string n = info.param.mode;
-      std::replace(n.begin(), n.end(), '-', '_');
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(EveryClass, WorkerFaultClass,
+                         ::testing::Values(FaultClass{"mismatch", compare::Verdict::kMismatch, "quantize"},
+                                           FaultClass{"reject", compare::Verdict::kError, "amax_global"},
+                                           FaultClass{"crash", compare::Verdict::kCrash, "quantize"},
+                                           FaultClass{"exit", compare::Verdict::kCrash, "quantize"},
+                                           FaultClass{"hang", compare::Verdict::kTimeout, "quantize"},
+                                           FaultClass{"garbage", compare::Verdict::kProtocol, "quantize"},
+                                           FaultClass{"wrong-id", compare::Verdict::kProtocol, "quantize"},
+                                           FaultClass{"missing", compare::Verdict::kSchema, "quantize"},
+                                           FaultClass{"extra", compare::Verdict::kSchema, "quantize"},
+                                           FaultClass{"dtype", compare::Verdict::kSchema, "quantize"}),
+                         [](const ::testing::TestParamInfo<FaultClass>& info) {
+                           std::string n = info.param.mode;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 TEST(WorkerCli, FuzzWithAConformingWorkerPassesAndSelftestPasses) {
   const test_support::TempDir tmp;
   const fs::path dir = tmp.path();
   const std::string worker = std::string(" --worker '") + NVFP4_FAKE_WORKER + " conform'";
-  const auto fuzz = test_support::run_cli("fuzz --backends reference,worker --cases 200 --corpus " + (dir / "found").string() + worker, dir);
+  const auto fuzz =
+      test_support::run_cli("fuzz --backends reference,worker --cases 200 --corpus " + (dir / "found").string() + worker, dir);
   EXPECT_EQ(fuzz.exit_code, 0) << fuzz.out << fuzz.err;
   EXPECT_NE(fuzz.out.find("declares"), std::string::npos) << fuzz.out;
   const auto selftest = test_support::run_cli("worker-selftest" + worker, dir);

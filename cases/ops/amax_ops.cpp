@@ -9,7 +9,7 @@
 #include "reference/amax.h"
 #include "reference/formulas.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 FloatMatrix input_x(const Case& c) { return io::to_float_matrix(case_input(c, "x"), c.op, "x"); }
@@ -54,8 +54,8 @@ constexpr char kRows[] = "amax_rows", kCols[] = "amax_cols", k1x16[] = "amax_blo
 
 const std::vector<io::DType> kFloats = {io::DType::F32, io::DType::BF16, io::DType::F16};
 
-OperationSpec amax_op(std::string_view name, std::string_view summary, std::string_view out_shape, Runner ref,
-                      Runner meta, std::string_view relation) {
+OperationSpec amax_op(std::string_view name, std::string_view summary, std::string_view out_shape, Runner ref, Runner meta,
+                      std::string_view relation) {
   OperationSpec op;
   op.name = name;
   op.family = "amax";
@@ -76,17 +76,15 @@ std::vector<OperationSpec> amax_operations() {
   return {
       amax_op("amax_global", "max |x| over the tensor under the profile's NaN rule", "[1]", run_global, global_via_rows,
               "the NaN-rule combination of the row amaxes"),
-      amax_op("amax_rows", "max |x| of each row (K % 16 == 0)", "[M]", run_rows, via_transpose<kCols>,
-              "amax_cols of x^T"),
-      amax_op("amax_cols", "max |x| of each column (K % 16 == 0)", "[K]", run_cols, via_transpose<kRows>,
-              "amax_rows of x^T"),
-      amax_op("amax_blocks_1x16", "max |x| of each 1x16 block (K % 16 == 0)", "[M, K/16]", run_1x16,
-              via_transpose<k16x1>, "amax_blocks_16x1 of x^T, transposed"),
-      amax_op("amax_blocks_16x1", "max |x| of each 16x1 block (M % 16 == 0)", "[M/16, K]", run_16x1,
-              via_transpose<k1x16>, "amax_blocks_1x16 of x^T, transposed"),
-      amax_op("amax_tiles_16x16", "max |x| of each 16x16 tile (M, K % 16 == 0)", "[M/16, K/16]", run_16x16,
-              via_transpose<k16x16>, "amax_tiles_16x16 of x^T, transposed"),
+      amax_op("amax_rows", "max |x| of each row (K % 16 == 0)", "[M]", run_rows, via_transpose<kCols>, "amax_cols of x^T"),
+      amax_op("amax_cols", "max |x| of each column (K % 16 == 0)", "[K]", run_cols, via_transpose<kRows>, "amax_rows of x^T"),
+      amax_op("amax_blocks_1x16", "max |x| of each 1x16 block (K % 16 == 0)", "[M, K/16]", run_1x16, via_transpose<k16x1>,
+              "amax_blocks_16x1 of x^T, transposed"),
+      amax_op("amax_blocks_16x1", "max |x| of each 16x1 block (M % 16 == 0)", "[M/16, K]", run_16x1, via_transpose<k1x16>,
+              "amax_blocks_1x16 of x^T, transposed"),
+      amax_op("amax_tiles_16x16", "max |x| of each 16x16 tile (M, K % 16 == 0)", "[M/16, K/16]", run_16x16, via_transpose<k16x16>,
+              "amax_tiles_16x16 of x^T, transposed"),
   };
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

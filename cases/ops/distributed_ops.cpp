@@ -14,7 +14,7 @@
 #include "reference/layout.h"
 #include "reference/partial_amax.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 io::Tensor matrix(const FloatMatrix& m) { return io::from_float_matrix(m, io::FloatType::F32); }
@@ -104,8 +104,8 @@ TensorMap partial_cast_by_halves(const Case& c) {
     const bool whole = in.target == CastTarget::kWholeTensor;
     const std::int64_t offset = whole ? 0 : shard_local_byte(piece.start, s.start);
     const std::size_t bytes = whole ? in.data.size() : std::size_t(piece.local_bytes());
-    partial_cast_2d(xt::view(in.shard.xs, xt::range(a, b)), in.shard.M, in.shard.K, piece, in.tile_scale, in.S,
-                    in.target, ByteSpan{in.data.data() + offset, bytes});
+    partial_cast_2d(xt::view(in.shard.xs, xt::range(a, b)), in.shard.M, in.shard.K, piece, in.tile_scale, in.S, in.target,
+                    ByteSpan{in.data.data() + offset, bytes});
   }
   TensorMap out;
   out["data"] = partial_cast_output(in, in.data);
@@ -155,7 +155,8 @@ std::vector<OperationSpec> distributed_operations() {
   amax.metamorphic = amax_partial_by_halves;
   amax.relation = "the NaN-rule combination of the partial amaxes of the shard's two halves";
 
-  OperationSpec fused = distributed_op("fused_scale_2d", "tile scales, compact rowwise scales and S from tile amaxes and g", "§3.15");
+  OperationSpec fused =
+      distributed_op("fused_scale_2d", "tile scales, compact rowwise scales and S from tile amaxes and g", "§3.15");
   fused.inputs = {{.name = "tile_amax", .dtypes = f32, .shape = "[M/16, K/16]", .ranks = {2}},
                   {.name = "amax", .dtypes = f32, .shape = "[1] (g)", .ranks = {1}}};
   fused.outputs = {{"tile_scale", f32, "[M/16, K/16]"},
@@ -171,7 +172,9 @@ std::vector<OperationSpec> distributed_operations() {
   cast.inputs = {{.name = "xs", .dtypes = bf16, .shape = "[len]", .ranks = {1}},
                  {.name = "tile_scale", .dtypes = f32, .shape = "[M/16, K/16]", .ranks = {2}},
                  {.name = "global_scale", .dtypes = f32, .shape = "[1] (S)", .ranks = {1}},
-                 {.name = "data", .dtypes = u8, .shape = "[local_bytes] (shard-local) or [M, K/2] (whole tensor): the prior bytes",
+                 {.name = "data",
+                  .dtypes = u8,
+                  .shape = "[local_bytes] (shard-local) or [M, K/2] (whole tensor): the prior bytes",
                   .ranks = {1, 2}}};
   cast.outputs = {{"data", u8, "shaped like the input data"}};
   cast.reference = run_partial_cast;
@@ -179,14 +182,18 @@ std::vector<OperationSpec> distributed_operations() {
   cast.relation = "the shard cast in two pieces into the same destination";
 
   OperationSpec flow = distributed_op("cast_master_weights", "the master-weight cast across R data-parallel ranks", "§3.17");
-  flow.params.push_back({"cuts", ParamType::kIntList, {}, std::vector<std::int64_t>{},
+  flow.params.push_back({"cuts",
+                         ParamType::kIntList,
+                         {},
+                         std::vector<std::int64_t>{},
                          "the R-1 flat cut points between ranks in the name-ordered concatenation of the weights"});
   flow.inputs = {{.name = "*", .dtypes = f32, .shape = "any number of weights [M_i, K_i], in name order", .ranks = {2}}};
-  flow.outputs = {{"*", {io::DType::U8, io::DType::F32}, "NAME.data, NAME.scale, NAME.amax, NAME.data_t, NAME.scale_t per weight"}};
+  flow.outputs = {
+      {"*", {io::DType::U8, io::DType::F32}, "NAME.data, NAME.scale, NAME.amax, NAME.data_t, NAME.scale_t per weight"}};
   flow.reference = run_cast_master_weights;
   flow.metamorphic = master_weights_via_quantize_2d;
   flow.relation = "quantize (2d, both) of each whole BF16-rounded weight";
   return {amax, fused, cast, flow};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

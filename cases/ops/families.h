@@ -5,7 +5,7 @@
 
 #include "cases/operation.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 std::vector<OperationSpec> amax_operations();         // cases/ops/amax_ops.cpp
 std::vector<OperationSpec> quantize_operations();     // cases/ops/quantize_ops.cpp
@@ -15,4 +15,4 @@ std::vector<OperationSpec> hadamard_operations();     // cases/ops/hadamard_ops.
 std::vector<OperationSpec> gemm_operations();         // cases/ops/gemm_ops.cpp
 std::vector<OperationSpec> grouped_operations();      // cases/ops/grouped_ops.cpp
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -12,7 +12,7 @@
 
 #include <xtensor/xview.hpp>
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 TensorMap output(const Case& c, const FloatMatrix& d) {
@@ -72,9 +72,9 @@ void reverse_blocks(Blocks& x) {
 // The E4M3 byte of half the value of b, when that half is exactly an E4M3 value.
 std::optional<std::uint8_t> halved(std::uint8_t b) {
   const std::uint8_t sign = b & 0x80, e = (b >> 3) & 0xF, m = b & 0x7;
-  if (e == 0xF && m == 0x7) return std::nullopt;                      // NaN
-  if (e >= 2) return std::uint8_t(sign | ((e - 1) << 3) | m);         // one binade down
-  const std::uint8_t n = e == 0 ? m : std::uint8_t(8 + m);            // the value in units of 2^-9
+  if (e == 0xF && m == 0x7) return std::nullopt;               // NaN
+  if (e >= 2) return std::uint8_t(sign | ((e - 1) << 3) | m);  // one binade down
+  const std::uint8_t n = e == 0 ? m : std::uint8_t(8 + m);     // the value in units of 2^-9
   if (n % 2) return std::nullopt;
   return std::uint8_t(sign | (n / 2));
 }
@@ -142,7 +142,8 @@ TensorMap gemm_via_relations(const Case& c) {
     for (std::size_t n = 0; n < d.shape(1); ++n) {
       float& v = d(0, n);
       if (is_nan(v)) continue;
-      if (v != 0.0f) v = -v;
+      if (v != 0.0f)
+        v = -v;
       else {
         if (row0.size() == 0) {
           GemmOperand a0 = operand_of(blocks_of(in.a), in.a.amax);
@@ -174,7 +175,11 @@ std::vector<OperationSpec> gemm_operations() {
       enum_param("scale_layout", {"compact", "swizzled"}, "both operands' scales: compact or GEMM-swizzled (128x4)"),
       {"alpha", ParamType::kF32Bits, {}, F32Bits{}, "alpha itself; null: from the amaxes by §3.20.1"},
       {"beta", ParamType::kF32Bits, {}, F32Bits{}, "beta, with tensor c; null: no C term (C is never read when beta = 0)"},
-      {"with_bias", ParamType::kBool, {}, false, "add tensor bias[n] to the FP32 result (an FP32 add) before the output rounding"},
+      {"with_bias",
+       ParamType::kBool,
+       {},
+       false,
+       "add tensor bias[n] to the FP32 result (an FP32 add) before the output rounding"},
       {"row_scaled", ParamType::kBool, {}, false, "per-row amaxes: alpha from amaxes of 1, then the post-scale of §3.20.4"},
       {"accumulate", ParamType::kBool, {}, false, "row_scaled only: d = RNout(c + RNout(out)), c of the output dtype"},
   };
@@ -195,8 +200,10 @@ std::vector<OperationSpec> gemm_operations() {
   g.outputs = {{"d", outs, "[M, N] of output_dtype"}};
   g.reference = run_gemm;
   g.metamorphic = gemm_via_relations;
-  g.relation = "order-free blocks: K blocks reversed, one block of A split into two halves of its scale; D^T = D(B, A); row 0 of A negated negates row 0 of D";
+  g.relation =
+      "order-free blocks: K blocks reversed, one block of A split into two halves of its scale; D^T = D(B, A); row 0 of A "
+      "negated negates row 0 of D";
   return {g};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

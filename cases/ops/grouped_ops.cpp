@@ -12,7 +12,7 @@
 #include "reference/grouped_layout.h"
 #include "reference/layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 GroupAxis axis_param(const Case& c) { return c.params.text("axis") == "inner" ? GroupAxis::kInner : GroupAxis::kOuter; }
@@ -53,7 +53,8 @@ bool for_each_grouped_entry(GroupAxis axis, const std::vector<std::int64_t>& siz
     if (size < 0 || size % 16) return false;
     const std::int64_t g_rows = axis == GroupAxis::kOuter ? scale_rows(size) : rows;
     const std::int64_t g_cols = axis == GroupAxis::kOuter ? cols : scale_cols(size);
-    const std::int64_t used_rows = axis == GroupAxis::kOuter ? size : rows, used_cols = axis == GroupAxis::kOuter ? cols : size / 16;
+    const std::int64_t used_rows = axis == GroupAxis::kOuter ? size : rows,
+                       used_cols = axis == GroupAxis::kOuter ? cols : size / 16;
     for (std::int64_t r = 0; r < used_rows; ++r)
       for (std::int64_t k = 0; k < used_cols; ++k)
         visit(axis == GroupAxis::kOuter ? first + r : r, axis == GroupAxis::kOuter ? k : first / 16 + k,
@@ -114,28 +115,35 @@ ParamSpec sizes_spec(std::string_view doc) {
 }  // namespace
 
 std::vector<OperationSpec> grouped_operations() {
-  const ParamSpec axis = enum_param("axis", {"outer", "inner"},
-                                    "outer: groups along the scale rows (tokens, rowwise); inner: along the scale columns (tokens of columnwise copies)");
+  const ParamSpec axis = enum_param(
+      "axis", {"outer", "inner"},
+      "outer: groups along the scale rows (tokens, rowwise); inner: along the scale columns (tokens of columnwise copies)");
   const ParamSpec sizes = sizes_spec("group extents in elements along the grouped axis (rows, or K elements), multiples of 16");
   OperationSpec s;
   s.name = "grouped_swizzle";
   s.family = "grouped";
-  s.summary = "compact scales of a grouped tensor to the grouped swizzled layout: each group swizzled on its own extent, concatenated";
+  s.summary =
+      "compact scales of a grouped tensor to the grouped swizzled layout: each group swizzled on its own extent, concatenated";
   s.section = "§2.4.3";
   s.params = {axis, sizes};
   s.inputs = {{.name = "scale", .dtypes = {io::DType::U8}, .shape = "[R', C'] compact scales of the whole tensor", .ranks = {2}}};
   s.outputs = {{"scale", {io::DType::U8}, "[sum over groups of R'_g * C'_g]"}};
   s.reference = run_grouped_swizzle;
   s.metamorphic = grouped_swizzle_by_scatter;
-  s.relation = "every compact entry scattered to its byte: the group's buffer offset plus the 128x4 offset of its position in the group";
+  s.relation =
+      "every compact entry scattered to its byte: the group's buffer offset plus the 128x4 offset of its position in the group";
 
   OperationSpec u;
   u.name = "grouped_unswizzle";
   u.family = "grouped";
   u.summary = "grouped swizzled scales back to the compact scales of the whole tensor";
   u.section = "§2.4.3";
-  u.params = {axis, sizes,
-              {"extent", ParamType::kInt, {}, std::int64_t(4),
+  u.params = {axis,
+              sizes,
+              {"extent",
+               ParamType::kInt,
+               {},
+               std::int64_t(4),
                "the ungrouped axis's padded extent: C' (outer, a multiple of 4) or R' (inner, a multiple of 128)"}};
   u.inputs = {{.name = "scale", .dtypes = {io::DType::U8}, .shape = "[sum over groups of R'_g * C'_g]", .ranks = {1}}};
   u.outputs = {{"scale", {io::DType::U8}, "outer [roundup(sum,128), extent]; inner [extent, roundup(sum/16,4)]"}};
@@ -146,14 +154,19 @@ std::vector<OperationSpec> grouped_operations() {
   OperationSpec g;
   g.name = "grouped_gemm";
   g.family = "grouped";
-  g.summary = "G independent EXACT GEMMs with their own amaxes: M-grouped (tokens split, one weight per group) or K-grouped (wgrad: token ranges contracted)";
+  g.summary =
+      "G independent EXACT GEMMs with their own amaxes: M-grouped (tokens split, one weight per group) or K-grouped (wgrad: "
+      "token ranges contracted)";
   g.section = "§3.20.5, §2.4.3";
-  g.params = {enum_param("grouping", {"m", "k"}, "m: A's rows split into groups, one B per group; k: both operands' K (tokens) split, one D per group"),
-              sizes_spec("group extents (m: rows of A; k: tokens along K), multiples of 16, summing to that extent"),
-              enum_param("output_dtype", {"F32", "BF16", "F16"}, "dtype of d"),
-              enum_param("scale_layout", {"compact", "swizzled"},
-                         "compact: whole-tensor compact scales; swizzled: the grouped layout of §2.4.3 (B of grouping m: each weight swizzled)"),
-              {"row_scaled", ParamType::kBool, {}, false, "grouping m: per-row amaxes and the post-scale of §3.20.4, per group"}};
+  g.params = {
+      enum_param("grouping", {"m", "k"},
+                 "m: A's rows split into groups, one B per group; k: both operands' K (tokens) split, one D per group"),
+      sizes_spec("group extents (m: rows of A; k: tokens along K), multiples of 16, summing to that extent"),
+      enum_param("output_dtype", {"F32", "BF16", "F16"}, "dtype of d"),
+      enum_param(
+          "scale_layout", {"compact", "swizzled"},
+          "compact: whole-tensor compact scales; swizzled: the grouped layout of §2.4.3 (B of grouping m: each weight swizzled)"),
+      {"row_scaled", ParamType::kBool, {}, false, "grouping m: per-row amaxes and the post-scale of §3.20.4, per group"}};
   const std::string_view grouped_scale = "compact [R', C'] of the whole operand, or grouped swizzled bytes (1-D)";
   g.inputs = {{.name = "a_data", .dtypes = {io::DType::U8}, .shape = "m: [T, K/2]; k: [M, T/2]", .ranks = {2}},
               {.name = "a_scale", .dtypes = {io::DType::U8}, .shape = grouped_scale, .ranks = {1, 2}},
@@ -171,4 +184,4 @@ std::vector<OperationSpec> grouped_operations() {
   return {s, u, g};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -7,7 +7,7 @@
 #include "reference/error.h"
 #include "reference/hadamard.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 TensorMap run_rht(const Case& c) {
@@ -43,9 +43,14 @@ std::vector<OperationSpec> hadamard_operations() {
   OperationSpec op;
   op.name = "rht";
   op.family = "hadamard";
-  op.summary = "16-point random Hadamard transform along the rows of a BF16 x [M, N], stored transposed: exact sum, RN to binary32, RNE to BF16";
+  op.summary =
+      "16-point random Hadamard transform along the rows of a BF16 x [M, N], stored transposed: exact sum, RN to binary32, RNE "
+      "to BF16";
   op.section = "§3.19";
-  op.params = {{"rht_mask", ParamType::kUInt, {}, std::uint64_t(kRhtDefaultMask),
+  op.params = {{"rht_mask",
+                ParamType::kUInt,
+                {},
+                std::uint64_t(kRhtDefaultMask),
                 "sign mask, 16 bits: bit k set makes s_k = -1 (0: the plain Hadamard transform)"}};
   op.inputs = {{.name = "x", .dtypes = {io::DType::BF16}, .shape = "[M, N], M and N multiples of 16", .ranks = {2}}};
   op.outputs = {{"x_t", {io::DType::BF16}, "[N, M]"}};
@@ -55,4 +60,4 @@ std::vector<OperationSpec> hadamard_operations() {
   return {op};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

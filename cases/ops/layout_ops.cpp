@@ -11,7 +11,7 @@
 #include "reference/scale_layout.h"
 #include "reference/transpose.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 ByteMatrix byte_input(const Case& c, const char* name) { return io::to_byte_matrix(case_input(c, name), c.op, name); }
@@ -26,8 +26,8 @@ TensorMap run_swizzle(const Case& c) { return one("scale", swizzle_scales(byte_i
 TensorMap run_unswizzle(const Case& c) { return one("scale", unswizzle_scales(byte_input(c, "scale"))); }
 TensorMap run_transpose_packed(const Case& c) { return one("data", transpose_packed(byte_input(c, "data"))); }
 TensorMap run_transpose_scales_2d(const Case& c) {
-  return one("scale", transpose_scales_2d(byte_input(c, "scale"), std::size_t(c.params.integer("M")),
-                                          std::size_t(c.params.integer("K"))));
+  return one("scale",
+             transpose_scales_2d(byte_input(c, "scale"), std::size_t(c.params.integer("M")), std::size_t(c.params.integer("K"))));
 }
 
 // A 128-row band's swizzled bytes are contiguous and in band order (§2.4.2): bands processed
@@ -71,8 +71,8 @@ TensorMap transpose_scales_by_scatter(const Case& c) {
   return one("scale", out);
 }
 
-OperationSpec layout_op(std::string_view name, std::string_view summary, std::string_view section, TensorSpec in,
-                        TensorSpec out, Runner ref, Runner meta, std::string_view relation) {
+OperationSpec layout_op(std::string_view name, std::string_view summary, std::string_view section, TensorSpec in, TensorSpec out,
+                        Runner ref, Runner meta, std::string_view relation) {
   OperationSpec op;
   op.name = name;
   op.family = "layout";
@@ -92,22 +92,24 @@ std::vector<OperationSpec> layout_operations() {
   const std::vector<io::DType> u8 = {io::DType::U8};
   const std::string_view padded = "[R, C], R % 128 == 0, C % 4 == 0";
   const std::string_view band = "128-row bands swizzled separately and concatenated";
-  OperationSpec scales_2d = layout_op(
-      "transpose_scales_2d", "2D (16x16 tile) rowwise scales to the columnwise copy's scales", "§3.14",
-      {.name = "scale", .dtypes = u8, .shape = "[roundup(M, 128), roundup(K/16, 4)] (compact, 2D)", .ranks = {2}},
-      {"scale", u8, "[roundup(K, 128), roundup(M/16, 4)]"}, run_transpose_scales_2d, transpose_scales_by_scatter,
-      "scatters each tile's byte to its 16 output rows where the reference gathers");
+  OperationSpec scales_2d =
+      layout_op("transpose_scales_2d", "2D (16x16 tile) rowwise scales to the columnwise copy's scales", "§3.14",
+                {.name = "scale", .dtypes = u8, .shape = "[roundup(M, 128), roundup(K/16, 4)] (compact, 2D)", .ranks = {2}},
+                {"scale", u8, "[roundup(K, 128), roundup(M/16, 4)]"}, run_transpose_scales_2d, transpose_scales_by_scatter,
+                "scatters each tile's byte to its 16 output rows where the reference gathers");
   scales_2d.params = {int_param("M", "rows of the quantized tensor"), int_param("K", "columns of the quantized tensor")};
   return {
       layout_op("swizzle", "compact scales to the GEMM-swizzled (128x4) layout", "§2.4.2, §3.21",
-                {.name = "scale", .dtypes = u8, .shape = padded, .ranks = {2}}, {"scale", u8, "[R, C]"}, run_swizzle, swizzle_by_bands, band),
+                {.name = "scale", .dtypes = u8, .shape = padded, .ranks = {2}}, {"scale", u8, "[R, C]"}, run_swizzle,
+                swizzle_by_bands, band),
       layout_op("unswizzle", "GEMM-swizzled (128x4) scales back to the compact layout", "§2.4.2, §3.21",
-                {.name = "scale", .dtypes = u8, .shape = padded, .ranks = {2}}, {"scale", u8, "[R, C]"}, run_unswizzle, swizzle_by_bands, band),
-      layout_op("transpose_packed", "packed E2M1 data [M, K/2] to the transpose's packed data [K, M/2] (M even)",
-                "§3.14", {.name = "data", .dtypes = u8, .shape = "[M, K/2]", .ranks = {2}}, {"data", u8, "[K, M/2]"}, run_transpose_packed,
+                {.name = "scale", .dtypes = u8, .shape = padded, .ranks = {2}}, {"scale", u8, "[R, C]"}, run_unswizzle,
+                swizzle_by_bands, band),
+      layout_op("transpose_packed", "packed E2M1 data [M, K/2] to the transpose's packed data [K, M/2] (M even)", "§3.14",
+                {.name = "data", .dtypes = u8, .shape = "[M, K/2]", .ranks = {2}}, {"data", u8, "[K, M/2]"}, run_transpose_packed,
                 transpose_via_nibbles, "through an unpacked nibble matrix and xtensor's transpose"),
       scales_2d,
   };
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -2,7 +2,7 @@
 
 #include "reference/profiles.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 ParamSpec profile_param() {
   ParamSpec p{"profile", ParamType::kEnum, {}, std::string("te"), "numerics profile (docs/spec/profiles.md)"};
@@ -18,4 +18,4 @@ ParamSpec int_param(std::string_view name, std::string_view doc) {
   return ParamSpec{name, ParamType::kInt, {}, std::int64_t(0), doc};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -7,12 +7,12 @@
 
 #include "cases/params.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // The numerics profile (every named profile allowed; default "te").
 ParamSpec profile_param();
 
 ParamSpec enum_param(std::string_view name, std::initializer_list<std::string> allowed, std::string_view doc);  // default: first
-ParamSpec int_param(std::string_view name, std::string_view doc);  // default 0
+ParamSpec int_param(std::string_view name, std::string_view doc);                                               // default 0
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -1,4 +1,5 @@
 // Quantization and dequantization (docs/NUMERICS.md §3.5-§3.13).
+#include "cases/experts.h"
 #include "cases/ops/families.h"
 #include "cases/ops/param_specs.h"
 #include "cases/quantize_case.h"
@@ -7,11 +8,10 @@
 #include "cases/tensor_edit.h"
 #include "io/tensor_convert.h"
 #include "reference/dequantize.h"
-#include "cases/experts.h"
 #include "reference/error.h"
 #include "reference/layout.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 namespace {
 
 TensorMap run_quantize(const Case& c) {
@@ -48,9 +48,12 @@ TensorMap quantize_via_transpose(const Case& c) {
   if (d == "columnwise") t.params.set("direction", std::string("rowwise"));
   TensorMap q = ReferenceBackend().run(t), out;
   for (auto& [name, tensor] : q) {
-    if (name == "global_scale") out[name] = std::move(tensor);
-    else if (name.size() > 2 && name.substr(name.size() - 2) == "_t") out[name.substr(0, name.size() - 2)] = std::move(tensor);
-    else out[name + "_t"] = std::move(tensor);
+    if (name == "global_scale")
+      out[name] = std::move(tensor);
+    else if (name.size() > 2 && name.substr(name.size() - 2) == "_t")
+      out[name.substr(0, name.size() - 2)] = std::move(tensor);
+    else
+      out[name + "_t"] = std::move(tensor);
   }
   return out;
 }
@@ -137,16 +140,32 @@ std::vector<OperationSpec> quantize_operations() {
       {"row_scaled", ParamType::kBool, {}, false, "one global amax per row of x (and per column for x^T); 1d only"},
       {"amax", ParamType::kF32Bits, {}, F32Bits{}, "global amax override (both directions); null: computed"},
       enum_param("scale_layout", {"compact", "swizzled"}, "scale storage: compact or GEMM-swizzled (128x4)"),
-      {"rounding", ParamType::kEnum, {"nearest", "stochastic"}, std::string("nearest"),
-       "E2M1 rounding: to nearest, or stochastic with the canonical Philox bits of seed and offset (§3.18)", true},
+      {"rounding",
+       ParamType::kEnum,
+       {"nearest", "stochastic"},
+       std::string("nearest"),
+       "E2M1 rounding: to nearest, or stochastic with the canonical Philox bits of seed and offset (§3.18)",
+       true},
       {"seed", ParamType::kUInt, {}, std::uint64_t(0), "stochastic rounding: the Philox key (u64)", true},
       {"offset", ParamType::kUInt, {}, std::uint64_t(0), "stochastic rounding: the Philox counter offset (u64)", true},
-      {"rht", ParamType::kBool, {}, false,
-       "the columnwise copy quantizes rht(x) with its own amax (§3.19; BF16 x, 1d blocks, a columnwise copy)", true},
-      {"rht_mask", ParamType::kUInt, {}, std::uint64_t(kRhtDefaultMask),
-       "rht sign mask, 16 bits: bit k set makes s_k = -1 (0: the plain Hadamard transform)", true},
-      {"experts", ParamType::kBool, {}, false,
-       "x is [E, N, K] expert weights: each expert quantized alone with its own amax, every output gains a leading E", true},
+      {"rht",
+       ParamType::kBool,
+       {},
+       false,
+       "the columnwise copy quantizes rht(x) with its own amax (§3.19; BF16 x, 1d blocks, a columnwise copy)",
+       true},
+      {"rht_mask",
+       ParamType::kUInt,
+       {},
+       std::uint64_t(kRhtDefaultMask),
+       "rht sign mask, 16 bits: bit k set makes s_k = -1 (0: the plain Hadamard transform)",
+       true},
+      {"experts",
+       ParamType::kBool,
+       {},
+       false,
+       "x is [E, N, K] expert weights: each expert quantized alone with its own amax, every output gains a leading E",
+       true},
   };
   q.inputs = {{.name = "x", .dtypes = floats, .shape = "[M, K] (BF16 when rht); [E, N, K] when experts", .ranks = {2, 3}}};
   const std::string_view rowwise = "direction != columnwise", columnwise = "direction != rowwise";
@@ -172,9 +191,10 @@ std::vector<OperationSpec> quantize_operations() {
   d.summary = "NVFP4 rowwise data, compact scales and amax back to floating point under the profile's DQ chain";
   d.section = "§3.13";
   d.params = {profile_param(), enum_param("output_dtype", {"F32", "BF16", "F16"}, "dtype of the output x")};
-  d.inputs = {{.name = "data", .dtypes = {io::DType::U8}, .shape = "[M, K/2]", .ranks = {2}},
-              {.name = "scale", .dtypes = {io::DType::U8}, .shape = "[roundup(M, 128), roundup(K/16, 4)] (compact)", .ranks = {2}},
-              {.name = "amax", .dtypes = {io::DType::F32}, .shape = "[1] or [M] (row-scaled)", .ranks = {1}}};
+  d.inputs = {
+      {.name = "data", .dtypes = {io::DType::U8}, .shape = "[M, K/2]", .ranks = {2}},
+      {.name = "scale", .dtypes = {io::DType::U8}, .shape = "[roundup(M, 128), roundup(K/16, 4)] (compact)", .ranks = {2}},
+      {.name = "amax", .dtypes = {io::DType::F32}, .shape = "[1] or [M] (row-scaled)", .ranks = {1}}};
   d.outputs = {{"x", floats, "[M, K] of dtype output_dtype"}};
   d.reference = run_dequantize;
   d.metamorphic = dequantize_by_row_slices;
@@ -182,4 +202,4 @@ std::vector<OperationSpec> quantize_operations() {
   return {q, d};
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

@@ -8,14 +8,14 @@
 #include "cases/seeds/families.h"
 #include "cases/seeds/seed_builders.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 
 void add_amax_seeds(std::vector<CaseRecord>& out) {
   Grid g(32, 48);
   SplitMix64 rng(301);
   fill_all(g, rng, 0x41000000);
-  g.at(0, 0) = 0x7FC00000;    // NaN in block (0,0) / tile (0,0)
-  g.at(5, 17) = 0xFFC00000;   // negative NaN
+  g.at(0, 0) = 0x7FC00000;   // NaN in block (0,0) / tile (0,0)
+  g.at(5, 17) = 0xFFC00000;  // negative NaN
   g.at(20, 40) = 0x7FC00000;
   g.at(31, 2) = 0xFF800000;   // -inf: |-inf| is the amax of its row, column, block and tile
   g.at(9, 30) = 0x80000000u;  // -0.0
@@ -30,4 +30,4 @@ void add_amax_seeds(std::vector<CaseRecord>& out) {
                                         op, std::string_view(p) == "te" ? "IGNORE" : "PROPAGATE", p)));
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

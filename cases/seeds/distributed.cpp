@@ -16,7 +16,7 @@
 #include "reference/e2m1.h"
 #include "reference/shard.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 // W[r][c] = f4(c mod 16): element e of a 16-column-aligned row has code e mod 16 (§6.16).
@@ -73,7 +73,8 @@ void add_flow_steps(std::vector<CaseRecord>& out) {
     out.push_back(r);
   }
   for (const std::uint32_t g : {0x40C00000u, 0x7F800000u}) {  // g = 6 (§6.17), g = +inf (§5.5)
-    CaseRecord r = op_case("fused_scale_2d", "te", {}, fmt::format("NUMERICS.md §6.17: T = [[6, 3], [1.5, 0.75]], g = 0x{:08X}", g));
+    CaseRecord r =
+        op_case("fused_scale_2d", "te", {}, fmt::format("NUMERICS.md §6.17: T = [[6, 3], [1.5, 0.75]], g = 0x{:08X}", g));
     r.c.inputs["tile_amax"] = io::from_float_matrix(FloatMatrix({{6.0f, 3.0f}, {1.5f, 0.75f}}), io::FloatType::F32);
     r.c.inputs["amax"] = io::from_float_vector(FloatVector({float_of(g)}));
     out.push_back(r);
@@ -81,7 +82,8 @@ void add_flow_steps(std::vector<CaseRecord>& out) {
   for (const auto& [start, length, whole] : {std::tuple{129, 127, false}, std::tuple{3, 1, true}, std::tuple{77, 0, false}}) {
     CaseRecord r = op_case("partial_cast_2d", "te", {},
                            fmt::format("NUMERICS.md §3.16: shard [{}, {}) into {}, the other nibbles of its boundary "
-                                       "bytes kept", start, start + length, whole ? "the whole tensor" : "its local buffer"));
+                                       "bytes kept",
+                                       start, start + length, whole ? "the whole tensor" : "its local buffer"));
     set_shard(r.c, 16, 16, start);
     FloatVector xs = xt::empty<float>({std::size_t(length)});
     for (int i = 0; i < length; ++i) xs(i) = e2m1_decode(std::uint8_t((start + i) % 16));
@@ -102,4 +104,4 @@ void add_distributed_seeds(std::vector<CaseRecord>& out) {
   add_flow_steps(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

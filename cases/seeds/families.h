@@ -5,7 +5,7 @@
 
 #include "cases/case_io.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 
 void add_amax_seeds(std::vector<CaseRecord>& out);
 void add_quantize_seeds(std::vector<CaseRecord>& out);
@@ -16,4 +16,4 @@ void add_hadamard_seeds(std::vector<CaseRecord>& out);
 void add_gemm_seeds(std::vector<CaseRecord>& out);
 void add_grouped_seeds(std::vector<CaseRecord>& out);
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

@@ -16,7 +16,7 @@
 #include "reference/profiles.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 // One operand row by row from hexadecimal bytes: data "66 66 ..." and one scale byte per block.
@@ -31,7 +31,8 @@ std::map<std::string, io::Tensor> gemm_operand_tensors(const std::string& side, 
   std::vector<std::vector<std::uint8_t>> bytes;
   for (const std::string& line : g.data) {
     std::vector<std::uint8_t> b;
-    for (std::size_t i = 0; i + 1 < line.size() + 1; i += 3) b.push_back(std::uint8_t(std::stoul(line.substr(i, 2), nullptr, 16)));
+    for (std::size_t i = 0; i + 1 < line.size() + 1; i += 3)
+      b.push_back(std::uint8_t(std::stoul(line.substr(i, 2), nullptr, 16)));
     bytes.push_back(b);
   }
   const std::int64_t half_k = std::int64_t(bytes[0].size()), blocks = half_k / 8;
@@ -59,8 +60,8 @@ std::string repeat(const char* byte, int n) {
 }
 
 // The first operand of a random product: the reference's rowwise quantization of a recipe.
-std::map<std::string, io::Tensor> quantized_operand(const std::string& side, std::uint64_t seed, std::int64_t rows, std::int64_t K,
-                                                    bool row_scaled, bool swizzled) {
+std::map<std::string, io::Tensor> quantized_operand(const std::string& side, std::uint64_t seed, std::int64_t rows,
+                                                    std::int64_t K, bool row_scaled, bool swizzled) {
   QuantizeOptions o;
   o.profile = default_profile().knobs;
   o.row_scaled = row_scaled;
@@ -96,13 +97,15 @@ void add_exact_cases(std::vector<CaseRecord>& out) {
                           "NUMERICS.md §3.20.3: exact tie at binary32, S = 2^24 + 3 rounds to even 2^24 + 4"));
   {
     // S = 1 + 2^-8 is exact in binary32 and halfway between BF16 1.0 and 1 + 2^-7: RNbf16 gives 1.0.
-    CaseRecord r = gemm_seed({{one + " 01 " + repeat("00", 7)}, {{0x38, 0x20}}}, {{one + " 01 " + repeat("00", 7)}, {{0x38, 0x20}}},
-                             "NUMERICS.md §3.20.3: BF16 output of an exact tie at BF16 (S = 1 + 2^-8): 1.0");
+    CaseRecord r =
+        gemm_seed({{one + " 01 " + repeat("00", 7)}, {{0x38, 0x20}}}, {{one + " 01 " + repeat("00", 7)}, {{0x38, 0x20}}},
+                  "NUMERICS.md §3.20.3: BF16 output of an exact tie at BF16 (S = 1 + 2^-8): 1.0");
     r.c.params.set("output_dtype", std::string("BF16"));
     out.push_back(r);
   }
   {
-    CaseRecord r = gemm_seed({{a621}, {{0x78, 0x7F, 0x78}}}, B, "NUMERICS.md §3.20.3: a NaN scale byte (0x7F) in A's row: D is NaN");
+    CaseRecord r =
+        gemm_seed({{a621}, {{0x78, 0x7F, 0x78}}}, B, "NUMERICS.md §3.20.3: a NaN scale byte (0x7F) in A's row: D is NaN");
     out.push_back(r);
     r = gemm_seed({{repeat("00", 8)}, {{0x38}}}, {{repeat("22", 8)}, {{0x38}}},
                   "NUMERICS.md §3.20.3: alpha = +inf with S = 0: D is NaN");
@@ -134,7 +137,8 @@ void add_products(std::vector<CaseRecord>& out) {
     r.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
     if (i == 2) {
       r.c.params.set("with_bias", true);
-      r.c.inputs["bias"] = io::from_float_vector(FloatVector(xt::view(generate_values(recipe(Distribution::kRandn, 2300, 16, 32, io::DType::F32)), 0, xt::all())));
+      r.c.inputs["bias"] = io::from_float_vector(
+          FloatVector(xt::view(generate_values(recipe(Distribution::kRandn, 2300, 16, 32, io::DType::F32)), 0, xt::all())));
     }
     out.push_back(r);
   }
@@ -143,13 +147,16 @@ void add_products(std::vector<CaseRecord>& out) {
     in.merge(quantized_operand("b", 2500 + i, 48, 64, i != 0, false));
     CaseRecord r = op_case("gemm", "te", std::move(in),
                            fmt::format("NUMERICS.md §3.20.4 / §6.21: row-scaled 32x48x64, {}{}",
-                                       i == 0 ? "per-row A, scalar B (folded)" : i == 1 ? "scalar A, per-row B (folded)" : "per-row both (two steps)",
+                                       i == 0   ? "per-row A, scalar B (folded)"
+                                       : i == 1 ? "scalar A, per-row B (folded)"
+                                                : "per-row both (two steps)",
                                        i == 2 ? ", accumulating into BF16 C" : ""));
     r.c.params.set("row_scaled", true);
     if (i == 2) {
       r.c.params.set("accumulate", true);
       r.c.params.set("output_dtype", std::string("BF16"));
-      r.c.inputs["c"] = io::from_float_matrix(generate_values(recipe(Distribution::kRandn, 2600, 32, 48, io::DType::F32)), io::FloatType::BF16);
+      r.c.inputs["c"] =
+          io::from_float_matrix(generate_values(recipe(Distribution::kRandn, 2600, 32, 48, io::DType::F32)), io::FloatType::BF16);
     }
     out.push_back(r);
   }
@@ -162,4 +169,4 @@ void add_gemm_seeds(std::vector<CaseRecord>& out) {
   add_products(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

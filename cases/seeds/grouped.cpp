@@ -13,7 +13,7 @@
 #include "reference/profiles.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 void add_grouped_layouts(std::vector<CaseRecord>& out) {
@@ -32,10 +32,11 @@ void add_grouped_layouts(std::vector<CaseRecord>& out) {
   r.c.params.set("axis", std::string("inner"));
   r.c.params.set("group_sizes", std::vector<std::int64_t>{80, 32, 48});
   out.push_back(r);
-  CaseRecord u = op_case("grouped_unswizzle", "te",
-                         {{"scale", io::from_byte_vector(grouped_swizzle(io::to_byte_matrix(random_bytes(128, 12, 2703), "seed", "scale"),
-                                                                         GroupAxis::kInner, {80, 32, 48}))}},
-                         "NUMERICS.md §2.4.3: inner-axis grouped bytes back to the whole compact matrix");
+  CaseRecord u =
+      op_case("grouped_unswizzle", "te",
+              {{"scale", io::from_byte_vector(grouped_swizzle(io::to_byte_matrix(random_bytes(128, 12, 2703), "seed", "scale"),
+                                                              GroupAxis::kInner, {80, 32, 48}))}},
+              "NUMERICS.md §2.4.3: inner-axis grouped bytes back to the whole compact matrix");
   u.c.params.set("axis", std::string("inner"));
   u.c.params.set("group_sizes", std::vector<std::int64_t>{80, 32, 48});
   u.c.params.set("extent", std::int64_t(128));
@@ -63,14 +64,15 @@ void add_moe_forward(std::vector<CaseRecord>& out) {
     return t;
   };
   const std::vector<float> a_amax = {a.rowwise->amax(0), a.rowwise->amax(0) * 2.0f, a.rowwise->amax(0) * 0.5f};
-  CaseRecord r = op_case("grouped_gemm", "te",
-                         {{"a_data", io::from_byte_matrix(a.rowwise->data)},
-                          {"a_scale", io::from_byte_vector(grouped_swizzle(a.rowwise->scale, GroupAxis::kOuter, sizes))},
-                          {"a_amax", io::from_float_vector(FloatVector(xt::adapt(a_amax)))},
-                          {"b_data", stack(data)},
-                          {"b_scale", stack(scale)},
-                          {"b_amax", io::from_float_vector(FloatVector(xt::adapt(b_amax)))}},
-                         "NUMERICS.md §3.20.5: M-grouped GEMM (MoE forward), groups of 32, 0 and 48 tokens, grouped swizzled scales");
+  CaseRecord r =
+      op_case("grouped_gemm", "te",
+              {{"a_data", io::from_byte_matrix(a.rowwise->data)},
+               {"a_scale", io::from_byte_vector(grouped_swizzle(a.rowwise->scale, GroupAxis::kOuter, sizes))},
+               {"a_amax", io::from_float_vector(FloatVector(xt::adapt(a_amax)))},
+               {"b_data", stack(data)},
+               {"b_scale", stack(scale)},
+               {"b_amax", io::from_float_vector(FloatVector(xt::adapt(b_amax)))}},
+              "NUMERICS.md §3.20.5: M-grouped GEMM (MoE forward), groups of 32, 0 and 48 tokens, grouped swizzled scales");
   r.c.params.set("group_sizes", sizes);
   r.c.params.set("scale_layout", std::string("swizzled"));
   out.push_back(r);
@@ -84,14 +86,15 @@ void add_moe_wgrad(std::vector<CaseRecord>& out) {
   o.direction = Direction::kColumnwise;
   const Quantization dy = quantize(generate_values(recipe(Distribution::kRandn, 2900, 64, 32, io::DType::F32)), o);
   const Quantization x = quantize(generate_values(recipe(Distribution::kRandn, 2901, 64, 48, io::DType::F32)), o);
-  CaseRecord r = op_case("grouped_gemm", "te",
-                         {{"a_data", io::from_byte_matrix(dy.columnwise->data)},
-                          {"a_scale", io::from_byte_vector(grouped_swizzle(dy.columnwise->scale, GroupAxis::kInner, sizes))},
-                          {"a_amax", io::from_float_vector(FloatVector({1.5f, 3.0f, 0.25f}))},
-                          {"b_data", io::from_byte_matrix(x.columnwise->data)},
-                          {"b_scale", io::from_byte_vector(grouped_swizzle(x.columnwise->scale, GroupAxis::kInner, sizes))},
-                          {"b_amax", io::from_float_vector(FloatVector({2.0f, 5.0f, 7.0f}))}},
-                         "NUMERICS.md §3.20.5: K-grouped GEMM (MoE wgrad), token ranges of 48, 16 and 0 (an empty range gives +0.0)");
+  CaseRecord r =
+      op_case("grouped_gemm", "te",
+              {{"a_data", io::from_byte_matrix(dy.columnwise->data)},
+               {"a_scale", io::from_byte_vector(grouped_swizzle(dy.columnwise->scale, GroupAxis::kInner, sizes))},
+               {"a_amax", io::from_float_vector(FloatVector({1.5f, 3.0f, 0.25f}))},
+               {"b_data", io::from_byte_matrix(x.columnwise->data)},
+               {"b_scale", io::from_byte_vector(grouped_swizzle(x.columnwise->scale, GroupAxis::kInner, sizes))},
+               {"b_amax", io::from_float_vector(FloatVector({2.0f, 5.0f, 7.0f}))}},
+              "NUMERICS.md §3.20.5: K-grouped GEMM (MoE wgrad), token ranges of 48, 16 and 0 (an empty range gives +0.0)");
   r.c.params.set("grouping", std::string("k"));
   r.c.params.set("group_sizes", sizes);
   r.c.params.set("scale_layout", std::string("swizzled"));
@@ -106,4 +109,4 @@ void add_grouped_seeds(std::vector<CaseRecord>& out) {
   add_moe_wgrad(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

@@ -9,15 +9,15 @@
 #include "cases/seeds/seed_builders.h"
 #include "reference/hadamard.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 
 void add_hadamard_seeds(std::vector<CaseRecord>& out) {
   // §6.19's four vectors as columns 0-3 of a 16x16 BF16 tensor (the transform runs down columns).
   Grid h(16, 16);
-  h.at(0, 0) = 0x3F800000;                                         // e_0
-  h.at(3, 1) = 0x3F800000;                                         // e_3
+  h.at(0, 0) = 0x3F800000;                                          // e_0
+  h.at(3, 1) = 0x3F800000;                                          // e_3
   for (int k = 0; k < 16; ++k) h.at(k, 2) = bits_of(float(k + 1));  // k + 1
-  h.at(0, 3) = 0x3F800000;                                         // 1, 2^-8, 2^-38: the double rounding
+  h.at(0, 3) = 0x3F800000;                                          // 1, 2^-8, 2^-38: the double rounding
   h.at(1, 3) = 0x3B800000;
   h.at(2, 3) = 0x2C800000;
   h.at(4, 5) = 0x7FC00000;  // a NaN: column 5 all NaN
@@ -41,4 +41,4 @@ void add_hadamard_seeds(std::vector<CaseRecord>& out) {
   out.push_back(std::move(r));
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

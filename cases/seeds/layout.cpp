@@ -8,7 +8,7 @@
 #include "io/tensor_convert.h"
 #include "reference/profiles.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 
 void add_layout_seeds(std::vector<CaseRecord>& out) {
   out.push_back(op_case("transpose_packed", "te", {{"data", random_bytes(2, 8, 1402)}},
@@ -35,4 +35,4 @@ void add_layout_seeds(std::vector<CaseRecord>& out) {
   }
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

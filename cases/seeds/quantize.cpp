@@ -13,7 +13,7 @@
 #include "reference/hadamard.h"
 #include "reference/profiles.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 void add_shapes(std::vector<CaseRecord>& out) {
@@ -59,10 +59,10 @@ void add_shapes(std::vector<CaseRecord>& out) {
 }
 
 void add_recipes(std::vector<CaseRecord>& out) {
-  static const Distribution kDists[] = {Distribution::kTies, Distribution::kBlockLogUniform,
-                                              Distribution::kSpecials};
+  static const Distribution kDists[] = {Distribution::kTies, Distribution::kBlockLogUniform, Distribution::kSpecials};
   static const io::DType kTypes[] = {io::DType::F32, io::DType::BF16, io::DType::F16};
-  static const char* kSections[] = {"§2.1.2 / §6.2 E2M1 ties and §2.2 E4M3 ties", "§5.9 / §5.10 / §6.12 scale underflow and saturation",
+  static const char* kSections[] = {"§2.1.2 / §6.2 E2M1 ties and §2.2 E4M3 ties",
+                                    "§5.9 / §5.10 / §6.12 scale underflow and saturation",
                                     "§6.3 special values (zeros, -0.0, subnormals, FLT_MAX, inf, NaN)"};
   const auto profiles = all_profiles();
   std::size_t k = 0;
@@ -73,10 +73,10 @@ void add_recipes(std::vector<CaseRecord>& out) {
       q.block = (k % 3 == 2) ? BlockShape::k2D : BlockShape::k1D;
       q.direction = (k % 2) ? Direction::kBoth : Direction::kRowwise;
       const Recipe rec = recipe(kDists[d], 9000 + k, 32, 64, kTypes[t]);
-      out.push_back(quantize_recipe_case(q, rec,
-                                         fmt::format("NUMERICS.md {}: recipe {} {} 32x64, profile {}, {}", kSections[d],
-                                                     distribution_name(kDists[d]), io::dtype_name(kTypes[t]), q.profile,
-                                                     q.block == BlockShape::k2D ? "2D" : "1D")));
+      out.push_back(quantize_recipe_case(
+          q, rec,
+          fmt::format("NUMERICS.md {}: recipe {} {} 32x64, profile {}, {}", kSections[d], distribution_name(kDists[d]),
+                      io::dtype_name(kTypes[t]), q.profile, q.block == BlockShape::k2D ? "2D" : "1D")));
     }
 }
 
@@ -105,12 +105,14 @@ void add_gradient_path(std::vector<CaseRecord>& out) {
   Quant q;
   q.direction = Direction::kRowwise;
   q.amax_bits = 0x45280000;  // 2688
-  out.push_back(with_sr(quantize_case(q, f32_tensor(g), "NUMERICS.md §6.18: SR of one block, seed 42, offset 0: "
-                                                        "packed bytes 30 75 A8 FD 80 72 62 76"),
+  out.push_back(with_sr(quantize_case(q, f32_tensor(g),
+                                      "NUMERICS.md §6.18: SR of one block, seed 42, offset 0: "
+                                      "packed bytes 30 75 A8 FD 80 72 62 76"),
                         42, 0));
   q.direction = Direction::kBoth;
-  out.push_back(with_sr(quantize_case(q, f32_tensor(g), "NUMERICS.md §3.18.3: SR at the u64 edges: seed 2^64-1, offset 2^32-1 "
-                                                        "(the counter's low word carries into the next)"),
+  out.push_back(with_sr(quantize_case(q, f32_tensor(g),
+                                      "NUMERICS.md §3.18.3: SR at the u64 edges: seed 2^64-1, offset 2^32-1 "
+                                      "(the counter's low word carries into the next)"),
                         0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFull));
   const Recipe randn = recipe(Distribution::kRandn, 1818, 48, 80, io::DType::BF16);
   for (const char* p : {"te", "torchao", "modelopt", "te-2.13"}) {
@@ -130,7 +132,8 @@ void add_gradient_path(std::vector<CaseRecord>& out) {
   Quant both;
   out.push_back(with_rht(quantize_recipe_case(both, randn, "NUMERICS.md §3.19: quantize with rht (columnwise copy of rht(x))"),
                          kRhtDefaultMask));
-  out.push_back(with_sr(with_rht(quantize_recipe_case(both, randn, "NUMERICS.md §3.18-§3.19: rht and SR together"), 0x1234), 77, 1));
+  out.push_back(
+      with_sr(with_rht(quantize_recipe_case(both, randn, "NUMERICS.md §3.18-§3.19: rht and SR together"), 0x1234), 77, 1));
   out.push_back(with_rht(quantize_recipe_case(rs, randn, "NUMERICS.md §3.19: rht with row scaling"), kRhtDefaultMask));
 }
 
@@ -144,16 +147,18 @@ void add_bf16_nan_amax(std::vector<CaseRecord>& out) {
     Quant p;
     p.profile = "te-pyref";
     p.row_scaled = row_scaled;
-    out.push_back(quantize_case(p, bf16_tensor(n),
-                                fmt::format("NUMERICS.md §4.2.7 (te-pyref): BF16 input with a NaN{}: the amax is stored as 0x7FFF0000",
-                                            row_scaled ? ", row-scaled (row 3 and column 5)" : "")));
+    out.push_back(
+        quantize_case(p, bf16_tensor(n),
+                      fmt::format("NUMERICS.md §4.2.7 (te-pyref): BF16 input with a NaN{}: the amax is stored as 0x7FFF0000",
+                                  row_scaled ? ", row-scaled (row 3 and column 5)" : "")));
   }
 }
 
 void add_experts(std::vector<CaseRecord>& out) {
   Quant q;
-  CaseRecord r = quantize_recipe_case(q, recipe(Distribution::kRandn, 3000, 96, 64, io::DType::BF16),
-                                      "NUMERICS.md §2.4.3: expert weights [3, 32, 64], each expert quantized alone with its own amax");
+  CaseRecord r =
+      quantize_recipe_case(q, recipe(Distribution::kRandn, 3000, 96, 64, io::DType::BF16),
+                           "NUMERICS.md §2.4.3: expert weights [3, 32, 64], each expert quantized alone with its own amax");
   r.recipes.clear();
   r.c.inputs.at("x").shape = {3, 32, 64};
   r.c.params.set("experts", true);
@@ -193,4 +198,4 @@ void add_quantize_seeds(std::vector<CaseRecord>& out) {
   add_dequantize(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

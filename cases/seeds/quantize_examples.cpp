@@ -13,51 +13,77 @@
 #include "cases/seeds/seed_builders.h"
 #include "reference/profiles.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 // ---- §6.7-§6.9: one block of a worked example inside a 16x16 BF16 tensor ---------------------
 
 struct Example {
   const char* section;
-  std::uint32_t g;                         // global amax (also an element, and the override)
-  std::vector<std::uint32_t> block;        // the first elements of row 0 (the example's block)
-  std::uint32_t A;                         // the block amax (one of the block's elements)
+  std::uint32_t g;                            // global amax (also an element, and the override)
+  std::vector<std::uint32_t> block;           // the first elements of row 0 (the example's block)
+  std::uint32_t A;                            // the block amax (one of the block's elements)
   std::map<std::string, std::string> expect;  // profile -> what NUMERICS.md gives
   const char* what;
 };
 
 const std::vector<Example>& examples() {
   static const std::vector<Example> v = {
-      {"§6.7 Example A (§5.13)", 0x40BA0000, {0x3E780000, 0x3F5F0000}, 0x3F5F0000,
+      {"§6.7 Example A (§5.13)",
+       0x40BA0000,
+       {0x3E780000, 0x3F5F0000},
+       0x3F5F0000,
        {{"te", "scale 0x68, x=0x3E780000 -> y=1.75 (tie) -> code 0x4"},
-        {"te-2.13", "scale 0x68, code 0x4"}, {"te-2.13-1d", "scale 0x68, code 0x4"}, {"miles", "scale 0x68, code 0x4"},
-        {"vllm-emul", "scale 0x68, code 0x4"}, {"torchao", "scale 0x68, code 0x4"}, {"mslk", "scale 0x68, code 0x4"},
+        {"te-2.13", "scale 0x68, code 0x4"},
+        {"te-2.13-1d", "scale 0x68, code 0x4"},
+        {"miles", "scale 0x68, code 0x4"},
+        {"vllm-emul", "scale 0x68, code 0x4"},
+        {"torchao", "scale 0x68, code 0x4"},
+        {"mslk", "scale 0x68, code 0x4"},
         {"modelopt", "scale 0x68, y=0x3FDFFFFF -> code 0x3"}},
        "same scale byte, different code (encode chain)"},
-      {"§6.8 Example B (§5.4)", 0x40820000, {0x3EA40000, 0xBE280000, 0x3EC30000, 0x3E800000}, 0x3EC30000,
+      {"§6.8 Example B (§5.4)",
+       0x40820000,
+       {0x3EA40000, 0xBE280000, 0x3EC30000, 0x3E800000},
+       0x3EC30000,
        {{"te", "t=0x42280001 -> scale 0x63, codes 0x6 0xC 0x7 0x6"},
         {"te-2.13", "t=0x42280000 (tie) -> scale 0x62, codes 0x7 0xD 0x7 0x6"},
-        {"te-2.13-1d", "scale 0x62, codes 0x7 0xD 0x7 0x6"}, {"miles", "scale 0x62, codes 0x7 0xD 0x7 0x6"},
-        {"torchao", "scale 0x62, codes 0x7 0xD 0x7 0x6"}, {"modelopt", "t=0x4227FFFF -> scale 0x62, codes 0x7 0xD 0x7 0x6"},
-        {"mslk", "t=0x4227FFFF -> scale 0x62, codes 0x7 0xD 0x7 0x6"}, {"vllm-emul", "t=0x4227FFFF -> scale 0x62"}},
+        {"te-2.13-1d", "scale 0x62, codes 0x7 0xD 0x7 0x6"},
+        {"miles", "scale 0x62, codes 0x7 0xD 0x7 0x6"},
+        {"torchao", "scale 0x62, codes 0x7 0xD 0x7 0x6"},
+        {"modelopt", "t=0x4227FFFF -> scale 0x62, codes 0x7 0xD 0x7 0x6"},
+        {"mslk", "t=0x4227FFFF -> scale 0x62, codes 0x7 0xD 0x7 0x6"},
+        {"vllm-emul", "t=0x4227FFFF -> scale 0x62"}},
        "the scale byte differs (TE >= 2.14 vs every order that rounds A/6 first)"},
-      {"§6.9 Example C1", 0x40D50000, {0xBED50000, 0x3F330000}, 0x3F330000,
-       {{"te", "scale 0x64, y=0xC0600001 -> code 0xE"}, {"te-2.13", "scale 0x64, code 0xE"},
-        {"te-2.13-1d", "scale 0x64, code 0xE"}, {"miles", "scale 0x64, code 0xE"},
-        {"torchao", "scale 0x64, y=0xC05FFFFF -> code 0xD"}, {"mslk", "scale 0x64, code 0xD"},
-        {"modelopt", "scale 0x64, code 0xD"}, {"vllm-emul", "scale 0x64, code 0xD"}},
+      {"§6.9 Example C1",
+       0x40D50000,
+       {0xBED50000, 0x3F330000},
+       0x3F330000,
+       {{"te", "scale 0x64, y=0xC0600001 -> code 0xE"},
+        {"te-2.13", "scale 0x64, code 0xE"},
+        {"te-2.13-1d", "scale 0x64, code 0xE"},
+        {"miles", "scale 0x64, code 0xE"},
+        {"torchao", "scale 0x64, y=0xC05FFFFF -> code 0xD"},
+        {"mslk", "scale 0x64, code 0xD"},
+        {"modelopt", "scale 0x64, code 0xD"},
+        {"vllm-emul", "scale 0x64, code 0xD"}},
        "code flips in the other direction"},
-      {"§6.9 Example C2", 0x40E40000, {0x39E40000, 0x3A490000}, 0x3A490000,
-       {{"te", "scale 0x14, y=0x405FFFFF -> code 0x5"}, {"te-2.13", "scale 0x14, code 0x5"},
-        {"miles", "scale 0x14, code 0x5"}, {"modelopt", "scale 0x14, code 0x5"}, {"vllm-emul", "scale 0x14, code 0x5"},
-        {"torchao", "scale 0x14, y=0x40600000 (tie) -> code 0x6"}, {"mslk", "scale 0x14, code 0x6"},
+      {"§6.9 Example C2",
+       0x40E40000,
+       {0x39E40000, 0x3A490000},
+       0x3A490000,
+       {{"te", "scale 0x14, y=0x405FFFFF -> code 0x5"},
+        {"te-2.13", "scale 0x14, code 0x5"},
+        {"miles", "scale 0x14, code 0x5"},
+        {"modelopt", "scale 0x14, code 0x5"},
+        {"vllm-emul", "scale 0x14, code 0x5"},
+        {"torchao", "scale 0x14, y=0x40600000 (tie) -> code 0x6"},
+        {"mslk", "scale 0x14, code 0x6"},
         {"te-2.13-1d", "scale 0x14, RN(S/sf) -> code 0x6"}},
        "code flips in the other direction (tiny block)"},
   };
   return v;
 }
-
 
 // Each example under every profile for which NUMERICS.md gives the outcome.
 void add_examples(std::vector<CaseRecord>& out) {
@@ -90,18 +116,16 @@ void add_examples(std::vector<CaseRecord>& out) {
 void add_saturation_and_nan(std::vector<CaseRecord>& out) {
   // 32x32 BF16: tile (0,0) holds E2M1 grid points and ties with amax 6 (scale 0x7E, enc 1.0, so the
   // codes are e2m1(x)); tiles (0,1), (1,0), (1,1) have amaxes 3, 1.5, 0.75 (scales 0x76, 0x6E, 0x66).
-  static const std::uint32_t kGrid[] = {0x3F000000, 0x3F800000, 0x3FC00000, 0x40000000, 0x40400000, 0x40800000,
-                                        0x3E800000, 0x3F400000, 0x3FA00000, 0x3FE00000, 0x40200000, 0x40600000,
-                                        0x40A00000, 0x00000000};
+  static const std::uint32_t kGrid[] = {0x3F000000, 0x3F800000, 0x3FC00000, 0x40000000, 0x40400000, 0x40800000, 0x3E800000,
+                                        0x3F400000, 0x3FA00000, 0x3FE00000, 0x40200000, 0x40600000, 0x40A00000, 0x00000000};
   SplitMix64 rng(611);
   Grid g(32, 32);
   for (std::int64_t r = 0; r < 16; ++r)
-    for (std::int64_t c = 0; c < 16; ++c)
-      g.at(r, c) = kGrid[rng.below(std::size(kGrid))] | ((rng.next() & 1) ? 0x80000000u : 0u);
-  g.at(0, 0) = 0x40C00000;   // 6
-  g.at(0, 16) = 0x40400000;  // 3
-  g.at(16, 0) = 0x3FC00000;  // 1.5
-  g.at(16, 16) = 0x3F400000; // 0.75
+    for (std::int64_t c = 0; c < 16; ++c) g.at(r, c) = kGrid[rng.below(std::size(kGrid))] | ((rng.next() & 1) ? 0x80000000u : 0u);
+  g.at(0, 0) = 0x40C00000;    // 6
+  g.at(0, 16) = 0x40400000;   // 3
+  g.at(16, 0) = 0x3FC00000;   // 1.5
+  g.at(16, 16) = 0x3F400000;  // 0.75
   fill(g, rng, 0x40400000, 1, 16, 16, 32);
   fill(g, rng, 0x3FC00000, 17, 32, 0, 16);
   fill(g, rng, 0x3F400000, 17, 32, 16, 32);
@@ -221,4 +245,4 @@ void add_quantize_worked_examples(std::vector<CaseRecord>& out) {
   add_amax_overrides(out);
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

@@ -7,7 +7,7 @@
 #include "cases/quantize_case.h"
 #include "cases/registry.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 namespace {
 
 constexpr const char* kOrigin = "seed corpus";
@@ -86,4 +86,4 @@ CaseRecord op_case(std::string_view op, const std::string& profile, std::map<std
   return r;
 }
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

@@ -14,7 +14,7 @@
 #include "reference/arith.h"
 #include "reference/quantize.h"
 
-namespace nvfp4::seeds {
+namespace nvfp4::cases::seeds {
 
 // A matrix of binary32 bit patterns, written into a case as F32 (bits kept exactly, NaN
 // payloads included) or BF16 (the values must be BF16-exact: low 16 bits zero).
@@ -33,8 +33,7 @@ io::Tensor bf16_tensor(const Grid& g);
 std::uint32_t below(SplitMix64& rng, std::uint32_t limit_bits, int spread = 6);
 
 // Fills every element of rows [r0, r1) x cols [c0, c1) that is still +0 with values below limit.
-void fill(Grid& g, SplitMix64& rng, std::uint32_t limit_bits, std::int64_t r0, std::int64_t r1, std::int64_t c0,
-          std::int64_t c1);
+void fill(Grid& g, SplitMix64& rng, std::uint32_t limit_bits, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1);
 void fill_all(Grid& g, SplitMix64& rng, std::uint32_t limit_bits);
 
 io::Tensor random_bytes(std::int64_t rows, std::int64_t cols, std::uint64_t seed);
@@ -57,4 +56,4 @@ CaseRecord quantize_recipe_case(const Quant& q, const Recipe& rec, std::string n
 // A case of `op` (its profile parameter, where it has one, set to `profile`).
 CaseRecord op_case(std::string_view op, const std::string& profile, std::map<std::string, io::Tensor> inputs, std::string note);
 
-}  // namespace nvfp4::seeds
+}  // namespace nvfp4::cases::seeds

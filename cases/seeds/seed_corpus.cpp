@@ -2,19 +2,19 @@
 
 #include "cases/seeds/families.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 std::span<const SeedFamily> seed_families() {
   static const std::vector<SeedFamily> table = {
       {"quantize",
        seeds::add_quantize_seeds,
-       {{"quantize", {"compressed-tensors"},
+       {{"quantize",
+         {"compressed-tensors"},
          "no quantize seed case yet; adding one adds a file to corpora/seed (the campaigns draw it)"}}},
       {"amax",
        seeds::add_amax_seeds,
        {{"*",
-         {"te-2.13", "te-2.13-1d", "torchao", "torchao-1lvl", "mslk", "modelopt", "miles", "vllm-emul",
-          "compressed-tensors"},
+         {"te-2.13", "te-2.13-1d", "torchao", "torchao-1lvl", "mslk", "modelopt", "miles", "vllm-emul", "compressed-tensors"},
          "the amax operations read only the profile's NaN rule: te (IGNORE) and te-pyref (a propagating rule) stand "
          "for the others"}}},
       {"layout", seeds::add_layout_seeds, {}},
@@ -37,4 +37,4 @@ std::vector<CaseRecord> seed_corpus() {
   return out;
 }
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

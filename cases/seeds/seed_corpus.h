@@ -11,7 +11,7 @@
 
 #include "cases/case_io.h"
 
-namespace nvfp4 {
+namespace nvfp4::cases {
 
 // Profiles that an operation allows but none of its seed cases uses, and why.
 struct UnseededProfiles {
@@ -35,4 +35,4 @@ std::span<const SeedFamily> seed_families();
 // the NUMERICS.md section it exercises.
 std::vector<CaseRecord> seed_corpus();
 
-}  // namespace nvfp4
+}  // namespace nvfp4::cases

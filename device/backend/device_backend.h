@@ -21,12 +21,12 @@ int device_count();
 // One operation's kernels: uploads the case's inputs, poisons the outputs, launches, downloads.
 struct DeviceRow {
   std::string_view op;
-  TensorMap (*run)(const Case& c, cudaStream_t stream);
+  cases::TensorMap (*run)(const cases::Case& c, cudaStream_t stream);
 };
 // Every registry operation without a no_device_reason has a row (tests/registry_test.cpp).
 std::span<const DeviceRow> device_runners();
 
-class DeviceBackend : public Backend {
+class DeviceBackend : public cases::Backend {
  public:
   // Runs on GPU `device`; throws BackendUnavailable with device_unavailable_reason(), or when
   // there is no such GPU.
@@ -36,7 +36,7 @@ class DeviceBackend : public Backend {
   DeviceBackend& operator=(const DeviceBackend&) = delete;
 
   std::string_view name() const override { return "device"; }
-  TensorMap run(const Case& c) override;
+  cases::TensorMap run(const cases::Case& c) override;
 
  private:
   int device_ = 0;

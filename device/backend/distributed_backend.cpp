@@ -15,10 +15,10 @@
 
 namespace nvfp4::device {
 
-TensorMap amax_partial_case(const Case& c, cudaStream_t s) {
-  const ShardInput in = shard_input(c);
+cases::TensorMap amax_partial_case(const cases::Case& c, cudaStream_t s) {
+  const cases::ShardInput in = cases::shard_input(c);
   const std::int64_t tiles = (in.M / 16) * (in.K / 16);
-  const DeviceBuffer xs = upload(case_input(c, "xs"), s);
+  const DeviceBuffer xs = upload(cases::case_input(c, "xs"), s);
   DeviceBuffer tile_amax = poisoned(sizeof(float) * tiles, s), amax(sizeof(float), s);
   NVFP4_CUDA_CHECK(cudaMemsetAsync(amax.get(), 0, sizeof(float), s));  // the launcher's contract: +0 before
   PartialAmaxTask t;
@@ -29,20 +29,20 @@ TensorMap amax_partial_case(const Case& c, cudaStream_t s) {
   t.length = in.shard.length;
   t.tile_amax = tile_amax.get<float>();
   t.amax = amax.get<float>();
-  launch_amax_partial(TaskList<PartialAmaxTask>({t}, s), case_profile(c).amax, s);
-  TensorMap out;
+  launch_amax_partial(TaskList<PartialAmaxTask>({t}, s), cases::case_profile(c).amax, s);
+  cases::TensorMap out;
   out["tile_amax"] = download(tile_amax, io::DType::F32, {in.M / 16, in.K / 16}, s);
   out["amax"] = download(amax, io::DType::F32, {1}, s);
   return out;
 }
 
-TensorMap fused_scale_case(const Case& c, cudaStream_t s) {
-  const FusedScaleInput in = fused_scale_input(c);
-  const GlobalScaleRule rule = case_profile(c).gs;
+cases::TensorMap fused_scale_case(const cases::Case& c, cudaStream_t s) {
+  const cases::FusedScaleInput in = cases::fused_scale_input(c);
+  const GlobalScaleRule rule = cases::case_profile(c).gs;
   validate_distributed_scale_rule(c.op, rule);
   const std::int64_t tr = std::int64_t(in.tile_amax.shape(0)), tc = std::int64_t(in.tile_amax.shape(1));
   const std::int64_t rows = scale_rows(16 * tr), cols = scale_cols(16 * tc);
-  const DeviceBuffer tile_amax = upload(case_input(c, "tile_amax"), s), amax = upload(case_input(c, "amax"), s);
+  const DeviceBuffer tile_amax = upload(cases::case_input(c, "tile_amax"), s), amax = upload(cases::case_input(c, "amax"), s);
   DeviceBuffer tile_scale = poisoned(sizeof(float) * tr * tc, s), scale = poisoned(rows * cols, s),
                S = poisoned(sizeof(float), s);
   FusedScaleTask t;
@@ -54,18 +54,18 @@ TensorMap fused_scale_case(const Case& c, cudaStream_t s) {
   t.scale = scale.get<std::uint8_t>();
   t.encode_scale = S.get<float>();
   launch_fused_scale_2d(TaskList<FusedScaleTask>({t}, s), rule, s);
-  TensorMap out;
+  cases::TensorMap out;
   out["tile_scale"] = download(tile_scale, io::DType::F32, {tr, tc}, s);
   out["scale"] = download(scale, io::DType::U8, {rows, cols}, s);
-  out["amax"] = case_input(c, "amax");  // amax_row = g, passed through
+  out["amax"] = cases::case_input(c, "amax");  // amax_row = g, passed through
   out["global_scale"] = download(S, io::DType::F32, {1}, s);
   return out;
 }
 
-TensorMap partial_cast_case(const Case& c, cudaStream_t s) {
-  const PartialCastInput in = partial_cast_input(c);
-  const DeviceBuffer xs = upload(case_input(c, "xs"), s), tile_scale = upload(case_input(c, "tile_scale"), s),
-                     S = upload(case_input(c, "global_scale"), s), data = upload(case_input(c, "data"), s);
+cases::TensorMap partial_cast_case(const cases::Case& c, cudaStream_t s) {
+  const cases::PartialCastInput in = cases::partial_cast_input(c);
+  const DeviceBuffer xs = upload(cases::case_input(c, "xs"), s), tile_scale = upload(cases::case_input(c, "tile_scale"), s),
+                     S = upload(cases::case_input(c, "global_scale"), s), data = upload(cases::case_input(c, "data"), s);
   PartialCastTask t;
   t.xs = xs.get<std::uint16_t>();
   t.M = in.shard.M;
@@ -77,16 +77,16 @@ TensorMap partial_cast_case(const Case& c, cudaStream_t s) {
   t.dst = data.get<std::uint8_t>();
   t.whole_tensor = in.target == CastTarget::kWholeTensor;
   launch_partial_cast_2d(TaskList<PartialCastTask>({t}, s), s);
-  TensorMap out;
-  out["data"] = partial_cast_output(in, data.download(s));
+  cases::TensorMap out;
+  out["data"] = cases::partial_cast_output(in, data.download(s));
   return out;
 }
 
 // R ranks on one GPU: each RankFlow reads its slice of the concatenated master weights; the MAX
 // all-reduce and the all-gather are simulated with host and device copies.
-TensorMap master_weights_case(const Case& c, cudaStream_t s) {
-  const MasterWeightsInput in = master_weights_input(c);
-  const Profile& profile = case_profile(c);
+cases::TensorMap master_weights_case(const cases::Case& c, cudaStream_t s) {
+  const cases::MasterWeightsInput in = cases::master_weights_input(c);
+  const Profile& profile = cases::case_profile(c);
   validate_flow_profile(c.op, profile);
   std::vector<WeightShape> shapes;
   std::vector<float> concatenated;
@@ -114,12 +114,12 @@ TensorMap master_weights_case(const Case& c, cudaStream_t s) {
   DeviceBuffer chunks = poisoned(std::size_t(pitch) * ranks.size(), s);
   for (std::size_t rho = 0; rho < ranks.size(); ++rho) {
     ranks[rho].scale_and_cast(s);
-    NVFP4_CUDA_CHECK(cudaMemcpyAsync(chunks.get<std::uint8_t>() + rho * pitch, ranks[rho].cast_buffer(), pitch,
-                                     cudaMemcpyDeviceToDevice, s));
+    NVFP4_CUDA_CHECK(
+        cudaMemcpyAsync(chunks.get<std::uint8_t>() + rho * pitch, ranks[rho].cast_buffer(), pitch, cudaMemcpyDeviceToDevice, s));
   }
   // Every rank assembles the same result; the last one's is returned, the others must agree.
   for (RankFlow& r : ranks) r.gather_and_transpose(chunks.get<std::uint8_t>(), in.ranks, s);
-  TensorMap out;
+  cases::TensorMap out;
   const RankFlow& last = ranks.back();
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const auto [M, K] = shapes[i];

@@ -9,9 +9,9 @@
 
 namespace nvfp4::device {
 
-TensorMap amax_partial_case(const Case& c, cudaStream_t s);
-TensorMap fused_scale_case(const Case& c, cudaStream_t s);
-TensorMap partial_cast_case(const Case& c, cudaStream_t s);
-TensorMap master_weights_case(const Case& c, cudaStream_t s);
+cases::TensorMap amax_partial_case(const cases::Case& c, cudaStream_t s);
+cases::TensorMap fused_scale_case(const cases::Case& c, cudaStream_t s);
+cases::TensorMap partial_cast_case(const cases::Case& c, cudaStream_t s);
+cases::TensorMap master_weights_case(const cases::Case& c, cudaStream_t s);
 
 }  // namespace nvfp4::device

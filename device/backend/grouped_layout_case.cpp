@@ -26,20 +26,21 @@ GroupBlock block_of(GroupAxis axis, std::int64_t first, std::int64_t size, std::
 
 }  // namespace
 
-TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
+cases::TensorMap grouped_layout_case(const cases::Case& c, cudaStream_t s, bool swizzle) {
   const std::string_view op = c.op;
   const GroupAxis axis = c.params.text("axis") == "inner" ? GroupAxis::kInner : GroupAxis::kOuter;
   const std::vector<std::int64_t>& sizes = c.params.integers("group_sizes");
   const std::int64_t total = std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0));
   check_groups(op, sizes, total);
-  const io::Tensor& in = case_input(c, "scale");
+  const io::Tensor& in = cases::case_input(c, "scale");
   io::require_dtype(in, io::DType::U8, op, "scale");
   std::int64_t rows, cols;  // the whole compact matrix
   if (swizzle) {
     io::require_rank(in, 2, op, "scale");
     rows = in.shape[0];
     cols = in.shape[1];
-    if (!grouped_compact_fits(axis, sizes, rows, cols)) fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], which does not hold groups of {} in all", rows, cols, total);
+    if (!grouped_compact_fits(axis, sizes, rows, cols))
+      fail(op, ErrorCode::E_SCALE_SHAPE, "scale is [{}, {}], which does not hold groups of {} in all", rows, cols, total);
   } else {
     io::require_rank(in, 1, op, "scale");
     const std::int64_t extent = c.params.integer("extent");
@@ -50,7 +51,8 @@ TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
   }
   const std::int64_t grouped = grouped_bytes(axis, sizes, rows, cols);
   if (!swizzle && grouped != in.numel())
-    fail(op, ErrorCode::E_SCALE_SHAPE, "{} bytes; these groups and extent {} take {}", in.numel(), c.params.integer("extent"), grouped);
+    fail(op, ErrorCode::E_SCALE_SHAPE, "{} bytes; these groups and extent {} take {}", in.numel(), c.params.integer("extent"),
+         grouped);
 
   const DeviceBuffer src = upload(in, s);
   DeviceBuffer result = poisoned(std::size_t(swizzle ? grouped : rows * cols), s);
@@ -65,20 +67,20 @@ TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle) {
       std::uint8_t* const origin = compact + b.row0 * cols + b.col0;
       if (swizzle) {
         NVFP4_CUDA_CHECK(cudaMemsetAsync(block.get(), 0, std::size_t(b.g_rows * b.g_cols), s));
-        NVFP4_CUDA_CHECK(cudaMemcpy2DAsync(block.get(), std::size_t(b.g_cols), origin, std::size_t(cols), std::size_t(b.used_cols),
-                                           std::size_t(b.used_rows), cudaMemcpyDeviceToDevice, s));
+        NVFP4_CUDA_CHECK(cudaMemcpy2DAsync(block.get(), std::size_t(b.g_cols), origin, std::size_t(cols),
+                                           std::size_t(b.used_cols), std::size_t(b.used_rows), cudaMemcpyDeviceToDevice, s));
         launch_swizzle_scales(block.get<std::uint8_t>(), b.g_rows, b.g_cols, grouped_buffer + offset, s);
       } else {
         launch_unswizzle_scales(grouped_buffer + offset, b.g_rows, b.g_cols, block.get<std::uint8_t>(), s);
-        NVFP4_CUDA_CHECK(cudaMemcpy2DAsync(origin, std::size_t(cols), block.get(), std::size_t(b.g_cols), std::size_t(b.used_cols),
-                                           std::size_t(b.used_rows), cudaMemcpyDeviceToDevice, s));
+        NVFP4_CUDA_CHECK(cudaMemcpy2DAsync(origin, std::size_t(cols), block.get(), std::size_t(b.g_cols),
+                                           std::size_t(b.used_cols), std::size_t(b.used_rows), cudaMemcpyDeviceToDevice, s));
       }
       NVFP4_CUDA_CHECK(cudaStreamSynchronize(s));  // the block buffer is freed at the end of this iteration
     }
     first += size;
     offset += b.g_rows * b.g_cols;
   }
-  TensorMap out;
+  cases::TensorMap out;
   out["scale"] = swizzle ? download(result, io::DType::U8, {grouped}, s) : download(result, io::DType::U8, {rows, cols}, s);
   return out;
 }

@@ -9,6 +9,6 @@
 namespace nvfp4::device {
 
 // grouped_swizzle (swizzle = true) and grouped_unswizzle cases.
-TensorMap grouped_layout_case(const Case& c, cudaStream_t s, bool swizzle);
+cases::TensorMap grouped_layout_case(const cases::Case& c, cudaStream_t s, bool swizzle);
 
 }  // namespace nvfp4::device

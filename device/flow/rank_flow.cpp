@@ -24,8 +24,8 @@ std::vector<std::int64_t> prefix_sums(const std::vector<WeightShape>& shapes, F&
 
 }  // namespace
 
-RankFlow::RankFlow(std::vector<WeightShape> shapes, const RankRange& range, const float* master,
-                   std::int64_t chunk_pitch, const Profile& profile, std::optional<cudaStream_t> stream)
+RankFlow::RankFlow(std::vector<WeightShape> shapes, const RankRange& range, const float* master, std::int64_t chunk_pitch,
+                   const Profile& profile, std::optional<cudaStream_t> stream)
     : shapes_(std::move(shapes)), range_(range), master_(master), pitch_(chunk_pitch), profile_(profile) {
   validate_flow_profile(kOp, profile_);
   std::vector<std::int64_t> elements;
@@ -36,8 +36,8 @@ RankFlow::RankFlow(std::vector<WeightShape> shapes, const RankRange& range, cons
   offsets_ = weight_offsets(elements);
   total_ = offsets_.back();
   if (range_.begin < 0 || range_.begin > range_.end || range_.end > total_)
-    fail(kOp, ErrorCode::E_SHARD, "range [{}, {}) is not inside the {} elements of the weights", range_.begin,
-         range_.end, total_);
+    fail(kOp, ErrorCode::E_SHARD, "range [{}, {}) is not inside the {} elements of the weights", range_.begin, range_.end,
+         total_);
   if (pitch_ < range_.buffer_bytes())
     fail(kOp, ErrorCode::E_SHARD, "chunk pitch {} is below the rank's {} bytes", pitch_, range_.buffer_bytes());
 
@@ -57,7 +57,8 @@ RankFlow::RankFlow(std::vector<WeightShape> shapes, const RankRange& range, cons
   scale_ = allocate(std::size_t(scale_offsets_.back()), stream);
   data_t_ = allocate(std::size_t(total_ / 2), stream);
   scale_t_ = allocate(std::size_t(scale_t_offsets_.back()), stream);
-  for (DeviceBuffer* b : {&tile_scale_, &encode_scale_, &data_, &scale_, &data_t_, &scale_t_}) b->poison(stream.value_or(nullptr));
+  for (DeviceBuffer* b : {&tile_scale_, &encode_scale_, &data_, &scale_, &data_t_, &scale_t_})
+    b->poison(stream.value_or(nullptr));
   // The caller's stream may not be ordered after stream 0.
   if (!stream) NVFP4_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 
@@ -69,8 +70,8 @@ RankFlow::RankFlow(std::vector<WeightShape> shapes, const RankRange& range, cons
   for (const ShardPiece& p : rank_pieces(elements, range_)) {
     const WeightShape& w = shapes_[p.weight];
     const std::uint16_t* xs = bf16_.get<std::uint16_t>() + (offsets_[p.weight] + p.shard.start - range_.begin);
-    amax_tasks.push_back({xs, w.M, w.K, p.shard.start, p.shard.length, arena + tile_offsets_[p.weight],
-                          arena + tiles + std::int64_t(p.weight)});
+    amax_tasks.push_back(
+        {xs, w.M, w.K, p.shard.start, p.shard.length, arena + tile_offsets_[p.weight], arena + tiles + std::int64_t(p.weight)});
     cast_tasks.push_back({xs, w.M, w.K, p.shard.start, p.shard.length, P + tile_offsets_[p.weight], S + p.weight,
                           chunk_.get<std::uint8_t>() + p.buffer_offset, false});
   }
@@ -104,14 +105,13 @@ void RankFlow::scale_and_cast(cudaStream_t stream) {
   launch_partial_cast_2d(*cast_tasks_, stream);
 }
 
-void RankFlow::gather_and_transpose(const std::uint8_t* chunks, const std::vector<RankRange>& ranks,
-                                    cudaStream_t stream) {
+void RankFlow::gather_and_transpose(const std::uint8_t* chunks, const std::vector<RankRange>& ranks, cudaStream_t stream) {
   if (ranks.empty() || ranks.front().begin != 0 || ranks.back().end != total_)
     fail(kOp, ErrorCode::E_SHARD, "the ranks' ranges do not cover the {} elements of the weights", total_);
   for (std::size_t rho = 0; rho < ranks.size(); ++rho)
     if (ranks[rho].buffer_bytes() > pitch_)
-      fail(kOp, ErrorCode::E_SHARD, "rank {} holds {} bytes, more than the chunk pitch {}", rho,
-           ranks[rho].buffer_bytes(), pitch_);
+      fail(kOp, ErrorCode::E_SHARD, "rank {} holds {} bytes, more than the chunk pitch {}", rho, ranks[rho].buffer_bytes(),
+           pitch_);
   launch_gather_nibbles(chunks, pitch_, ranks, data_.get<std::uint8_t>(), stream);
   launch_transpose_packed(*transpose_packed_tasks_, stream);
   launch_transpose_scales_2d(*transpose_scales_tasks_, stream);
@@ -124,9 +124,7 @@ std::size_t RankFlow::weight(std::size_t i) const {
 const std::uint8_t* RankFlow::data(std::size_t i) const { return data_.get<std::uint8_t>() + offsets_[weight(i)] / 2; }
 const std::uint8_t* RankFlow::scale(std::size_t i) const { return scale_.get<std::uint8_t>() + scale_offsets_[weight(i)]; }
 const std::uint8_t* RankFlow::data_t(std::size_t i) const { return data_t_.get<std::uint8_t>() + offsets_[weight(i)] / 2; }
-const std::uint8_t* RankFlow::scale_t(std::size_t i) const {
-  return scale_t_.get<std::uint8_t>() + scale_t_offsets_[weight(i)];
-}
+const std::uint8_t* RankFlow::scale_t(std::size_t i) const { return scale_t_.get<std::uint8_t>() + scale_t_offsets_[weight(i)]; }
 const float* RankFlow::amax(std::size_t i) const { return amax_.get<float>() + tile_offsets_.back() + weight(i); }
 
 }  // namespace nvfp4::device

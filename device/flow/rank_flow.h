@@ -75,9 +75,9 @@ class RankFlow {
   const float* master_;
   std::int64_t pitch_;
   Profile profile_;
-  std::int64_t total_ = 0;                  // elements of all weights
-  std::vector<std::int64_t> offsets_;       // flat start of each weight (elements), total last
-  std::vector<std::int64_t> tile_offsets_;  // start of each weight's tiles in the arena (floats)
+  std::int64_t total_ = 0;                                     // elements of all weights
+  std::vector<std::int64_t> offsets_;                          // flat start of each weight (elements), total last
+  std::vector<std::int64_t> tile_offsets_;                     // start of each weight's tiles in the arena (floats)
   std::vector<std::int64_t> scale_offsets_, scale_t_offsets_;  // bytes
   std::int64_t amax_floats_ = 0;
   DeviceBuffer bf16_, amax_, tile_scale_, encode_scale_, chunk_, data_, scale_, data_t_, scale_t_;

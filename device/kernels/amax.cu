@@ -27,7 +27,8 @@ __global__ void amax_global_kernel(const T* __restrict__ x, std::int64_t n, Amax
   for (; v + (kUnroll - 1) * stride < vectors; v += kUnroll * stride) {
     alignas(16) T e[kUnroll][kVec];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) *reinterpret_cast<uint4*>(e[u]) = __ldcs(reinterpret_cast<const uint4*>(x + (v + u * stride) * kVec));
+    for (int u = 0; u < kUnroll; ++u)
+      *reinterpret_cast<uint4*>(e[u]) = __ldcs(reinterpret_cast<const uint4*>(x + (v + u * stride) * kVec));
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
@@ -64,8 +65,8 @@ __global__ void amax_cols_kernel(const T* __restrict__ x, std::int64_t M, std::i
 
 // One thread per block of bh x bw elements; out is [M/bh, K/bw].
 template <class T>
-__global__ void amax_blocks_kernel(const T* __restrict__ x, std::int64_t M, std::int64_t K, int bh, int bw,
-                                   AmaxRule rule, float* out) {
+__global__ void amax_blocks_kernel(const T* __restrict__ x, std::int64_t M, std::int64_t K, int bh, int bw, AmaxRule rule,
+                                   float* out) {
   const std::int64_t cols = K / bw, n = (M / bh) * cols;
   const std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (e >= n) return;
@@ -111,8 +112,8 @@ void launch_amax_cols(const void* x, InputType type, std::int64_t M, std::int64_
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
-void launch_amax_blocks(const void* x, InputType type, std::int64_t M, std::int64_t K, AmaxBlock block, AmaxRule rule,
-                        float* out, cudaStream_t stream) {
+void launch_amax_blocks(const void* x, InputType type, std::int64_t M, std::int64_t K, AmaxBlock block, AmaxRule rule, float* out,
+                        cudaStream_t stream) {
   const int bh = block == AmaxBlock::k1x16 ? 1 : 16, bw = block == AmaxBlock::k16x1 ? 1 : 16;
   const std::int64_t n = (M / bh) * (K / bw);
   if (n == 0) return;

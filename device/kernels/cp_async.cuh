@@ -17,8 +17,7 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
 
 // The same, or 16 zero bytes without reading `src` when `inside` is false (edges of a tensor).
 __device__ __forceinline__ void cp_async16_or_zero(void* dst, const void* src, bool inside) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
-               "r"(inside ? 16 : 0)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(inside ? 16 : 0)
                : "memory");
 }
 

@@ -25,8 +25,8 @@ constexpr int kThreadsPerBlock = sizeof(Out) == 4 ? 4 : 1;
 
 template <class Out, bool kTe>
 __global__ void dequantize_kernel(const std::uint8_t* __restrict__ data, const std::uint8_t* __restrict__ scale,
-                                  const float* __restrict__ amax, std::int64_t amax_count, std::int64_t M,
-                                  std::int64_t K, Profile runtime_profile, Out* __restrict__ out) {
+                                  const float* __restrict__ amax, std::int64_t amax_count, std::int64_t M, std::int64_t K,
+                                  Profile runtime_profile, Out* __restrict__ out) {
   constexpr int kParts = kThreadsPerBlock<Out>, kPerThread = 16 / kParts;
   constexpr int kPerWord = 4 / sizeof(Out), kWords = kPerThread / kPerWord;  // outputs per 32-bit word
   const Profile p = kernel_knobs<kTe>(runtime_profile);
@@ -73,8 +73,7 @@ __global__ void dequantize_kernel(const std::uint8_t* __restrict__ data, const s
 }  // namespace
 
 void launch_dequantize(const std::uint8_t* data, const std::uint8_t* scale, const float* amax, std::int64_t amax_count,
-                       std::int64_t M, std::int64_t K, const Profile& profile, OutputType type, void* out,
-                       cudaStream_t stream) {
+                       std::int64_t M, std::int64_t K, const Profile& profile, OutputType type, void* out, cudaStream_t stream) {
   const std::int64_t n = M * (K / 16);
   if (n == 0) return;
   auto launch = [&](auto* typed_out) {
@@ -85,9 +84,15 @@ void launch_dequantize(const std::uint8_t* data, const std::uint8_t* scale, cons
     });
   };
   switch (type) {
-    case OutputType::F32: launch(static_cast<float*>(out)); break;
-    case OutputType::BF16: launch(static_cast<Bf16*>(out)); break;
-    case OutputType::F16: launch(static_cast<Half*>(out)); break;
+    case OutputType::F32:
+      launch(static_cast<float*>(out));
+      break;
+    case OutputType::BF16:
+      launch(static_cast<Bf16*>(out));
+      break;
+    case OutputType::F16:
+      launch(static_cast<Half*>(out));
+      break;
   }
   NVFP4_CUDA_CHECK_LAUNCH();
 }

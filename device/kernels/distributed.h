@@ -45,8 +45,8 @@ class TaskList {
 struct PartialAmaxTask {
   const std::uint16_t* xs = nullptr;  // BF16 shard values, xs[i] = W.flat[start + i]
   std::int64_t M = 0, K = 0, start = 0, length = 0;
-  float* tile_amax = nullptr;         // [M/16, K/16]: every tile written, +0 where the shard owns nothing
-  float* amax = nullptr;              // [1]: must hold +0 before the launch; the shard amax is combined in
+  float* tile_amax = nullptr;  // [M/16, K/16]: every tile written, +0 where the shard owns nothing
+  float* amax = nullptr;       // [1]: must hold +0 before the launch; the shard amax is combined in
 };
 // Tasks may share `amax` (it receives the max of their shard amaxes), not `tile_amax`.
 void launch_amax_partial(const TaskList<PartialAmaxTask>& list, AmaxRule rule, cudaStream_t stream);
@@ -56,9 +56,9 @@ struct FusedScaleTask {
   const float* tile_amax = nullptr;  // [M/16, K/16], all-reduced
   const float* amax = nullptr;       // [1], all-reduced global amax g
   std::int64_t M = 0, K = 0;
-  float* tile_scale = nullptr;       // P [M/16, K/16]
-  std::uint8_t* scale = nullptr;     // compact rowwise [roundup(M,128), roundup(K/16,4)], padding 0x00; 4-byte aligned
-  float* encode_scale = nullptr;     // [1]: S
+  float* tile_scale = nullptr;    // P [M/16, K/16]
+  std::uint8_t* scale = nullptr;  // compact rowwise [roundup(M,128), roundup(K/16,4)], padding 0x00; 4-byte aligned
+  float* encode_scale = nullptr;  // [1]: S
 };
 void launch_fused_scale_2d(const TaskList<FusedScaleTask>& list, GlobalScaleRule rule, cudaStream_t stream);
 
@@ -66,9 +66,9 @@ void launch_fused_scale_2d(const TaskList<FusedScaleTask>& list, GlobalScaleRule
 struct PartialCastTask {
   const std::uint16_t* xs = nullptr;  // BF16 shard values
   std::int64_t M = 0, K = 0, start = 0, length = 0;
-  const float* tile_scale = nullptr;  // P
+  const float* tile_scale = nullptr;    // P
   const float* encode_scale = nullptr;  // S
-  std::uint8_t* dst = nullptr;  // shard-local bytes [start/2, (start+length+1)/2), or the whole [M, K/2]
+  std::uint8_t* dst = nullptr;          // shard-local bytes [start/2, (start+length+1)/2), or the whole [M, K/2]
   bool whole_tensor = false;
 };
 // Writes exactly the nibbles of owned elements; the other nibble of a boundary byte is kept (a
@@ -80,14 +80,14 @@ void launch_partial_cast_2d(const TaskList<PartialCastTask>& list, cudaStream_t 
 struct TransposePackedTask {
   const std::uint8_t* in = nullptr;  // [M, K/2]
   std::int64_t M = 0, K = 0;
-  std::uint8_t* out = nullptr;       // [K, M/2]
+  std::uint8_t* out = nullptr;  // [K, M/2]
 };
 void launch_transpose_packed(const TaskList<TransposePackedTask>& list, cudaStream_t stream);
 
 struct TransposeScalesTask {
   const std::uint8_t* in = nullptr;  // 2D rowwise compact scales of an [M, K] tensor
   std::int64_t M = 0, K = 0;
-  std::uint8_t* out = nullptr;       // columnwise compact scales, padding 0x00; 4-byte aligned
+  std::uint8_t* out = nullptr;  // columnwise compact scales, padding 0x00; 4-byte aligned
 };
 void launch_transpose_scales_2d(const TaskList<TransposeScalesTask>& list, cudaStream_t stream);
 

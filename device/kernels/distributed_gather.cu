@@ -16,8 +16,8 @@ namespace {
 
 constexpr int kRoundElems = 8;  // per thread: two 16-byte loads, one 16-byte store
 
-__global__ void __launch_bounds__(kThreads) round_to_bf16_kernel(const float* __restrict__ in, std::int64_t n,
-                                                                 std::uint16_t* __restrict__ out, bool vectors) {
+__global__ void __launch_bounds__(kThreads)
+    round_to_bf16_kernel(const float* __restrict__ in, std::int64_t n, std::uint16_t* __restrict__ out, bool vectors) {
   const std::int64_t i = (std::int64_t(blockIdx.x) * kThreads + threadIdx.x) * kRoundElems;
   if (vectors && i + kRoundElems <= n) {
     const float4 a = __ldcs(reinterpret_cast<const float4*>(in + i)), b = __ldcs(reinterpret_cast<const float4*>(in + i + 4));
@@ -52,8 +52,10 @@ __global__ void __launch_bounds__(kThreads) gather_nibbles_kernel(GatherArgs a) 
     int lo = 0, hi = a.ranks - 1;
     while (lo < hi) {
       const int mid = (lo + hi + 1) / 2;
-      if (bound[mid] <= e) lo = mid;
-      else hi = mid - 1;
+      if (bound[mid] <= e)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     return lo;
   };

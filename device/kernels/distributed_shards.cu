@@ -38,8 +38,8 @@ __device__ __forceinline__ Segment segment(const BandPos& pos, std::int64_t K, i
 // Segment [e0, e0 + 16) of a shard (xs[i] = W.flat[start + i]) as 8 words of two BF16 values,
 // element e0 + 2j in the low half of word j. Elements outside the shard read as +0, which no amax
 // and no stored nibble sees.
-__device__ __forceinline__ void load_segment(const std::uint16_t* xs, std::int64_t start, std::int64_t length,
-                                             std::int64_t e0, std::uint32_t (&w)[8]) {
+__device__ __forceinline__ void load_segment(const std::uint16_t* xs, std::int64_t start, std::int64_t length, std::int64_t e0,
+                                             std::uint32_t (&w)[8]) {
   const std::int64_t i0 = e0 - start;
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(xs);
   if (i0 >= 0 && i0 + 16 <= length && vectors_inside(bytes + 2 * i0, 32, bytes, 2 * length)) {
@@ -73,8 +73,8 @@ __global__ void __launch_bounds__(kThreads) amax_partial_kernel(Table<PartialAma
   if (cta < p.head || cta >= p.head + band_ctas) {
     // Tile rows above or below the shard own nothing: +0.
     const bool above = cta < p.head;
-    const std::int64_t first = above ? cta * kZeroTiles
-                                     : (p.bands.first + p.bands.rows) * tc + (cta - p.head - band_ctas) * kZeroTiles;
+    const std::int64_t first =
+        above ? cta * kZeroTiles : (p.bands.first + p.bands.rows) * tc + (cta - p.head - band_ctas) * kZeroTiles;
     const std::int64_t end = above ? p.bands.first * tc : t.M / 16 * tc;
     for (std::int64_t i = first + threadIdx.x; i < first + kZeroTiles && i < end; i += kThreads) t.tile_amax[i] = 0.0f;
     return;
@@ -169,8 +169,7 @@ __device__ void store_owned_nibbles(std::uint8_t* dst, std::int64_t byte0, const
 __device__ __forceinline__ void encode_segment(const std::uint32_t (&w)[8], float enc, std::uint32_t (&codes)[2]) {
   codes[0] = codes[1] = 0;
 #pragma unroll
-  for (int i = 0; i < 16; ++i)
-    codes[i / 8] |= std::uint32_t(e2m1_hw_by_table(mul_rn(segment_value(w, i), enc))) << (4 * (i % 8));
+  for (int i = 0; i < 16; ++i) codes[i / 8] |= std::uint32_t(e2m1_hw_by_table(mul_rn(segment_value(w, i), enc))) << (4 * (i % 8));
 }
 
 __global__ void __launch_bounds__(kThreads) partial_cast_kernel(Table<PartialCastTask> table) {
@@ -200,8 +199,10 @@ __global__ void __launch_bounds__(kThreads) partial_cast_kernel(Table<PartialCas
     std::uint32_t codes[2];
     encode_segment(w[u], enc[threadIdx.x % 16 + 16 * u], codes);
     const std::int64_t byte0 = t.whole_tensor ? e0[u] >> 1 : shard_local_byte(e0[u], t.start);
-    if (e0[u] >= t.start && e0[u] + 16 <= end) store_unaligned<2>(t.dst + byte0, codes);
-    else store_owned_nibbles(t.dst, byte0, codes, e0[u], t.start, end);
+    if (e0[u] >= t.start && e0[u] + 16 <= end)
+      store_unaligned<2>(t.dst + byte0, codes);
+    else
+      store_owned_nibbles(t.dst, byte0, codes, e0[u], t.start, end);
   }
 }
 
@@ -211,7 +212,7 @@ void tables::prepare_partial_cast() { prepare_e2m1_codes(); }
 
 void launch_amax_partial(const TaskList<PartialAmaxTask>& list, AmaxRule rule, cudaStream_t stream) {
   launch_list(list, rule == AmaxRule::IGNORE ? amax_partial_kernel<AmaxRule::IGNORE> : amax_partial_kernel<AmaxRule::PROPAGATE>,
-         stream);
+              stream);
 }
 
 void launch_fused_scale_2d(const TaskList<FusedScaleTask>& list, GlobalScaleRule rule, cudaStream_t stream) {

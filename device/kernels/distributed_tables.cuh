@@ -76,7 +76,7 @@ struct Plan<TransposeScalesTask> {
   std::int64_t ctas = 0;
 };
 
-constexpr int kTpTile = 256;         // transpose_packed: elements of M and of K per CTA
+constexpr int kTpTile = 256;  // transpose_packed: elements of M and of K per CTA
 // transpose_scales_2d: 64 row groups x 16 block columns (256 output rows) per CTA; 64 block columns
 // gave an 8192² tensor only 64 CTAs for 132 SMs (10 % of copy bandwidth).
 constexpr int kTsI = 64, kTsJ = 16;
@@ -140,8 +140,10 @@ __device__ Slot<Task> locate(const Table<Task>& t) {
   int lo = 0, hi = t.count - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
-    if (__ldg(t.first_cta + mid) <= b) lo = mid;
-    else hi = mid - 1;
+    if (__ldg(t.first_cta + mid) <= b)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return {t.tasks[lo], t.plans[lo], b - __ldg(t.first_cta + lo)};
 }

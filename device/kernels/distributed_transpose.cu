@@ -50,17 +50,32 @@ __device__ __forceinline__ int tile_offset(int row, int byte) {
 
 template <int W>
 struct Access;  // the type of a W-byte access
-template <> struct Access<16> { using type = uint4; };
-template <> struct Access<8> { using type = uint2; };
-template <> struct Access<4> { using type = std::uint32_t; };
-template <> struct Access<2> { using type = std::uint16_t; };
-template <> struct Access<1> { using type = std::uint8_t; };
+template <>
+struct Access<16> {
+  using type = uint4;
+};
+template <>
+struct Access<8> {
+  using type = uint2;
+};
+template <>
+struct Access<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct Access<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct Access<1> {
+  using type = std::uint8_t;
+};
 
 // Rows [0, 256) x bytes [0, 128) of the tile <-> global rows `pitch` bytes apart, of which `rows`
 // x `row_bytes` exist (W divides pitch, row_bytes and the pointer: accesses never straddle).
 template <int W, bool kIn>
-__device__ __forceinline__ void move_rows(std::uint8_t* tile, std::uint8_t* global, std::int64_t pitch,
-                                          std::int64_t rows, std::int64_t row_bytes) {
+__device__ __forceinline__ void move_rows(std::uint8_t* tile, std::uint8_t* global, std::int64_t pitch, std::int64_t rows,
+                                          std::int64_t row_bytes) {
   using V = typename Access<W>::type;
   constexpr int kPerRow = kTpRowBytes / W, kRowsPerPass = kThreads / kPerRow, kPasses = kTpTile / kRowsPerPass;
   const int c = threadIdx.x % kPerRow * W;
@@ -70,8 +85,10 @@ __device__ __forceinline__ void move_rows(std::uint8_t* tile, std::uint8_t* glob
     V& s = *reinterpret_cast<V*>(tile + tile_offset(r, c));
     V* g = reinterpret_cast<V*>(global + r * pitch + c);
     const bool inside = r < rows && c < row_bytes;
-    if (kIn) s = inside ? __ldcs(g) : V{};
-    else if (inside) __stcs(g, s);
+    if (kIn)
+      s = inside ? __ldcs(g) : V{};
+    else if (inside)
+      __stcs(g, s);
   }
 }
 
@@ -79,11 +96,16 @@ template <bool kIn>
 __device__ void move_tile(int width, std::uint8_t* tile, std::uint8_t* global, std::int64_t pitch, std::int64_t rows,
                           std::int64_t row_bytes) {
   switch (width) {  // the same for every thread of a task
-    case 16: return move_rows<16, kIn>(tile, global, pitch, rows, row_bytes);
-    case 8: return move_rows<8, kIn>(tile, global, pitch, rows, row_bytes);
-    case 4: return move_rows<4, kIn>(tile, global, pitch, rows, row_bytes);
-    case 2: return move_rows<2, kIn>(tile, global, pitch, rows, row_bytes);
-    default: return move_rows<1, kIn>(tile, global, pitch, rows, row_bytes);
+    case 16:
+      return move_rows<16, kIn>(tile, global, pitch, rows, row_bytes);
+    case 8:
+      return move_rows<8, kIn>(tile, global, pitch, rows, row_bytes);
+    case 4:
+      return move_rows<4, kIn>(tile, global, pitch, rows, row_bytes);
+    case 2:
+      return move_rows<2, kIn>(tile, global, pitch, rows, row_bytes);
+    default:
+      return move_rows<1, kIn>(tile, global, pitch, rows, row_bytes);
   }
 }
 
@@ -104,14 +126,16 @@ __global__ void __launch_bounds__(kThreads) transpose_packed_kernel(Table<Transp
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
 #pragma unroll
-    for (int n = 0; n < 8; ++n) block[q][n] = *reinterpret_cast<const std::uint32_t*>(tile + tile_offset(32 * g + 8 * q + n, 4 * w));
+    for (int n = 0; n < 8; ++n)
+      block[q][n] = *reinterpret_cast<const std::uint32_t*>(tile + tile_offset(32 * g + 8 * q + n, 4 * w));
     transpose_8x8_nibbles(block[q]);
   }
   __syncthreads();
   // Output row 8w + n, bytes 16g..16g+15 (input rows 32g..32g+31).
 #pragma unroll
   for (int n = 0; n < 8; ++n)
-    *reinterpret_cast<uint4*>(tile + tile_offset(8 * w + n, 16 * g)) = make_uint4(block[0][n], block[1][n], block[2][n], block[3][n]);
+    *reinterpret_cast<uint4*>(tile + tile_offset(8 * w + n, 16 * g)) =
+        make_uint4(block[0][n], block[1][n], block[2][n], block[3][n]);
   __syncthreads();
   move_tile<false>(p.out_width, tile, t.out + k0 * out_pitch + r0 / 2, out_pitch, t.K - k0, out_pitch - r0 / 2);
 }
@@ -157,8 +181,7 @@ void launch_transpose_packed(const std::uint8_t* in, std::int64_t M, std::int64_
   launch_one(TransposePackedTask{in, M, K, out}, transpose_packed_kernel, stream);
 }
 
-void launch_transpose_scales_2d(const std::uint8_t* in, std::int64_t M, std::int64_t K, std::uint8_t* out,
-                                cudaStream_t stream) {
+void launch_transpose_scales_2d(const std::uint8_t* in, std::int64_t M, std::int64_t K, std::uint8_t* out, cudaStream_t stream) {
   launch_one(TransposeScalesTask{in, M, K, out}, transpose_scales_kernel, stream);
 }
 

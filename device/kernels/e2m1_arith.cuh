@@ -41,9 +41,8 @@ __device__ __forceinline__ std::uint32_t e2m1x8_hw(Value value) {
 // and of `word_hi` (sr_byte's assignment for elements 0-7 or 8-15 of a block).
 template <class Value>
 __device__ __forceinline__ std::uint32_t e2m1x8_sr(Value value, std::uint32_t word_lo, std::uint32_t word_hi) {
-  return e2m1x8_of_values_over_64([&](int i) {
-    return sr_e2m1_value_over_64(value(i), i < 4 ? word_lo : word_hi, unsigned(i % 4));
-  });
+  return e2m1x8_of_values_over_64(
+      [&](int i) { return sr_e2m1_value_over_64(value(i), i < 4 ? word_lo : word_hi, unsigned(i % 4)); });
 }
 
 }  // namespace nvfp4::device

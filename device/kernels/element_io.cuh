@@ -11,8 +11,12 @@
 
 namespace nvfp4::device {
 
-struct Bf16 { std::uint16_t bits; };
-struct Half { std::uint16_t bits; };
+struct Bf16 {
+  std::uint16_t bits;
+};
+struct Half {
+  std::uint16_t bits;
+};
 
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(Bf16 v) { return bf16_to_float(v.bits); }
@@ -42,9 +46,12 @@ __device__ __forceinline__ void chunk_to_float(const uint4& chunk, float* v) {
 template <class F>
 void dispatch_input(InputType type, F&& f) {
   switch (type) {
-    case InputType::F32: return f(float{});
-    case InputType::BF16: return f(Bf16{});
-    case InputType::F16: return f(Half{});
+    case InputType::F32:
+      return f(float{});
+    case InputType::BF16:
+      return f(Bf16{});
+    case InputType::F16:
+      return f(Half{});
   }
 }
 
@@ -62,9 +69,7 @@ __device__ __forceinline__ Profile kernel_knobs(const Profile& runtime) {
   return kTe ? te_knobs() : runtime;
 }
 
-inline unsigned grid_for(std::int64_t items, unsigned threads) {
-  return static_cast<unsigned>((items + threads - 1) / threads);
-}
+inline unsigned grid_for(std::int64_t items, unsigned threads) { return static_cast<unsigned>((items + threads - 1) / threads); }
 
 // SMs of the current device, for grids that loop over their work.
 inline unsigned current_sm_count() {

@@ -13,8 +13,8 @@ namespace nvfp4::device {
 // kTe: the caller's knobs are te's, whose encoder always multiplies (EncodeRule::TE, no zero-global
 // rule), so the te element path below is taken without a runtime test of the encoder, and the
 // generic path is not compiled into the kernel.
-static_assert(te_knobs().enc == EncodeRule::TE && te_knobs().zg == ZeroGlobalRule::NONE &&
-                  te_knobs().yclamp == YClamp::NONE && te_knobs().e2m1 == E2M1Encoder::HW,
+static_assert(te_knobs().enc == EncodeRule::TE && te_knobs().zg == ZeroGlobalRule::NONE && te_knobs().yclamp == YClamp::NONE &&
+                  te_knobs().e2m1 == E2M1Encoder::HW,
               "te's element path: y = RN(x * factor), no y clamp, the hardware encoder");
 
 // The packed codes of 16 values (read through `value(i)`) under one block's encoding.
@@ -45,9 +45,7 @@ struct SrStream {
   PhiloxRoundKeys keys;
   std::uint64_t offset = 0;
 };
-__host__ __device__ inline SrStream sr_stream(const QuantizeParams& q) {
-  return {philox_round_keys(sr_key(q.seed)), q.offset};
-}
+__host__ __device__ inline SrStream sr_stream(const QuantizeParams& q) { return {philox_round_keys(sr_key(q.seed)), q.offset}; }
 
 // The draw of a block (§3.18.3).
 __device__ __forceinline__ uint4 philox_draw(const SrStream& sr, SrDirection dir, std::uint64_t block) {
@@ -58,8 +56,8 @@ __device__ __forceinline__ uint4 philox_draw(const SrStream& sr, SrDirection dir
 // The same block under stochastic rounding: one Philox draw for the block's stored index, as
 // §3.18.3 assigns it.
 template <bool kTe, class Value>
-__device__ __forceinline__ uint2 encode16_sr(const Profile& p, const ElementEncoder& e, Value value,
-                                             const SrStream& sr, SrDirection dir, std::uint64_t block) {
+__device__ __forceinline__ uint2 encode16_sr(const Profile& p, const ElementEncoder& e, Value value, const SrStream& sr,
+                                             SrDirection dir, std::uint64_t block) {
   const uint4 o = philox_draw(sr, dir, block);
   // te's element path (multiply, no y clamp): sr_e2m1 by binary32 arithmetic, the same bits.
   if (kTe || (e.op == ElementEncoder::Op::MUL && p.yclamp == YClamp::NONE)) {

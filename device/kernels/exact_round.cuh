@@ -134,7 +134,7 @@ __device__ __forceinline__ float round_to_binary32(const Dyadic<L>& v) {
     q = v.mag.w[0] << -shift;  // exact: fewer than 24 bits
   } else {
     const UInt<L> kept = shr(v.mag, shift - 1);  // the significand and the round bit
-    q = kept.w[0] >> 1;                           // below 2^24 by the choice of lsb
+    q = kept.w[0] >> 1;                          // below 2^24 by the choice of lsb
     const bool half = (kept.w[0] & 1u) != 0, sticky = !equal(shl(kept, shift - 1), v.mag);
     if (half && ((q & 1u) || sticky)) ++q;
   }
@@ -209,8 +209,7 @@ __device__ __forceinline__ bool round_product_fast(float alpha, long long t, flo
 // D_EXACT of one output (§3.20.3), always by exact integer arithmetic. has_c: β is given and
 // nonzero (otherwise C is never read and `c` is ignored). Not inlined: callers inline only
 // gemm_value's binary64 path, which decides almost every output, and call this for the rest.
-__device__ __noinline__ float gemm_value_exact(bool nan_operand, long long t, float alpha, bool has_c, float beta,
-                                               float c) {
+__device__ __noinline__ float gemm_value_exact(bool nan_operand, long long t, float alpha, bool has_c, float beta, float c) {
   if (nan_operand || is_nan(alpha)) return canonical_nan();
   const float inf = float_of(0x7F800000u);
   bool infinite = false, negative_inf = false;  // an infinite term so far, IEEE rules
@@ -237,8 +236,7 @@ __device__ __noinline__ float gemm_value_exact(bool nan_operand, long long t, fl
 
 // D_EXACT of one output (§3.20.3): the common case (no C, finite α, no NaN operand) in binary64
 // where that decides it, everything else exactly.
-__device__ __forceinline__ float gemm_value(bool nan_operand, long long t, float alpha, bool has_c, float beta,
-                                            float c) {
+__device__ __forceinline__ float gemm_value(bool nan_operand, long long t, float alpha, bool has_c, float beta, float c) {
   float fast;
   if (!nan_operand && !has_c && abs_f(alpha) < float_of(0x7F800000u) && round_product_fast(alpha, t, fast)) return fast;
   return gemm_value_exact(nan_operand, t, alpha, has_c, beta, c);

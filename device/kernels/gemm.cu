@@ -86,7 +86,7 @@ constexpr int kThreads = 256;  // 8 warps, 2 (M) x 4 (N), each 64 x 32 outputs
 constexpr int kWarpM = 64, kWarpN = 32;
 constexpr int kFragsM = kWarpM / 16, kFragsN = kWarpN / 8;  // m16n8 fragments per warp
 constexpr int kOutputs = kFragsM * kFragsN * 4;             // per thread
-constexpr int kRasterGroup = 8;   // CTAs walk 8 row tiles at a time, for L2 reuse
+constexpr int kRasterGroup = 8;                             // CTAs walk 8 row tiles at a time, for L2 reuse
 
 struct Stage {
   std::int8_t a[kTileM * kTileK];  // 16-byte chunks swizzled (chunk_offset)
@@ -114,13 +114,13 @@ struct Shared {
 };
 
 struct Args {
-  const std::int8_t* a;  // [roundup(M, 128), padded_k]
-  const std::int8_t* b;  // [roundup(N, 128), padded_k]
-  const std::int32_t* a_n;  // decoded scales [padded_k / 16][a_rows]: n_expand_kernel
-  const std::int32_t* b_n;  // [padded_k / 16][b_rows]
+  const std::int8_t* a;         // [roundup(M, 128), padded_k]
+  const std::int8_t* b;         // [roundup(N, 128), padded_k]
+  const std::int32_t* a_n;      // decoded scales [padded_k / 16][a_rows]: n_expand_kernel
+  const std::int32_t* b_n;      // [padded_k / 16][b_rows]
   std::int64_t a_rows, b_rows;  // padded rows: roundup(M, 128), roundup(N, 128)
-  const std::uint8_t* a_nan;  // [M]
-  const std::uint8_t* b_nan;  // [N]
+  const std::uint8_t* a_nan;    // [M]
+  const std::uint8_t* b_nan;    // [N]
   std::int64_t M, N, padded_k;
   float alpha;
   bool has_c;  // beta given and nonzero
@@ -167,8 +167,10 @@ __device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_
   static_assert(kBlocksPerStage * kTileM / 4 == kThreads / 2, "one 16-byte chunk of n per thread");
   const int j = tid % (kThreads / 2), block = j / (kTileM / 4), row = 4 * (j % (kTileM / 4));
   const std::int64_t b = std::int64_t(step) * kBlocksPerStage + block;
-  if (tid < kThreads / 2) cp_async16(&st.a_n[block][row], p.a_n + b * p.a_rows + m0 + row);
-  else cp_async16(&st.b_n[block][row], p.b_n + b * p.b_rows + n0 + row);
+  if (tid < kThreads / 2)
+    cp_async16(&st.a_n[block][row], p.a_n + b * p.a_rows + m0 + row);
+  else
+    cp_async16(&st.b_n[block][row], p.b_n + b * p.b_rows + n0 + row);
 }
 
 // One group: the 4 MMAs of one A fragment (rows wm + 16·row .. +15) with the 4 B fragments.
@@ -222,9 +224,15 @@ __device__ __forceinline__ void compute_stage(const Stage& st, int wm, int wn, i
 
 __device__ __forceinline__ void store_output(const Args& p, std::int64_t i, float v) {
   switch (p.output) {
-    case OutputType::F32: static_cast<float*>(p.d)[i] = v; break;
-    case OutputType::BF16: static_cast<std::uint16_t*>(p.d)[i] = float_to_bf16(v); break;
-    case OutputType::F16: static_cast<std::uint16_t*>(p.d)[i] = float_to_half(v); break;
+    case OutputType::F32:
+      static_cast<float*>(p.d)[i] = v;
+      break;
+    case OutputType::BF16:
+      static_cast<std::uint16_t*>(p.d)[i] = float_to_bf16(v);
+      break;
+    case OutputType::F16:
+      static_cast<std::uint16_t*>(p.d)[i] = float_to_half(v);
+      break;
   }
 }
 
@@ -232,8 +240,7 @@ __device__ __forceinline__ void store_output(const Args& p, std::int64_t i, floa
 // last, whose `total` then holds the tile's whole T. Two's-complement addition is exact: each
 // part's T and the tile's are below 2^63 in magnitude, so the sum modulo 2^64 is the exact T in
 // any order. Rolled loops over shared memory, so that the main loop's registers are not touched.
-__device__ __forceinline__ bool add_part(const Args& p, std::int64_t tail_tile, long long (&total)[kOutputs][kThreads],
-                                         int tid) {
+__device__ __forceinline__ bool add_part(const Args& p, std::int64_t tail_tile, long long (&total)[kOutputs][kThreads], int tid) {
   unsigned long long* sums = p.part_sums + tail_tile * kOutputs * kThreads;
 #pragma unroll 1
   for (int q = 0; q < kOutputs; ++q) atomicAdd(&sums[q * kThreads + tid], static_cast<unsigned long long>(total[q][tid]));
@@ -332,18 +339,24 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
 
 __device__ __forceinline__ float narrow(float v, OutputType t) {  // RNout, held as binary32
   switch (t) {
-    case OutputType::F32: return v;
-    case OutputType::BF16: return bf16_to_float(float_to_bf16(v));
-    case OutputType::F16: return half_to_float(float_to_half(v));
+    case OutputType::F32:
+      return v;
+    case OutputType::BF16:
+      return bf16_to_float(float_to_bf16(v));
+    case OutputType::F16:
+      return half_to_float(float_to_half(v));
   }
   return v;
 }
 
 __device__ __forceinline__ float load_output(const void* x, std::int64_t i, OutputType t) {
   switch (t) {
-    case OutputType::F32: return static_cast<const float*>(x)[i];
-    case OutputType::BF16: return bf16_to_float(static_cast<const std::uint16_t*>(x)[i]);
-    case OutputType::F16: return half_to_float(static_cast<const std::uint16_t*>(x)[i]);
+    case OutputType::F32:
+      return static_cast<const float*>(x)[i];
+    case OutputType::BF16:
+      return bf16_to_float(static_cast<const std::uint16_t*>(x)[i]);
+    case OutputType::F16:
+      return half_to_float(static_cast<const std::uint16_t*>(x)[i]);
   }
   return 0.0f;
 }
@@ -356,16 +369,25 @@ __global__ void post_scale_kernel(const float* __restrict__ d0, std::int64_t M, 
   const bool row_scalar = p.a_count == 1, col_scalar = p.b_count == 1;
   const float row = p.a_amax[row_scalar ? 0 : m], col = p.b_amax[col_scalar ? 0 : n];
   float v;
-  if (col_scalar) v = mul_rn(d0[i], mul_rn(row, col));       // folded product
-  else if (row_scalar) v = mul_rn(d0[i], mul_rn(col, row));  // folded product
-  else v = mul_rn(mul_rn(d0[i], row), col);                  // bilateral: two steps
+  if (col_scalar)
+    v = mul_rn(d0[i], mul_rn(row, col));  // folded product
+  else if (row_scalar)
+    v = mul_rn(d0[i], mul_rn(col, row));  // folded product
+  else
+    v = mul_rn(mul_rn(d0[i], row), col);  // bilateral: two steps
   if (p.bias) v = add_rn(v, p.bias[n]);
   v = narrow(v, p.output);
   if (p.accumulate) v = narrow(add_rn(load_output(p.accumulate, i, p.output), v), p.output);
   switch (p.output) {
-    case OutputType::F32: static_cast<float*>(d)[i] = v; break;
-    case OutputType::BF16: static_cast<std::uint16_t*>(d)[i] = float_to_bf16(v); break;
-    case OutputType::F16: static_cast<std::uint16_t*>(d)[i] = float_to_half(v); break;
+    case OutputType::F32:
+      static_cast<float*>(d)[i] = v;
+      break;
+    case OutputType::BF16:
+      static_cast<std::uint16_t*>(d)[i] = float_to_bf16(v);
+      break;
+    case OutputType::F16:
+      static_cast<std::uint16_t*>(d)[i] = float_to_half(v);
+      break;
   }
 }
 
@@ -417,9 +439,8 @@ Prepared prepare(const GemmOperandView& x, std::int64_t rows, std::int64_t K, Ca
 
 void check_shape(std::int64_t M, std::int64_t N, std::int64_t K) {
   if (M < 1 || N < 1 || K < 16 || K % 16 || K / 16 > kGemmMaxBlocks)
-    throw std::invalid_argument("gemm: M=" + std::to_string(M) + ", N=" + std::to_string(N) + ", K=" +
-                                std::to_string(K) + ": needs M, N >= 1 and K a multiple of 16 in [16, " +
-                                std::to_string(16 * kGemmMaxBlocks) + "]");
+    throw std::invalid_argument("gemm: M=" + std::to_string(M) + ", N=" + std::to_string(N) + ", K=" + std::to_string(K) +
+                                ": needs M, N >= 1 and K a multiple of 16 in [16, " + std::to_string(16 * kGemmMaxBlocks) + "]");
 }
 
 std::int64_t output_tiles(std::int64_t M, std::int64_t N) { return ((M + kTileM - 1) / kTileM) * ((N + kTileN - 1) / kTileN); }
@@ -512,9 +533,8 @@ void launch_gemm(const GemmOperandView& a, const GemmOperandView& b, std::int64_
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
-void launch_gemm_row_scaled(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N,
-                            std::int64_t K, float alpha, const GemmPostScale& post, void* d, void* workspace,
-                            cudaStream_t stream) {
+void launch_gemm_row_scaled(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N, std::int64_t K,
+                            float alpha, const GemmPostScale& post, void* d, void* workspace, cudaStream_t stream) {
   check_shape(M, N, K);
   if ((post.a_count != 1 && post.a_count != M) || (post.b_count != 1 && post.b_count != N))
     throw std::invalid_argument("gemm_row_scaled: an amax has neither 1 value nor one per row");

@@ -12,8 +12,9 @@ using namespace hadamard;
 // kDefaultMask: the mask is kRhtDefaultMask, compiled as a constant (the signs fold into the
 // butterfly's first additions). The outputs leave through WarpRows, one chunk per step.
 template <bool kDefaultMask>
-__global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
-                                                       std::int64_t N, std::uint16_t runtime_mask, std::uint16_t* __restrict__ out) {
+__global__ void __launch_bounds__(kThreads, kCtasPerSm)
+    rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t N, std::uint16_t runtime_mask,
+               std::uint16_t* __restrict__ out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ uint4 staged[kWarps][128], chunks[kWarps][ChunkStage::kSlots];
   const WarpRows rows{staged[threadIdx.x / 32], int(threadIdx.x % 32)};

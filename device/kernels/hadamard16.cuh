@@ -41,8 +41,8 @@ constexpr std::uint16_t kBf16Nan = 0x7FFF;  // RNbf16 of the canonical NaN
 constexpr int kSpanForBinary32 = 12;        // the exactness bounds above
 constexpr int kMaxFieldForBinary32 = 250;
 constexpr int kSpanForBinary64 = 41;
-constexpr int kLimbs = 9;                   // 288 bits >= 265
-constexpr int kFixedLsbExponent = -135;     // the fixed-point unit: 2^-133 (BF16 subnormal step) * 0.25
+constexpr int kLimbs = 9;                // 288 bits >= 265
+constexpr int kFixedLsbExponent = -135;  // the fixed-point unit: 2^-133 (BF16 subnormal step) * 0.25
 
 // The BF16 exponent field with subnormals counted as 1: values of one field share a 2^q grid.
 __device__ __forceinline__ int grid_exponent(std::uint16_t b) { return max(int((b >> 7) & 0xFF), 1); }
@@ -189,8 +189,7 @@ struct Bf16x16 {
 __device__ __forceinline__ Bf16x16 zero_chunk(std::uint32_t signs, std::uint16_t mask) {
   const std::uint32_t p = (signs ^ ~std::uint32_t(mask)) & 0xFFFFu;
   const int n = int((p >> 1) & 1u) | int((p >> 2) & 1u) << 1 | int((p >> 4) & 1u) << 2 | int((p >> 8) & 1u) << 3;
-  const std::uint32_t row =
-      (n & 1 ? 0xAAAAu : 0u) ^ (n & 2 ? 0xCCCCu : 0u) ^ (n & 4 ? 0xF0F0u : 0u) ^ (n & 8 ? 0xFF00u : 0u);
+  const std::uint32_t row = (n & 1 ? 0xAAAAu : 0u) ^ (n & 2 ? 0xCCCCu : 0u) ^ (n & 4 ? 0xF0F0u : 0u) ^ (n & 8 ? 0xFF00u : 0u);
   Bf16x16 y;
 #pragma unroll
   for (int i = 0; i < 8; ++i) y.pair[i] = p == row && n / 2 == i ? 0x8000u << (16 * (n % 2)) : 0u;
@@ -241,7 +240,9 @@ static __device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask)
 struct ColumnPair {
   std::uint32_t row[16];
   template <int kHalf>
-  __device__ __forceinline__ float value(int k) const { return bf16_half_of_word(row[k], kHalf); }
+  __device__ __forceinline__ float value(int k) const {
+    return bf16_half_of_word(row[k], kHalf);
+  }
   template <int kHalf>
   __device__ __forceinline__ Bf16x16 column() const {
     Bf16x16 v;
@@ -308,8 +309,7 @@ __device__ __forceinline__ PairSpans pair_spans(const ColumnPair& x) {
 // (the butterfly is exact) or its kSplit path (two exact butterflies, one rounding): output n of
 // the transform is then RN_bf16(0.25 * RN32(T[n])).
 template <int kHalf>
-__device__ __forceinline__ void binary32_sums(const ColumnPair& x, const PairSpans& spans, std::uint16_t mask,
-                                              float (&t)[16]) {
+__device__ __forceinline__ void binary32_sums(const ColumnPair& x, const PairSpans& spans, std::uint16_t mask, float (&t)[16]) {
 #pragma unroll
   for (int k = 0; k < 16; ++k) t[k] = signed_input(x.value<kHalf>(k), k, mask);
   if (spans.path(kHalf) == SumPath::kBinary32) {
@@ -338,8 +338,7 @@ __device__ __forceinline__ Bf16x16 outputs_of_sums(const float (&t)[16]) {
   Bf16x16 y;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const __nv_bfloat162 pair =
-        __floats2bfloat162_rn(__fmaf_rn(t[2 * i], 0.25f, 0.0f), __fmaf_rn(t[2 * i + 1], 0.25f, 0.0f));
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(__fmaf_rn(t[2 * i], 0.25f, 0.0f), __fmaf_rn(t[2 * i + 1], 0.25f, 0.0f));
     y.pair[i] = *reinterpret_cast<const std::uint32_t*>(&pair);  // low half: output 2i
   }
   return y;

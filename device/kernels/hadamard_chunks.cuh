@@ -79,8 +79,8 @@ __device__ __forceinline__ PairColumns pair_columns(std::int64_t N, int lane) {
 constexpr int kStagedRowBytes = 128;  // a warp's 64 BF16 columns
 struct ChunkStage {
   static constexpr int kSlots = 16 * kStagedRowBytes / int(sizeof(uint4));  // a warp's chunk in shared memory
-  char* copy_base;  // this lane's segment of row 0 in shared memory
-  const char* read_base;  // word `lane` of row 0
+  char* copy_base;                                                          // this lane's segment of row 0 in shared memory
+  const char* read_base;                                                    // word `lane` of row 0
   const char* next;  // this lane's segment of row 0 of the next chunk to copy
   std::int64_t row_bytes;
   bool inside;  // this lane's segment lies below column N
@@ -146,9 +146,9 @@ __device__ __forceinline__ void for_each_half(F&& f) {
 // kReverse visits the range from its last chunk down (PairLoads only: ChunkStage copies forward;
 // groups of one only).
 template <int kGroup, bool kReverse = false, class Chunks, class Fast, class Wide, class GroupEnd>
-__device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c,
-                                               ChunkRange r, Chunks chunks, std::uint16_t mask, Fast&& fast,
-                                               Wide&& wide, GroupEnd&& group_end) {
+__device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c, ChunkRange r,
+                                               Chunks chunks, std::uint16_t mask, Fast&& fast, Wide&& wide,
+                                               GroupEnd&& group_end) {
   static_assert(!kReverse || kGroup == 1, "groups are counted from the range's first chunk up");
   const std::int64_t step = kReverse ? -1 : 1, end = kReverse ? r.first - 1 : r.last;
   std::int64_t first_wide = -1;
@@ -158,9 +158,12 @@ __device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__
     const ColumnPair v = chunks.read();
     if (chunk + step != end) chunks.fetch(chunk + step);  // the next chunk flies while this one is summed and encoded
     const PairSpans spans = pair_spans(v);
-    if (spans.binary32()) fast(chunk, v, spans);
-    else if (first_wide < 0) first_wide = chunk;
-    else more_wide = true;
+    if (spans.binary32())
+      fast(chunk, v, spans);
+    else if (first_wide < 0)
+      first_wide = chunk;
+    else
+      more_wide = true;
     if ((chunk + 1) % kGroup == 0 || chunk + 1 == r.last) group_end(max(chunk - chunk % kGroup, r.first), chunk + 1);
   }
   if (first_wide < 0) return;

@@ -24,9 +24,9 @@ using namespace hadamard;
 // are never NaN (a chunk of zeros adds nothing). The grid and each CTA's range of chunks are pass
 // 2's, visited backwards: the chunks this pass reads last, still in L2, are those pass 2 reads first.
 template <bool kDefaultMask>
-__global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
-                                                                        std::int64_t N, std::uint16_t runtime_mask,
-                                                                        AmaxRule rule, unsigned* out) {
+__global__ void __launch_bounds__(kThreads, kCtasPerSm)
+    rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t N, std::uint16_t runtime_mask,
+                    AmaxRule rule, unsigned* out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   float acc = 0.0f, largest_sum = 0.0f;
   const std::int64_t c = grid_column();
@@ -65,10 +65,9 @@ static_assert(8 * kGroup == 32, "a group's codes fill a WarpRows row");
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs). kSr: stochastic
 // rounding, compiled apart so that the round-to-nearest loop holds none of its registers.
 template <bool kTe, bool kDefaultMask, bool kSr>
-__global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M,
-                                                                std::int64_t N, std::uint16_t runtime_mask, QuantizeParams q,
-                                                                std::uint8_t* __restrict__ data_t,
-                                                                std::uint8_t* __restrict__ scale_t) {
+__global__ void __launch_bounds__(kThreads, kCtasPerSm)
+    rht_quantize_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t N, std::uint16_t runtime_mask,
+                        QuantizeParams q, std::uint8_t* __restrict__ data_t, std::uint8_t* __restrict__ scale_t) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ float te_factor[256];
   __shared__ uint4 staged_codes[kWarps][128], chunks[kWarps][ChunkStage::kSlots];
@@ -101,7 +100,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
     auto value = [&](int n) { return y.value(n); };
     const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
     store(enc.scale_byte, kSr ? encode16_sr<kTe>(p, enc.encoder, value, sr, SrDirection::kColumnwise, (c + h) * blocks + b)
-                                       : encode16<kTe>(p, enc.encoder, value));
+                              : encode16<kTe>(p, enc.encoder, value));
   };
   for_each_chunk<kGroup>(
       x, N, c, range, ChunkStage(chunks[threadIdx.x / 32], x, N, pc.warp_first, rows.lane, range.first), mask,
@@ -126,7 +125,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) rht_quantize_kernel(cons
           });
         }
       },
-      [&](std::int64_t first, std::int64_t last) {  // a wide chunk's slot is written here, and again after
+      [&](std::int64_t first, std::int64_t last) {    // a wide chunk's slot is written here, and again after
         if (last - first == kGroup && M % 32 == 0) {  // 16-byte aligned; pitch and first: multiples of 4
           rows.store([&](int r, int q, const uint4& bytes) {
             if (pc.warp_first + r < N)
@@ -158,18 +157,22 @@ void launch_rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std
 }
 
 void launch_rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask,
-                                    const QuantizeParams& params, std::uint8_t* data_t, std::uint8_t* scale_t, cudaStream_t stream) {
+                                    const QuantizeParams& params, std::uint8_t* data_t, std::uint8_t* scale_t,
+                                    cudaStream_t stream) {
   // Padding of the compact scale_t [roundup(N, 128), roundup(M/16, 4)]: 0x00, and only padding.
   const std::int64_t pitch = scale_cols(M), blocks = M / 16, rows = scale_rows(N);
   if (pitch > blocks && N > 0)
-    NVFP4_CUDA_CHECK(cudaMemset2DAsync(scale_t + blocks, std::size_t(pitch), 0, std::size_t(pitch - blocks), std::size_t(N), stream));
+    NVFP4_CUDA_CHECK(
+        cudaMemset2DAsync(scale_t + blocks, std::size_t(pitch), 0, std::size_t(pitch - blocks), std::size_t(N), stream));
   if (rows > N) NVFP4_CUDA_CHECK(cudaMemsetAsync(scale_t + N * pitch, 0, std::size_t((rows - N) * pitch), stream));
   if (N == 0 || blocks == 0) return;
   const dim3 grid = column_pair_grid(x, M, N);
   dispatch_knobs(params.profile, [&](auto te) {
     dispatch_mask(mask, [&](auto d) {
-      if (params.stochastic) rht_quantize_kernel<te(), d(), true><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
-      else rht_quantize_kernel<te(), d(), false><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+      if (params.stochastic)
+        rht_quantize_kernel<te(), d(), true><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
+      else
+        rht_quantize_kernel<te(), d(), false><<<grid, kThreads, 0, stream>>>(x, M, N, mask, params, data_t, scale_t);
     });
   });
   NVFP4_CUDA_CHECK_LAUNCH();

@@ -28,8 +28,8 @@ void launch_amax_cols(const void* x, InputType type, std::int64_t M, std::int64_
                       cudaStream_t stream);
 // Block amax matrices: 1x16 -> [M, K/16], 16x1 -> [M/16, K], 16x16 -> [M/16, K/16].
 enum class AmaxBlock : std::uint8_t { k1x16, k16x1, k16x16 };
-void launch_amax_blocks(const void* x, InputType type, std::int64_t M, std::int64_t K, AmaxBlock block, AmaxRule rule,
-                        float* out, cudaStream_t stream);
+void launch_amax_blocks(const void* x, InputType type, std::int64_t M, std::int64_t K, AmaxBlock block, AmaxRule rule, float* out,
+                        cudaStream_t stream);
 
 // ---- quantization (§3.9-§3.12) ------------------------------------------------------------
 struct QuantizeOutputs {
@@ -78,13 +78,13 @@ void launch_rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uin
 void launch_rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, AmaxRule rule, float* out,
                      cudaStream_t stream);
 void launch_rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask,
-                                    const QuantizeParams& params, std::uint8_t* data_t, std::uint8_t* scale_t, cudaStream_t stream);
+                                    const QuantizeParams& params, std::uint8_t* data_t, std::uint8_t* scale_t,
+                                    cudaStream_t stream);
 
 // ---- dequantization (§3.13) -----------------------------------------------------------------
 // data [M, K/2], compact scale, amax [1] or [M] (amax_count); out [M, K] in `type`.
 void launch_dequantize(const std::uint8_t* data, const std::uint8_t* scale, const float* amax, std::int64_t amax_count,
-                       std::int64_t M, std::int64_t K, const Profile& profile, OutputType type, void* out,
-                       cudaStream_t stream);
+                       std::int64_t M, std::int64_t K, const Profile& profile, OutputType type, void* out, cudaStream_t stream);
 
 // ---- layouts (§2.4.2, §3.14, §3.21) -----------------------------------------------------------
 // Compact [rows, cols] (rows % 128 == 0, cols % 4 == 0) <-> swizzled bytes.
@@ -95,8 +95,7 @@ void launch_unswizzle_scales(const std::uint8_t* swizzled, std::int64_t rows, st
 // [M, K/2] -> [K, M/2] (M even).
 void launch_transpose_packed(const std::uint8_t* in, std::int64_t M, std::int64_t K, std::uint8_t* out, cudaStream_t stream);
 // 2D rowwise scales of an [M, K] tensor -> its columnwise scales.
-void launch_transpose_scales_2d(const std::uint8_t* in, std::int64_t M, std::int64_t K, std::uint8_t* out,
-                                cudaStream_t stream);
+void launch_transpose_scales_2d(const std::uint8_t* in, std::int64_t M, std::int64_t K, std::uint8_t* out, cudaStream_t stream);
 
 // ---- GEMM (§3.20) -------------------------------------------------------------------------------
 // One K-major NVFP4 operand [rows, K]: data [rows, K/2] (8-byte aligned), scale
@@ -138,9 +137,8 @@ std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K,
 void launch_gemm(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N, std::int64_t K,
                  const GemmEpilogue& epilogue, void* d, void* workspace, cudaStream_t stream);
 // alpha: the caller's gemm_alpha(1, 1, 1) (§3.20.4).
-void launch_gemm_row_scaled(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N,
-                            std::int64_t K, float alpha, const GemmPostScale& post, void* d, void* workspace,
-                            cudaStream_t stream);
+void launch_gemm_row_scaled(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N, std::int64_t K,
+                            float alpha, const GemmPostScale& post, void* d, void* workspace, cudaStream_t stream);
 
 // ---- launch floor ------------------------------------------------------------------------------
 // One CTA of an empty kernel: what launching alone costs (the benchmark's floor for small kernels).

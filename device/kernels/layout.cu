@@ -27,7 +27,8 @@ __global__ void swizzle_kernel(const std::uint8_t* __restrict__ in, std::int64_t
   // Swizzled side: 16-byte vector v of column group w holds words 4v..4v+3 of its block, i.e.
   // compact rows v, v+32, v+64, v+96 (word rw holds row (rw % 4) * 32 + rw / 4).
   auto swizzled_vector = [&](int w, int v) -> uint4* {
-    return reinterpret_cast<uint4*>((kToSwizzled ? out : const_cast<std::uint8_t*>(in)) + swizzled_offset(r0 + v, c0 + 4 * w, cols));
+    return reinterpret_cast<uint4*>((kToSwizzled ? out : const_cast<std::uint8_t*>(in)) +
+                                    swizzled_offset(r0 + v, c0 + 4 * w, cols));
   };
   const int n_words = kSwRows * groups, n_vectors = kSwRows / 4 * groups;
   if (kToSwizzled) {
@@ -52,8 +53,7 @@ __global__ void swizzle_kernel(const std::uint8_t* __restrict__ in, std::int64_t
 }
 
 template <bool kToSwizzled>
-void launch_swizzle(const std::uint8_t* in, std::int64_t rows, std::int64_t cols, std::uint8_t* out,
-                    cudaStream_t stream) {
+void launch_swizzle(const std::uint8_t* in, std::int64_t rows, std::int64_t cols, std::uint8_t* out, cudaStream_t stream) {
   if (rows % 128 || cols % 4)
     throw std::invalid_argument("swizzle: scale matrix is not padded to [multiple of 128, multiple of 4]");
   if (rows == 0 || cols == 0) return;

@@ -9,8 +9,8 @@
 namespace nvfp4::device {
 namespace {
 
-__global__ void philox_kernel(const PhiloxCounter* __restrict__ counters, const PhiloxKey* __restrict__ keys,
-                              std::int64_t n, PhiloxCounter* __restrict__ out) {
+__global__ void philox_kernel(const PhiloxCounter* __restrict__ counters, const PhiloxKey* __restrict__ keys, std::int64_t n,
+                              PhiloxCounter* __restrict__ out) {
   const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (i >= n) return;
   const PhiloxCounter c = counters[i];

@@ -19,10 +19,10 @@
 namespace nvfp4::device {
 namespace {
 
-constexpr int kTile = 64;                      // rows and columns of a tile
-constexpr int kBlocksPerTile = kTile / 16;     // 1x16 blocks per tile row, 16x1 per tile column
+constexpr int kTile = 64;                         // rows and columns of a tile
+constexpr int kBlocksPerTile = kTile / 16;        // 1x16 blocks per tile row, 16x1 per tile column
 constexpr int kThreads = kTile * kBlocksPerTile;  // one rowwise and one columnwise block each
-constexpr int kCtasPerSm = 4;                  // __launch_bounds__: at most 64 registers
+constexpr int kCtasPerSm = 4;                     // __launch_bounds__: at most 64 registers
 
 // A staged tile of T: 64 rows of 16-byte chunks, each row padded by one chunk, so that the 8
 // threads of a quarter warp reading row blocks of two adjacent rows hit different banks, while a
@@ -42,7 +42,7 @@ struct TileLayout {
 template <class T>
 struct alignas(16) TileSmem {
   uint4 stage[TileLayout<T>::kStages][TileLayout<T>::kStageChunks];
-  uint2 codes_t[kBlocksPerTile][kTile];     // columnwise codes, [row block][tile column]
+  uint2 codes_t[kBlocksPerTile][kTile];  // columnwise codes, [row block][tile column]
   std::uint8_t scale_t[kTile][kBlocksPerTile];
   float block_amax[kTile][kBlocksPerTile];  // 1x16 amaxes of the tile's rows, for 16x16 tiles
   float te_factor[2][256];                  // rowwise, columnwise (te, not row-scaled)
@@ -51,8 +51,8 @@ struct alignas(16) TileSmem {
 struct TileArgs {
   std::int64_t M, K;
   int tiles_x, tiles_y;
-  bool data_t_16;   // data_t rows start 16-byte aligned (M % 32 == 0, aligned base)
-  bool scale_t_4;   // scale_t rows start 4-byte aligned
+  bool data_t_16;  // data_t rows start 16-byte aligned (M % 32 == 0, aligned base)
+  bool scale_t_4;  // scale_t rows start 4-byte aligned
   QuantizeParams params;
   QuantizeOutputs out;
 };
@@ -82,6 +82,56 @@ __device__ __forceinline__ float tile_element(const uint4* stage, int r, int c) 
   return to_float(reinterpret_cast<const T*>(&stage[L::slot(r, c / L::kPerChunk)])[c % L::kPerChunk]);
 }
 
+// The 1x16 block b of staged row r as binary32 in v, and its amax.
+template <class T>
+__device__ __forceinline__ float row_block(const uint4* stage, int r, int b, AmaxRule rule, float (&v)[16]) {
+  using L = TileLayout<T>;
+#pragma unroll
+  for (int l = 0; l < 16 / L::kPerChunk; ++l)
+    chunk_to_float<T>(stage[L::slot(r, b * (16 / L::kPerChunk) + l)], v + L::kPerChunk * l);
+  float amax = 0.0f;
+#pragma unroll
+  for (int k = 0; k < 16; ++k) amax = amax_step(rule, amax, v[k]);
+  return amax;
+}
+
+// The amax of the 16x16 tile (tr, tc) of a 64x64 tile, from the 1x16 amaxes of its rows.
+__device__ __forceinline__ float tile_amax(AmaxRule rule, const float (&block_amax)[kTile][kBlocksPerTile], int tr, int tc) {
+  float m = 0.0f;
+#pragma unroll
+  for (int k = 0; k < 16; ++k) m = amax_combine(rule, m, block_amax[16 * tr + k][tc]);
+  return m;
+}
+
+// Stores the staged columnwise codes and scales of the tile at (row0, col0). Threads 0-127: the
+// codes of column c for row blocks 2h, 2h+1, 16 contiguous bytes of data_t when both exist;
+// threads 128-191: column c's 4 scale bytes.
+template <class T>
+__device__ __forceinline__ void store_columnwise(const TileSmem<T>& sm, const TileArgs& a, int t, std::int64_t row0,
+                                                 std::int64_t col0) {
+  if (t < 2 * kTile) {
+    const int c = t % kTile, h = t / kTile;
+    const std::int64_t C = col0 + c, ig = row0 / 16 + 2 * h;
+    std::uint8_t* dst = a.out.data_t + C * (a.M / 2) + 8 * ig;
+    const uint2 lo = sm.codes_t[2 * h][c], hi = sm.codes_t[2 * h + 1][c];
+    if (C < a.K && 16 * (ig + 2) <= a.M && a.data_t_16) {
+      __stcs(reinterpret_cast<uint4*>(dst), make_uint4(lo.x, lo.y, hi.x, hi.y));
+    } else if (C < a.K && 16 * ig < a.M) {
+      __stcs(reinterpret_cast<uint2*>(dst), lo);
+      if (16 * (ig + 1) < a.M) __stcs(reinterpret_cast<uint2*>(dst) + 1, hi);
+    }
+  } else if (t < 3 * kTile) {
+    const int c = t - 2 * kTile;
+    const std::int64_t C = col0 + c, ig = row0 / 16;
+    std::uint8_t* dst = a.out.scale_t + C * scale_cols(a.M) + ig;
+    if (C < a.K && 16 * (ig + kBlocksPerTile) <= a.M && a.scale_t_4) {
+      *reinterpret_cast<std::uint32_t*>(dst) = *reinterpret_cast<const std::uint32_t*>(sm.scale_t[c]);
+    } else if (C < a.K) {
+      for (int n = 0; n < kBlocksPerTile && 16 * (ig + n) < a.M; ++n) dst[n] = sm.scale_t[c][n];
+    }
+  }
+}
+
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs). sr: stochastic
 // rounding's round keys, read from the parameter bank. One kernel for both roundings: compiled apart
 // (a kSr parameter), the round-to-nearest kernel ran 5-9 % slower on an H100 at boost clocks.
@@ -96,10 +146,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
   const GlobalScale row_scale = q.row_scaled ? GlobalScale{} : global_scale(p.gs, q.amax[0]);
   const GlobalScale col_scale = q.row_scaled ? GlobalScale{} : global_scale(p.gs, q.amax_t[0]);
   const bool te_tables = kTe && !q.row_scaled;
-  if (te_tables) {
-    fill_te_factor_table(sm.te_factor[0], row_scale, t, kThreads);
-    fill_te_factor_table(sm.te_factor[1], col_scale, t, kThreads);
-  }
+  for (int d = 0; te_tables && d < 2; ++d) fill_te_factor_table(sm.te_factor[d], d ? col_scale : row_scale, t, kThreads);
   // The block encoding of a direction (its tensor scale, te table and global amaxes) for the
   // block of row or column `index` (row-scaled: that row's or column's amax).
   auto encode = [&](const GlobalScale& tensor_scale, const float* te_factor, const float* amax, std::int64_t index, float A) {
@@ -129,27 +176,15 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
     // 16x16 tiles; a columnwise-only 1D launch skips it).
     const int r = t / kBlocksPerTile, b = t % kBlocksPerTile;
     float v[16];
-    float row_amax = 0.0f;
-    if (a.out.data || q.tiles_2d) {
-#pragma unroll
-      for (int l = 0; l < 16 / L::kPerChunk; ++l) chunk_to_float<T>(stage[L::slot(r, b * (16 / L::kPerChunk) + l)], v + L::kPerChunk * l);
-#pragma unroll
-      for (int k = 0; k < 16; ++k) row_amax = amax_step(p.amax, row_amax, v[k]);
-    }
+    const float row_amax = a.out.data || q.tiles_2d ? row_block<T>(stage, r, b, p.amax, v) : 0.0f;
     if (q.tiles_2d) {
       sm.block_amax[r][b] = row_amax;
       __syncthreads();
     }
-    // The amax of the 16x16 tile (tr, tc) of this 64x64 tile.
-    auto tile_amax = [&](int tr, int tc) {
-      float m = 0.0f;
-#pragma unroll
-      for (int k = 0; k < 16; ++k) m = amax_combine(p.amax, m, sm.block_amax[16 * tr + k][tc]);
-      return m;
-    };
     const std::int64_t R = row0 + r, j = col0 / 16 + b;
     if (a.out.data && R < a.M && 16 * j < a.K) {
-      const BlockEncoding enc = encode(row_scale, sm.te_factor[0], q.amax, R, q.tiles_2d ? tile_amax(r / 16, b) : row_amax);
+      const BlockEncoding enc =
+          encode(row_scale, sm.te_factor[0], q.amax, R, q.tiles_2d ? tile_amax(p.amax, sm.block_amax, r / 16, b) : row_amax);
       a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
       auto value = [&](int k) { return v[k]; };
       const uint2 codes = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, sr, q.data_dir, R * (a.K / 16) + j)
@@ -167,43 +202,24 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
         float col_amax = 0.0f;
 #pragma unroll
         for (int k = 0; k < 16; ++k) col_amax = amax_step(p.amax, col_amax, v[k]);
-        const BlockEncoding enc = encode(col_scale, sm.te_factor[1], q.amax_t, C, q.tiles_2d ? tile_amax(ib, c / 16) : col_amax);
+        const BlockEncoding enc =
+            encode(col_scale, sm.te_factor[1], q.amax_t, C, q.tiles_2d ? tile_amax(p.amax, sm.block_amax, ib, c / 16) : col_amax);
         sm.scale_t[c][ib] = enc.scale_byte;
         auto value = [&](int k) { return v[k]; };
-        sm.codes_t[ib][c] = q.stochastic ? encode16_sr<kTe>(p, enc.encoder, value, sr, SrDirection::kColumnwise, C * (a.M / 16) + ig)
-                                         : encode16<kTe>(p, enc.encoder, value);
+        sm.codes_t[ib][c] = q.stochastic
+                                ? encode16_sr<kTe>(p, enc.encoder, value, sr, SrDirection::kColumnwise, C * (a.M / 16) + ig)
+                                : encode16<kTe>(p, enc.encoder, value);
       }
       __syncthreads();
-      // Column c's codes for row blocks 2h, 2h+1: 16 contiguous bytes of data_t when both exist.
-      if (t < 2 * kTile) {
-        const int c = t % kTile, h = t / kTile;
-        const std::int64_t C = col0 + c, ig = row0 / 16 + 2 * h;
-        std::uint8_t* dst = a.out.data_t + C * (a.M / 2) + 8 * ig;
-        const uint2 lo = sm.codes_t[2 * h][c], hi = sm.codes_t[2 * h + 1][c];
-        if (C < a.K && 16 * (ig + 2) <= a.M && a.data_t_16) {
-          __stcs(reinterpret_cast<uint4*>(dst), make_uint4(lo.x, lo.y, hi.x, hi.y));
-        } else if (C < a.K && 16 * ig < a.M) {
-          __stcs(reinterpret_cast<uint2*>(dst), lo);
-          if (16 * (ig + 1) < a.M) __stcs(reinterpret_cast<uint2*>(dst) + 1, hi);
-        }
-      } else if (t < 3 * kTile) {  // column c's 4 scale bytes
-        const int c = t - 2 * kTile;
-        const std::int64_t C = col0 + c, ig = row0 / 16;
-        std::uint8_t* dst = a.out.scale_t + C * scale_cols(a.M) + ig;
-        if (C < a.K && 16 * (ig + kBlocksPerTile) <= a.M && a.scale_t_4) {
-          *reinterpret_cast<std::uint32_t*>(dst) = *reinterpret_cast<const std::uint32_t*>(sm.scale_t[c]);
-        } else if (C < a.K) {
-          for (int n = 0; n < kBlocksPerTile && 16 * (ig + n) < a.M; ++n) dst[n] = sm.scale_t[c][n];
-        }
-      }
+      store_columnwise(sm, a, t, row0, col0);
     }
   }
 }
 
 // Writes 0x00 into the padding entries (r >= rows or j >= blocks) of a compact scale matrix,
 // and nothing else, so that unwritten real entries still show the caller's poison.
-__global__ void zero_scale_padding(std::uint8_t* scale, std::int64_t rows, std::int64_t blocks,
-                                   std::int64_t padded_rows, std::int64_t padded_cols) {
+__global__ void zero_scale_padding(std::uint8_t* scale, std::int64_t rows, std::int64_t blocks, std::int64_t padded_rows,
+                                   std::int64_t padded_cols) {
   const std::int64_t n = padded_rows * padded_cols;
   for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < n; e += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t r = e / padded_cols, j = e % padded_cols;

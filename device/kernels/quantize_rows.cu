@@ -28,8 +28,8 @@ struct RowsArgs {
   const float* amax;             // [1], or [M] when row-scaled
   std::uint8_t* data;
   std::uint8_t* scale;
-  SrStream sr;                   // stochastic rounding's round keys and offset
-  SrDirection data_dir;          // and the random-bit stream of `data`
+  SrStream sr;           // stochastic rounding's round keys and offset
+  SrDirection data_dir;  // and the random-bit stream of `data`
 };
 
 // The 16 elements of a block as binary32, read with streaming 16-byte loads.
@@ -62,7 +62,8 @@ __device__ __forceinline__ void quantize_blocks(const T* __restrict__ x, const R
     const BlockEncoding enc = kRowScaled ? encode_block(te, gs, a.amax[row], A) : te_block_encoding(factor_of_byte, gs, A);
     a.scale[row * a.scale_pitch + col] = enc.scale_byte;
     auto value = [&](int i) { return v[i]; };
-    const uint2 codes = kSr ? encode16_sr<true>(te, enc.encoder, value, a.sr, a.data_dir, block) : encode16<true>(te, enc.encoder, value);
+    const uint2 codes =
+        kSr ? encode16_sr<true>(te, enc.encoder, value, a.sr, a.data_dir, block) : encode16<true>(te, enc.encoder, value);
     __stcs(reinterpret_cast<uint2*>(a.data) + block, codes);
   }
 }
@@ -77,29 +78,30 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_rows_te_kernel(
     fill_te_factor_table(factor_of_byte, tensor_scale, threadIdx.x, kThreads);
     __syncthreads();
   }
-  if (kRowScaled || a.blocks_per_row % 4 != 0) quantize_blocks<T, kRowScaled, kSr, true>(x, a, factor_of_byte, tensor_scale);
-  else quantize_blocks<T, kRowScaled, kSr, false>(x, a, factor_of_byte, tensor_scale);
+  if (kRowScaled || a.blocks_per_row % 4 != 0)
+    quantize_blocks<T, kRowScaled, kSr, true>(x, a, factor_of_byte, tensor_scale);
+  else
+    quantize_blocks<T, kRowScaled, kSr, false>(x, a, factor_of_byte, tensor_scale);
 }
 
 }  // namespace
 
 bool quantize_te_rows_applies(std::int64_t M, std::int64_t K, const QuantizeParams& params, const QuantizeOutputs& out) {
-  return same_knobs(params.profile, te_knobs()) && !params.tiles_2d && out.data && out.scale && !out.data_t &&
-         !out.scale_t && M * (K / 16) < (std::int64_t(1) << 32);
+  return same_knobs(params.profile, te_knobs()) && !params.tiles_2d && out.data && out.scale && !out.data_t && !out.scale_t &&
+         M * (K / 16) < (std::int64_t(1) << 32);
 }
 
 void launch_quantize_te_rows(const void* x, InputType type, std::int64_t M, std::int64_t K, const QuantizeParams& params,
                              const QuantizeOutputs& out, cudaStream_t stream) {
   const RowsArgs a{std::uint32_t(M * (K / 16)), std::uint32_t(K / 16), scale_cols(K), params.amax, out.data, out.scale,
-                   sr_stream(params), params.data_dir};
+                   sr_stream(params),           params.data_dir};
   if (a.blocks == 0) return;
   const unsigned grid = std::min(grid_for(a.blocks, kThreads), kCtasPerSm * current_sm_count());
   dispatch_input(type, [&](auto tag) {
     using T = decltype(tag);
-    auto* kernel = params.row_scaled ? (params.stochastic ? quantize_rows_te_kernel<T, true, true>
-                                                          : quantize_rows_te_kernel<T, true, false>)
-                                     : (params.stochastic ? quantize_rows_te_kernel<T, false, true>
-                                                          : quantize_rows_te_kernel<T, false, false>);
+    auto* kernel = params.row_scaled
+                       ? (params.stochastic ? quantize_rows_te_kernel<T, true, true> : quantize_rows_te_kernel<T, true, false>)
+                       : (params.stochastic ? quantize_rows_te_kernel<T, false, true> : quantize_rows_te_kernel<T, false, false>);
     kernel<<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), a);
   });
   NVFP4_CUDA_CHECK_LAUNCH();

@@ -31,10 +31,18 @@ __device__ __forceinline__ void load_unaligned(const std::uint8_t* p, std::uint3
   }
   const unsigned shift = 8 * unsigned(a % 4);
   switch (a / 4 % 4) {  // the same for every thread of a task: no divergence
-    case 0: extract_words<0>(x, shift, w); break;
-    case 1: extract_words<1>(x, shift, w); break;
-    case 2: extract_words<2>(x, shift, w); break;
-    default: extract_words<3>(x, shift, w); break;
+    case 0:
+      extract_words<0>(x, shift, w);
+      break;
+    case 1:
+      extract_words<1>(x, shift, w);
+      break;
+    case 2:
+      extract_words<2>(x, shift, w);
+      break;
+    default:
+      extract_words<3>(x, shift, w);
+      break;
   }
 }
 
@@ -52,7 +60,8 @@ __device__ __forceinline__ void store_unaligned(std::uint8_t* p, const std::uint
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   if (N % 4 == 0 && a % 16 == 0) {
 #pragma unroll
-    for (int i = 0; i < N / 4; ++i) __stcs(reinterpret_cast<uint4*>(p) + i, make_uint4(w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]));
+    for (int i = 0; i < N / 4; ++i)
+      __stcs(reinterpret_cast<uint4*>(p) + i, make_uint4(w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]));
   } else if (N % 2 == 0 && a % 8 == 0) {
 #pragma unroll
     for (int i = 0; i < N / 2; ++i) __stcs(reinterpret_cast<uint2*>(p) + i, make_uint2(w[2 * i], w[2 * i + 1]));

@@ -31,8 +31,8 @@ namespace {
 
 void check_nccl(ncclResult_t r, const char* call, const char* file, int line) {
   if (r != ncclSuccess)
-    throw std::runtime_error(fmt::format("{}:{}: {}: {} ({})", file, line, call, ncclGetErrorString(r),
-                                         ncclGetLastError(nullptr)));
+    throw std::runtime_error(
+        fmt::format("{}:{}: {}: {} ({})", file, line, call, ncclGetErrorString(r), ncclGetLastError(nullptr)));
 }
 #define NVFP4_NCCL_CHECK(call) check_nccl((call), #call, __FILE__, __LINE__)
 
@@ -60,20 +60,20 @@ Sizes sizes(const WeightShape& w) {
 // FP32 master weights from the fuzzer's recipes, several distributions in turn (NaN, ±inf,
 // subnormals, zero blocks, E2M1 ties, values that round to BF16 infinity), generated in parallel.
 std::vector<FloatMatrix> master_weights(const std::vector<WeightShape>& shapes, std::uint64_t seed) {
-  static constexpr Distribution kDists[] = {Distribution::kRandn, Distribution::kSpecials,
-                                                  Distribution::kBlockLogUniform, Distribution::kTies,
-                                                  Distribution::kUniform};
+  static constexpr cases::Distribution kDists[] = {cases::Distribution::kRandn, cases::Distribution::kSpecials,
+                                                   cases::Distribution::kBlockLogUniform, cases::Distribution::kTies,
+                                                   cases::Distribution::kUniform};
   std::vector<FloatMatrix> weights(shapes.size());
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i; (i = next++) < shapes.size();) {
-      Recipe r;
+      cases::Recipe r;
       r.dist = kDists[i % std::size(kDists)];
       r.seed = seed * 1000003 + i;
       r.M = shapes[i].M;
       r.K = shapes[i].K;
       if (i % 8 == 7) r.active_blocks = 0;  // an all-zero weight: g = 0
-      weights[i] = generate_values(r);
+      weights[i] = cases::generate_values(r);
     }
   };
   {
@@ -86,8 +86,7 @@ std::vector<FloatMatrix> master_weights(const std::vector<WeightShape>& shapes, 
 // Reference (a): each whole weight, rounded to BF16 on the host, quantized in one call on the
 // current GPU (2D tiles, both directions) with its global amax from amax_global. Uses only the
 // single-tensor kernels (launch.h), none of the flow's.
-std::vector<WeightBytes> quantize_whole(const std::vector<FloatMatrix>& weights, const Profile& profile,
-                                        cudaStream_t stream) {
+std::vector<WeightBytes> quantize_whole(const std::vector<FloatMatrix>& weights, const Profile& profile, cudaStream_t stream) {
   std::vector<WeightBytes> out;
   for (const FloatMatrix& w : weights) {
     const WeightShape shape{std::int64_t(w.shape(0)), std::int64_t(w.shape(1))};
@@ -102,9 +101,9 @@ std::vector<WeightBytes> quantize_whole(const std::vector<FloatMatrix>& weights,
     p.profile = profile;
     p.tiles_2d = true;
     p.amax = p.amax_t = amax.get<float>();
-    launch_quantize(x.get(), InputType::BF16, shape.M, shape.K, p,
-                    {data.get<std::uint8_t>(), scale.get<std::uint8_t>(), data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>()},
-                    stream);
+    launch_quantize(
+        x.get(), InputType::BF16, shape.M, shape.K, p,
+        {data.get<std::uint8_t>(), scale.get<std::uint8_t>(), data_t.get<std::uint8_t>(), scale_t.get<std::uint8_t>()}, stream);
     WeightBytes b{data.download(stream), scale.download(stream), data_t.download(stream), scale_t.download(stream), 0};
     std::memcpy(&b.amax, amax.download(stream).data(), sizeof(float));
     out.push_back(std::move(b));
@@ -126,8 +125,8 @@ constexpr std::size_t kMaxMismatchLines = 40;
 
 // Compares one output field bitwise (NUMERICS.md's contract: no tolerance; no field here may be NaN,
 // since the amaxes ignore NaN).
-void compare(std::span<const std::uint8_t> got, std::span<const std::uint8_t> want, const std::string& what,
-             std::uint64_t& bytes, RankOutcome& out) {
+void compare(std::span<const std::uint8_t> got, std::span<const std::uint8_t> want, const std::string& what, std::uint64_t& bytes,
+             RankOutcome& out) {
   bytes += want.size();
   std::size_t differ = 0, first = 0;
   if (got.size() == want.size())
@@ -139,8 +138,8 @@ void compare(std::span<const std::uint8_t> got, std::span<const std::uint8_t> wa
   if (got.size() != want.size())
     out.mismatches.push_back(fmt::format("{}: {} bytes, expected {}", what, got.size(), want.size()));
   else
-    out.mismatches.push_back(fmt::format("{}: {} of {} bytes differ, first at byte {}: 0x{:02x}, expected 0x{:02x}", what,
-                                         differ, want.size(), first, got[first], want[first]));
+    out.mismatches.push_back(fmt::format("{}: {} of {} bytes differ, first at byte {}: 0x{:02x}, expected 0x{:02x}", what, differ,
+                                         want.size(), first, got[first], want[first]));
 }
 
 std::span<const std::uint8_t> bytes_of(const float& f) { return {reinterpret_cast<const std::uint8_t*>(&f), sizeof f}; }
@@ -154,8 +153,8 @@ struct Run {
   std::vector<FloatMatrix> weights;
   std::vector<RankRange> ranks;
   std::int64_t pitch = 0;
-  std::vector<WeightBytes> quantized;                       // reference (a)
-  std::shared_future<std::vector<CastWeight>> reference;    // reference (b), computed meanwhile
+  std::vector<WeightBytes> quantized;                     // reference (a)
+  std::shared_future<std::vector<CastWeight>> reference;  // reference (b), computed meanwhile
   std::barrier<> set_up;
   std::atomic<bool> failed{false};
 };
@@ -218,11 +217,10 @@ void set_up_rank(int rho, Run& run, RankState& st) {
 void step(ncclComm_t comm, Run& run, RankState& st) {
   RankFlow& f = *st.flow;
   f.partial_amax(st.stream);
-  NVFP4_NCCL_CHECK(ncclAllReduce(f.amax_arena(), f.amax_arena(), std::size_t(f.amax_arena_floats()), ncclFloat, ncclMax,
-                                 comm, st.stream));
+  NVFP4_NCCL_CHECK(
+      ncclAllReduce(f.amax_arena(), f.amax_arena(), std::size_t(f.amax_arena_floats()), ncclFloat, ncclMax, comm, st.stream));
   f.scale_and_cast(st.stream);
-  NVFP4_NCCL_CHECK(ncclAllGather(f.cast_buffer(), st.chunks.get(), std::size_t(f.chunk_pitch()), ncclUint8, comm,
-                                 st.stream));
+  NVFP4_NCCL_CHECK(ncclAllGather(f.cast_buffer(), st.chunks.get(), std::size_t(f.chunk_pitch()), ncclUint8, comm, st.stream));
   f.gather_and_transpose(st.chunks.get<std::uint8_t>(), run.ranks, st.stream);
 }
 
@@ -230,8 +228,7 @@ void check_rank(int rho, Run& run, RankState& st, RankOutcome& out) {
   const RankFlow& f = *st.flow;
   auto compare_with = [&](const WeightBytes& got, std::size_t i, std::span<const std::uint8_t> data,
                           std::span<const std::uint8_t> scale, std::span<const std::uint8_t> data_t,
-                          std::span<const std::uint8_t> scale_t, const float& amax, const char* name,
-                          std::uint64_t& bytes) {
+                          std::span<const std::uint8_t> scale_t, const float& amax, const char* name, std::uint64_t& bytes) {
     const std::string what = fmt::format("rank {}, weight {} [{}x{}]", rho, i, run.shapes[i].M, run.shapes[i].K);
     compare(got.data, data, fmt::format("{}, data vs {}", what, name), bytes, out);
     compare(got.scale, scale, fmt::format("{}, scale vs {}", what, name), bytes, out);
@@ -296,54 +293,23 @@ std::string message(std::exception_ptr e) {
   }
 }
 
-}  // namespace
-
-NcclFlowResult run_nccl_flow(const NcclFlowOptions& options) {
-  setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast stays off (docs/gpu.md), unless the caller set it
-  int devices = 0;
-  if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess)
-    throw std::runtime_error(fmt::format("no CUDA device: cudaGetDeviceCount: {} ({})", cudaGetErrorName(e),
-                                         cudaGetErrorString(e)));
-  const int R = options.gpus > 0 ? options.gpus : devices;
-  if (R < 1 || R > devices || R > kMaxRanks)
-    throw std::runtime_error(fmt::format("{} GPUs asked for, {} CUDA devices present (at most {} ranks)", R, devices,
-                                         kMaxRanks));
-  if (options.steps < 1) throw std::runtime_error("at least one step");
-
-  NcclFlowResult result;
-  NVFP4_NCCL_CHECK(ncclGetVersion(&result.nccl_version));
-  for (int d = 0; d < R; ++d) {
-    cudaDeviceProp prop{};
-    NVFP4_CUDA_CHECK(cudaGetDeviceProperties(&prop, d));
-    result.gpus.push_back(prop.name);
+// The whole weights quantized on GPU 0 by the single-tensor kernels, before the ranks start.
+void quantize_on_first_gpu(Run& run) {
+  NVFP4_CUDA_CHECK(cudaSetDevice(0));
+  cudaStream_t stream = nullptr;
+  NVFP4_CUDA_CHECK(cudaStreamCreate(&stream));
+  try {
+    run.quantized = quantize_whole(run.weights, run.profile, stream);
+  } catch (...) {
+    cudaStreamDestroy(stream);
+    throw;
   }
-  result.shapes = options.weights == WeightList::kSmall ? edge_weights() : transformer_weights(16);
-  const std::int64_t total = total_elements(result.shapes);
-  result.cuts = !options.cuts.empty()              ? options.cuts
-                : options.cut_rule == CutRule::kOdd ? odd_cuts(total, R, options.seed)
-                                                    : equal_cuts(total, R);
-  result.ranks = rank_ranges(total, R, result.cuts);
-  result.chunk_pitch = chunk_pitch(result.ranks);
+  NVFP4_CUDA_CHECK(cudaStreamDestroy(stream));
+}
 
-  Run run{options, default_profile().knobs, result.shapes, master_weights(result.shapes, options.seed), result.ranks,
-          result.chunk_pitch, {}, {}, std::barrier<>(R)};
-  // Reference (b) on the CPU while the GPUs work.
-  run.reference = std::async(std::launch::async, [&run] {
-                    return cast_master_weights(run.weights, run.ranks, run.profile);
-                  }).share();
-  {
-    NVFP4_CUDA_CHECK(cudaSetDevice(0));
-    cudaStream_t stream = nullptr;
-    NVFP4_CUDA_CHECK(cudaStreamCreate(&stream));
-    try {
-      run.quantized = quantize_whole(run.weights, run.profile, stream);
-    } catch (...) {
-      cudaStreamDestroy(stream);
-      throw;
-    }
-    NVFP4_CUDA_CHECK(cudaStreamDestroy(stream));
-  }
-
+// Every rank's steps on its GPU, one thread each, then the communicators released; throws with
+// every rank's error when one failed.
+std::vector<RankOutcome> run_ranks(int R, Run& run) {
   std::vector<ncclComm_t> comms(std::size_t(R), nullptr);
   NVFP4_NCCL_CHECK(ncclCommInitAll(comms.data(), R, nullptr));  // devices 0 .. R-1
   std::vector<RankOutcome> outcomes(static_cast<std::size_t>(R));
@@ -363,9 +329,56 @@ NcclFlowResult run_nccl_flow(const NcclFlowOptions& options) {
     // After a failure a healthy rank's peers may be gone: abort rather than a destroy that may wait for them.
     const ncclResult_t r = errors.empty() ? ncclCommDestroy(comms[std::size_t(rho)]) : ncclCommAbort(comms[std::size_t(rho)]);
     if (r != ncclSuccess)
-      errors += fmt::format("\n  rank {}: releasing the communicator: {} ({})", rho, ncclGetErrorString(r), ncclGetLastError(nullptr));
+      errors +=
+          fmt::format("\n  rank {}: releasing the communicator: {} ({})", rho, ncclGetErrorString(r), ncclGetLastError(nullptr));
   }
   if (!errors.empty()) throw std::runtime_error("the NCCL flow failed:" + errors);
+  return outcomes;
+}
+
+}  // namespace
+
+NcclFlowResult run_nccl_flow(const NcclFlowOptions& options) {
+  setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast stays off (docs/gpu.md), unless the caller set it
+  int devices = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess)
+    throw std::runtime_error(
+        fmt::format("no CUDA device: cudaGetDeviceCount: {} ({})", cudaGetErrorName(e), cudaGetErrorString(e)));
+  const int R = options.gpus > 0 ? options.gpus : devices;
+  if (R < 1 || R > devices || R > kMaxRanks)
+    throw std::runtime_error(fmt::format("{} GPUs asked for, {} CUDA devices present (at most {} ranks)", R, devices, kMaxRanks));
+  if (options.steps < 1) throw std::runtime_error("at least one step");
+
+  NcclFlowResult result;
+  NVFP4_NCCL_CHECK(ncclGetVersion(&result.nccl_version));
+  for (int d = 0; d < R; ++d) {
+    cudaDeviceProp prop{};
+    NVFP4_CUDA_CHECK(cudaGetDeviceProperties(&prop, d));
+    result.gpus.push_back(prop.name);
+  }
+  result.shapes = options.weights == WeightList::kSmall ? edge_weights() : transformer_weights(16);
+  const std::int64_t total = total_elements(result.shapes);
+  result.cuts = !options.cuts.empty()               ? options.cuts
+                : options.cut_rule == CutRule::kOdd ? odd_cuts(total, R, options.seed)
+                                                    : equal_cuts(total, R);
+  result.ranks = rank_ranges(total, R, result.cuts);
+  result.chunk_pitch = chunk_pitch(result.ranks);
+
+  Run run{options,
+          default_profile().knobs,
+          result.shapes,
+          master_weights(result.shapes, options.seed),
+          result.ranks,
+          result.chunk_pitch,
+          {},
+          {},
+          std::barrier<>(R)};
+  // Reference (b) on the CPU while the GPUs work.
+  run.reference =
+      std::async(std::launch::async, [&run] { return cast_master_weights(run.weights, run.ranks, run.profile); }).share();
+  quantize_on_first_gpu(run);
+
+  const std::vector<RankOutcome> outcomes = run_ranks(R, run);
 
   for (const RankOutcome& o : outcomes) {
     result.last_step_ms = std::max(result.last_step_ms, o.last_step_ms);
@@ -387,22 +400,24 @@ std::string summary(const NcclFlowOptions& options, const NcclFlowResult& r) {
   s += fmt::format("weights: {} ({} weights, {} elements), seed {}, profile te\n",
                    options.weights == WeightList::kSmall ? "small" : "1b", r.shapes.size(), total, options.seed);
   s += fmt::format("cut points ({}): {}\n",
-                   !options.cuts.empty() ? "given" : options.cut_rule == CutRule::kOdd ? "odd" : "equal",
+                   !options.cuts.empty()               ? "given"
+                   : options.cut_rule == CutRule::kOdd ? "odd"
+                                                       : "equal",
                    fmt::join(r.cuts, " "));
   for (std::size_t rho = 0; rho < r.ranks.size(); ++rho) {
     const RankRange& g = r.ranks[rho];
     s += fmt::format("  rank {}: elements [{}, {}), {} bytes from byte {}{}\n", rho, g.begin, g.end, g.buffer_bytes(),
                      g.first_byte(), (g.begin % 2 || g.end % 2) ? " (shares a byte with a neighbour)" : "");
   }
-  s += fmt::format("chunk pitch {} bytes; {} steps, last step {:.3f} ms (slowest rank, collectives included)\n",
-                   r.chunk_pitch, options.steps, r.last_step_ms);
-  s += fmt::format("compared bitwise on every rank (data, scale, data_t, scale_t, amax of every weight):\n"
-                   "  vs single-GPU quantize (2D tiles, amax_global of the BF16 weight): {} bytes\n"
-                   "  vs CPU reference cast_master_weights:                            {} bytes\n",
-                   r.bytes_vs_quantize, r.bytes_vs_reference);
+  s += fmt::format("chunk pitch {} bytes; {} steps, last step {:.3f} ms (slowest rank, collectives included)\n", r.chunk_pitch,
+                   options.steps, r.last_step_ms);
+  s += fmt::format(
+      "compared bitwise on every rank (data, scale, data_t, scale_t, amax of every weight):\n"
+      "  vs single-GPU quantize (2D tiles, amax_global of the BF16 weight): {} bytes\n"
+      "  vs CPU reference cast_master_weights:                            {} bytes\n",
+      r.bytes_vs_quantize, r.bytes_vs_reference);
   for (const std::string& m : r.mismatches) s += "  MISMATCH " + m + "\n";
-  if (r.mismatched_fields > r.mismatches.size())
-    s += fmt::format("  ... {} mismatching fields in all\n", r.mismatched_fields);
+  if (r.mismatched_fields > r.mismatches.size()) s += fmt::format("  ... {} mismatching fields in all\n", r.mismatched_fields);
   s += r.pass() ? "PASS\n" : "FAIL\n";
   return s;
 }

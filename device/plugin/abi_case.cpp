@@ -10,7 +10,7 @@
 #include "cases/registry.h"
 #include "reference/error.h"
 
-namespace nvfp4::plugin {
+namespace nvfp4::device::plugin {
 namespace {
 
 using nlohmann::json;
@@ -41,7 +41,7 @@ io::Tensor tensor_of(const nvfp4_tensor& v) {
   return io::make_tensor(*dtype, out.shape, {data, std::size_t(out.numel()) * io::dtype_size(*dtype)});
 }
 
-void write_outputs(const TensorMap& outputs, nvfp4_output_allocator allocate, void* ctx) {
+void write_outputs(const cases::TensorMap& outputs, nvfp4_output_allocator allocate, void* ctx) {
   for (const auto& [name, t] : outputs) {
     const std::string dtype(io::dtype_name(t.dtype));
     void* p = allocate(ctx, name.c_str(), dtype.c_str(), int(t.shape.size()), t.shape.data());
@@ -60,26 +60,25 @@ std::string detail(const Error& e, const char* op) {
 
 }  // namespace
 
-Case case_of(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs) {
-  Case c = make_case(op);
-  const OperationSpec& spec = operation(op);
+cases::Case case_of(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs) {
+  cases::Case c = cases::make_case(op);
+  const cases::OperationSpec& spec = cases::operation(op);
   const json params = json::parse(params_json);  // named: items() refers into it
   for (const auto& [name, value] : params.items()) {
-    const ParamSpec* p = spec.param(name);
+    const cases::ParamSpec* p = spec.param(name);
     if (!p) fail(op, ErrorCode::E_UNSUPPORTED, "no parameter '{}'", name);
-    c.params.set(name, param_from_json(spec, *p, value));
+    c.params.set(name, cases::param_from_json(spec, *p, value));
   }
   for (int i = 0; i < n_inputs; ++i) c.inputs[inputs[i].name ? inputs[i].name : ""] = tensor_of(inputs[i]);
   return c;
 }
 
-int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs,
-             nvfp4_output_allocator allocate, void* allocator_ctx, nvfp4_plugin_error* error,
-             const std::function<TensorMap(const Case&)>& run) {
+int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs, nvfp4_output_allocator allocate,
+             void* allocator_ctx, nvfp4_plugin_error* error, const std::function<cases::TensorMap(const cases::Case&)>& run) {
   try {
     write_outputs(run(case_of(op, params_json, inputs, n_inputs)), allocate, allocator_ctx);
     return NVFP4_PLUGIN_OK;
-  } catch (const BackendUnavailable& e) {
+  } catch (const cases::BackendUnavailable& e) {
     put(error->message, sizeof error->message, e.what());
     return NVFP4_PLUGIN_UNAVAILABLE;
   } catch (const Error& e) {
@@ -89,7 +88,7 @@ int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs
   } catch (const io::FormatError& e) {  // a malformed input: rejected, as the backends would
     put(error->message, sizeof error->message, e.what());
     return NVFP4_PLUGIN_REJECTED;
-  } catch (const UncodedRejection& e) {  // a case this plugin cannot take: agrees with any rejection
+  } catch (const cases::UncodedRejection& e) {  // a case this plugin cannot take: agrees with any rejection
     put(error->message, sizeof error->message, e.what());
     return NVFP4_PLUGIN_REJECTED;
   } catch (const nlohmann::json::exception& e) {
@@ -104,4 +103,4 @@ int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs
   }
 }
 
-}  // namespace nvfp4::plugin
+}  // namespace nvfp4::device::plugin

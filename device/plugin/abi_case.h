@@ -8,19 +8,18 @@
 #include "cases/case.h"
 #include "nvfp4_verify/plugin.h"
 
-namespace nvfp4::plugin {
+namespace nvfp4::device::plugin {
 
 // The case the arguments describe, read as a worker's run request is (external/wire.h): a
 // parameter the host leaves out keeps its default. Throws nvfp4::Error, io::FormatError or a JSON
 // exception for malformed arguments.
-Case case_of(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs);
+cases::Case case_of(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs);
 
 // Runs `run` on the case and writes its outputs through the allocator: NVFP4_PLUGIN_OK, or the
 // result its exception maps to, with `error` filled (BackendUnavailable: UNAVAILABLE;
 // nvfp4::Error: REJECTED with its code; io::FormatError, UncodedRejection, a JSON error: REJECTED
 // without one; anything else: FAILED).
-int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs,
-             nvfp4_output_allocator allocate, void* allocator_ctx, nvfp4_plugin_error* error,
-             const std::function<TensorMap(const Case&)>& run);
+int run_case(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs, nvfp4_output_allocator allocate,
+             void* allocator_ctx, nvfp4_plugin_error* error, const std::function<cases::TensorMap(const cases::Case&)>& run);
 
-}  // namespace nvfp4::plugin
+}  // namespace nvfp4::device::plugin

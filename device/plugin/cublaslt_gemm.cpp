@@ -18,7 +18,7 @@
 #include "reference/layout.h"
 #include "reference/scale_layout.h"
 
-namespace nvfp4::cublaslt {
+namespace nvfp4::device::cublaslt {
 namespace {
 
 using device::DeviceBuffer;
@@ -231,9 +231,10 @@ State open() {
     const DeviceOperand x = upload(zero, 128, 128), w = upload(zero, 128, 128);
     Plan plan(s.api, 128, 128, 128, CUDA_R_32F, x.scale.get(), w.scale.get());
     if (const cublasStatus_t st = plan.choose(s.handle); st != CUBLAS_STATUS_SUCCESS)
-      s.unavailable = fmt::format("{} ({}): cublasLtMatmulAlgoGetHeuristic returned {} for E2M1 operands with "
-                                  "VEC16_UE4M3 scales",
-                                  kNoBlockScaledGemm, where(s.api), status_name(s.api, st));
+      s.unavailable = fmt::format(
+          "{} ({}): cublasLtMatmulAlgoGetHeuristic returned {} for E2M1 operands with "
+          "VEC16_UE4M3 scales",
+          kNoBlockScaledGemm, where(s.api), status_name(s.api, st));
   } catch (const std::exception& e) {
     s.unavailable = fmt::format("cuBLASLt cannot be used: {}", e.what());
   }
@@ -251,7 +252,7 @@ const std::optional<std::string>& nvfp4_gemm_unavailable() { return state().unav
 
 io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, io::DType output) {
   State& s = state();
-  if (s.unavailable) throw BackendUnavailable(*s.unavailable);
+  if (s.unavailable) throw cases::BackendUnavailable(*s.unavailable);
   const std::int64_t M = std::int64_t(a.data.shape(0)), N = std::int64_t(b.data.shape(0)), K = 2 * std::int64_t(a.data.shape(1));
   const std::size_t size = io::dtype_size(output);
   io::Tensor d{output, {M, N}, std::vector<std::uint8_t>(std::size_t(M * N) * size, 0)};
@@ -278,4 +279,4 @@ io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, i
   return d;
 }
 
-}  // namespace nvfp4::cublaslt
+}  // namespace nvfp4::device::cublaslt

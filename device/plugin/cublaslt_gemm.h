@@ -11,7 +11,7 @@
 #include "io/safetensors.h"
 #include "reference/gemm.h"
 
-namespace nvfp4::cublaslt {
+namespace nvfp4::device::cublaslt {
 
 // Why no NVFP4 GEMM can run here, asked once: "no CUDA device: ...", "cuBLASLt cannot be loaded:
 // ...", or "no NVFP4 block-scaled GEMM on this GPU: ..."; nullopt when one can. The library is
@@ -27,4 +27,4 @@ inline constexpr const char* kNoBlockScaledGemm = "no NVFP4 block-scaled GEMM on
 // std::runtime_error for a CUDA or cuBLASLt failure.
 io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, io::DType output);
 
-}  // namespace nvfp4::cublaslt
+}  // namespace nvfp4::device::cublaslt

@@ -30,7 +30,8 @@ const std::string& declaration() {
     json implements = json::array();
     for (const DeviceRow& row : device_runners()) {
       json params = json::object();
-      for (const ParamSpec& p : find_operation(row.op)->params) params[std::string(p.name)] = std::string(Declaration::kAnyValue);
+      for (const cases::ParamSpec& p : cases::find_operation(row.op)->params)
+        params[std::string(p.name)] = std::string(cases::Declaration::kAnyValue);
       implements.push_back({{"op", row.op}, {"params", std::move(params)}});
     }
     return json{{"worker", "nvfp4-verify " NVFP4_VERSION " device kernels"}, {"implements", implements}}.dump();
@@ -47,6 +48,6 @@ const char* nvfp4_plugin_declaration(void) { return nvfp4::device::declaration()
 
 int nvfp4_plugin_run(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs,
                      nvfp4_output_allocator allocate, void* allocator_ctx, nvfp4_plugin_error* error) {
-  return nvfp4::plugin::run_case(op, params_json, inputs, n_inputs, allocate, allocator_ctx, error,
-                                 [](const nvfp4::Case& c) { return nvfp4::device::backend().run(c); });
+  return nvfp4::device::plugin::run_case(op, params_json, inputs, n_inputs, allocate, allocator_ctx, error,
+                                         [](const nvfp4::cases::Case& c) { return nvfp4::device::backend().run(c); });
 }

@@ -12,8 +12,8 @@ namespace nvfp4::device {
 class CudaError : public Exception {
  public:
   CudaError(cudaError_t code, const char* call, const char* file, int line)
-      : Exception(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
-                           cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")"),
+      : Exception(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + cudaGetErrorName(code) + " (" +
+                  cudaGetErrorString(code) + ")"),
         code_(code) {}
   cudaError_t code() const { return code_; }
 

@@ -44,7 +44,9 @@ class DeviceBuffer {
   }
 
   template <class T = void>
-  T* get() const { return static_cast<T*>(ptr_); }
+  T* get() const {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t size() const { return bytes_; }
   explicit operator bool() const { return ptr_ != nullptr; }  // false for a default-constructed buffer
 

@@ -20,16 +20,20 @@ DLDataType dl_dtype(io::DType t) {
   switch (t) {
     case io::DType::F64:
     case io::DType::F32:
-    case io::DType::F16: return {kDLFloat, bits, 1};
-    case io::DType::BF16: return {kDLBfloat, bits, 1};
+    case io::DType::F16:
+      return {kDLFloat, bits, 1};
+    case io::DType::BF16:
+      return {kDLBfloat, bits, 1};
     case io::DType::I64:
     case io::DType::I32:
     case io::DType::I16:
-    case io::DType::I8: return {kDLInt, bits, 1};
+    case io::DType::I8:
+      return {kDLInt, bits, 1};
     case io::DType::U8:
     case io::DType::BOOL:
     case io::DType::F8_E4M3:
-    case io::DType::F8_E5M2: return {kDLUInt, bits, 1};
+    case io::DType::F8_E5M2:
+      return {kDLUInt, bits, 1};
   }
   return {kDLUInt, bits, 1};
 }
@@ -43,7 +47,7 @@ HostBuffer::HostBuffer(std::size_t bytes) : size_(bytes) {
   if (!data_) throw std::bad_alloc();
 }
 
-InputViews::InputViews(const TensorMap& inputs) {
+InputViews::InputViews(const cases::TensorMap& inputs) {
   buffers_.reserve(inputs.size());
   shapes_.reserve(inputs.size());
   for (const auto& [name, t] : inputs) {
@@ -97,10 +101,9 @@ void* OutputCollector::add(const char* name, const char* dtype, int ndim, const 
   return o.buffer.data();
 }
 
-TensorMap OutputCollector::outputs() const {
-  TensorMap out;
-  for (const Output& o : outputs_)
-    out[o.name] = io::make_tensor(o.dtype, o.shape, {o.buffer.data(), o.buffer.size()});
+cases::TensorMap OutputCollector::outputs() const {
+  cases::TensorMap out;
+  for (const Output& o : outputs_) out[o.name] = io::make_tensor(o.dtype, o.shape, {o.buffer.data(), o.buffer.size()});
   return out;
 }
 

@@ -34,7 +34,7 @@ class HostBuffer {
 // Copies of a case's inputs and their views, valid while this object lives.
 class InputViews {
  public:
-  explicit InputViews(const TensorMap& inputs);
+  explicit InputViews(const cases::TensorMap& inputs);
   const nvfp4_tensor* data() const { return views_.data(); }
   int size() const { return int(views_.size()); }
 
@@ -52,7 +52,7 @@ class OutputCollector {
   static void* allocate(void* self, const char* name, const char* dtype, int ndim, const std::int64_t* shape);
   // The first bad request, in one line; "" when there was none.
   const std::string& problem() const { return problem_; }
-  TensorMap outputs() const;
+  cases::TensorMap outputs() const;
 
  private:
   struct Output {

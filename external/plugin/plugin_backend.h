@@ -14,7 +14,7 @@
 
 namespace nvfp4::external {
 
-class PluginBackend : public Backend {
+class PluginBackend : public cases::Backend {
  public:
   ~PluginBackend() override;
   PluginBackend(const PluginBackend&) = delete;
@@ -26,8 +26,8 @@ class PluginBackend : public Backend {
   // kProtocol (an unknown code or result, a bad output request); BackendUnavailable
   // (NVFP4_PLUGIN_UNAVAILABLE). Throws nvfp4::Error (E_UNSUPPORTED) itself for a case with
   // custom knobs, which the ABI cannot carry.
-  TensorMap run(const Case& c) override;
-  const Declaration* declaration() const override { return &declaration_; }
+  cases::TensorMap run(const cases::Case& c) override;
+  const cases::Declaration* declaration() const override { return &declaration_; }
 
   // The plugin's declaration as it gave it: {"worker": NAME, "implements": [...]}.
   // Its "worker" name, or the file's name when it gives none.
@@ -41,7 +41,7 @@ class PluginBackend : public Backend {
   std::filesystem::path path_;
   void* library_;  // the dlopen handle
   nvfp4_plugin_run_fn run_ = nullptr;
-  Declaration declaration_;
+  cases::Declaration declaration_;
   std::string worker_name_;
 };
 

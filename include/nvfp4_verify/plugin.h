@@ -44,8 +44,7 @@ typedef struct nvfp4_tensor {
  * that bytes left unwritten show), owned by the host and valid until nvfp4_plugin_run returns.
  * Returns NULL for a bad request (unknown dtype, a name asked for twice, a negative dimension):
  * the host then treats the case as a protocol fault whatever the plugin returns. */
-typedef void* (*nvfp4_output_allocator)(void* allocator_ctx, const char* name, const char* dtype, int ndim,
-                                        const int64_t* shape);
+typedef void* (*nvfp4_output_allocator)(void* allocator_ctx, const char* name, const char* dtype, int ndim, const int64_t* shape);
 
 #define NVFP4_PLUGIN_CODE_SIZE 32
 #define NVFP4_PLUGIN_MESSAGE_SIZE 1024
@@ -62,10 +61,10 @@ typedef struct nvfp4_plugin_error {
 
 /* nvfp4_plugin_run's results. */
 enum {
-  NVFP4_PLUGIN_OK = 0,          /* every output was allocated and written */
-  NVFP4_PLUGIN_REJECTED = 1,    /* the case is invalid for the operation (a worker's "ok": false) */
-  NVFP4_PLUGIN_FAILED = 2,      /* this case failed without an answer (a kernel fault): a crash */
-  NVFP4_PLUGIN_UNAVAILABLE = 3  /* the plugin cannot run any case here (no GPU): the run stops */
+  NVFP4_PLUGIN_OK = 0,         /* every output was allocated and written */
+  NVFP4_PLUGIN_REJECTED = 1,   /* the case is invalid for the operation (a worker's "ok": false) */
+  NVFP4_PLUGIN_FAILED = 2,     /* this case failed without an answer (a kernel fault): a crash */
+  NVFP4_PLUGIN_UNAVAILABLE = 3 /* the plugin cannot run any case here (no GPU): the run stops */
 };
 
 typedef int (*nvfp4_plugin_abi_version_fn)(void);
@@ -86,9 +85,8 @@ NVFP4_PLUGIN_EXPORT const char* nvfp4_plugin_declaration(void);
  * Outputs are requested through `allocate(allocator_ctx, ...)`, one call per output tensor.
  * Returns one of the NVFP4_PLUGIN_* results, filling `error` unless it is NVFP4_PLUGIN_OK. The
  * host calls it from one thread at a time. */
-NVFP4_PLUGIN_EXPORT int nvfp4_plugin_run(const char* op, const char* params_json, const nvfp4_tensor* inputs,
-                                         int n_inputs, nvfp4_output_allocator allocate, void* allocator_ctx,
-                                         nvfp4_plugin_error* error);
+NVFP4_PLUGIN_EXPORT int nvfp4_plugin_run(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs,
+                                         nvfp4_output_allocator allocate, void* allocator_ctx, nvfp4_plugin_error* error);
 
 #ifdef __cplusplus
 }

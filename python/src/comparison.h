@@ -14,7 +14,7 @@ namespace nvfp4::python {
 // case label, each differing tensor and, for a mismatch, the explanation's essentials (first
 // mismatching elements and blocks, classification counts, verdict). When report_dir is not empty
 // it writes the failure page report_dir/<report_stem>.html and adds its path as "report".
-nlohmann::json compare_with_reference(const Case& c, TensorMap actual, const std::filesystem::path& report_dir,
+nlohmann::json compare_with_reference(const cases::Case& c, cases::TensorMap actual, const std::filesystem::path& report_dir,
                                       const std::string& report_stem);
 
 }  // namespace nvfp4::python

@@ -25,18 +25,18 @@ using nlohmann::json;
 
 // The case `op` with the parameters of params_json (the others at their defaults) and the inputs,
 // validated against the registry.
-Case make_python_case(const std::string& op, const std::string& params_json, const std::vector<TensorTuple>& inputs) {
-  Case c = make_case(op);
-  const OperationSpec& spec = operation(op);
+cases::Case make_python_case(const std::string& op, const std::string& params_json, const std::vector<TensorTuple>& inputs) {
+  cases::Case c = cases::make_case(op);
+  const cases::OperationSpec& spec = cases::operation(op);
   const json params = json::parse(params_json);
   for (const auto& [name, value] : params.items()) {
-    const ParamSpec* p = spec.param(name);
+    const cases::ParamSpec* p = spec.param(name);
     // An unknown name is kept (with any value) so that validate_case rejects it with the registry's
     // message, which lists the operation's parameters.
-    c.params.set(name, p ? param_from_json(spec, *p, value) : ParamValue{});
+    c.params.set(name, p ? cases::param_from_json(spec, *p, value) : cases::ParamValue{});
   }
   c.inputs = tensors_from_python(inputs);
-  validate_case(c);
+  cases::validate_case(c);
   return c;
 }
 
@@ -51,19 +51,19 @@ std::string profiles_json() {
 }
 
 nb::list run(const std::string& op, const std::string& params_json, const std::vector<TensorTuple>& inputs) {
-  const Case c = make_python_case(op, params_json, inputs);
-  TensorMap outputs;
+  const cases::Case c = make_python_case(op, params_json, inputs);
+  cases::TensorMap outputs;
   {
     nb::gil_scoped_release unlocked;
-    outputs = ReferenceBackend().run(c);
+    outputs = cases::ReferenceBackend().run(c);
   }
   return tensors_to_python(std::move(outputs));
 }
 
 std::string compare(const std::string& op, const std::string& params_json, const std::vector<TensorTuple>& inputs,
                     const std::vector<TensorTuple>& outputs, const std::string& report_dir, const std::string& report_stem) {
-  const Case c = make_python_case(op, params_json, inputs);
-  TensorMap actual = tensors_from_python(outputs);
+  const cases::Case c = make_python_case(op, params_json, inputs);
+  cases::TensorMap actual = tensors_from_python(outputs);
   nb::gil_scoped_release unlocked;
   return compare_with_reference(c, std::move(actual), report_dir, report_stem).dump();
 }
@@ -88,11 +88,13 @@ NB_MODULE(_core, m) {
   using namespace nvfp4::python;
   m.doc() = "nvfp4-verify's registry, reference backend and comparison (use the nvfp4_verify package)";
   nb::register_exception_translator(translate_errors);
-  m.def("registry_json", [] { return nvfp4::registry_json(NVFP4_VERSION).dump(); }, "The registry: nvfp4-verify ops --json.");
+  m.def(
+      "registry_json", [] { return nvfp4::cases::registry_json(NVFP4_VERSION).dump(); },
+      "The registry: nvfp4-verify ops --json.");
   m.def("profiles_json", &profiles_json, "The numerics profiles: name, what each reproduces, knob values.");
   m.def("run", &run, nb::arg("op"), nb::arg("params_json"), nb::arg("inputs"),
         "Runs the reference backend: inputs and outputs are (name, dtype, shape, uint8 bytes) tuples.");
-  m.def("compare", &compare, nb::arg("op"), nb::arg("params_json"), nb::arg("inputs"), nb::arg("outputs"),
-        nb::arg("report_dir"), nb::arg("report_stem"),
+  m.def("compare", &compare, nb::arg("op"), nb::arg("params_json"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("report_dir"),
+        nb::arg("report_stem"),
         "Compares outputs with the reference's bit for bit; returns JSON, writes the report page when report_dir is set.");
 }

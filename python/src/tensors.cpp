@@ -9,8 +9,8 @@
 
 namespace nvfp4::python {
 
-TensorMap tensors_from_python(const std::vector<TensorTuple>& tensors) {
-  TensorMap out;
+cases::TensorMap tensors_from_python(const std::vector<TensorTuple>& tensors) {
+  cases::TensorMap out;
   for (const auto& [name, dtype_name, shape, bytes] : tensors) {
     const std::optional<io::DType> dtype = io::dtype_from_name(dtype_name);
     if (!dtype) throw io::FormatError("tensor '" + name + "': unknown dtype '" + dtype_name + "'");
@@ -19,7 +19,7 @@ TensorMap tensors_from_python(const std::vector<TensorTuple>& tensors) {
   return out;
 }
 
-nb::list tensors_to_python(TensorMap tensors) {
+nb::list tensors_to_python(cases::TensorMap tensors) {
   nb::list out;
   for (auto& [name, t] : tensors) {
     auto* bytes = new std::vector<std::uint8_t>(std::move(t.bytes));

@@ -22,7 +22,7 @@ using Bytes = nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::c_contig, nb::dev
 using TensorTuple = std::tuple<std::string, std::string, std::vector<std::int64_t>, Bytes>;
 
 // Throws io::FormatError for an unknown dtype or a byte count that does not fit the shape.
-TensorMap tensors_from_python(const std::vector<TensorTuple>& tensors);
-nb::list tensors_to_python(TensorMap tensors);
+cases::TensorMap tensors_from_python(const std::vector<TensorTuple>& tensors);
+nb::list tensors_to_python(cases::TensorMap tensors);
 
 }  // namespace nvfp4::python

@@ -87,13 +87,11 @@ int main() {
   for (std::size_t r = 0; r < M; ++r)
     for (std::size_t c = 0; c < K; ++c) x(r, c) = float(int((r * K + c) % 13) - 6) * 0.25f;
   // Row 0, block 0: the 16 E2M1 values in code order (A = 6, sf = 1): codes 0x0..0xF.
-  const float grid[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
-                          -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+  const float grid[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
   // Row 1, block 0: rounding to the grid (A = 6, sf = 1, y = x); ties go to the even code.
-  const float rounding[16] = {6.0f, 2.4f, 2.6f, 0.24f, 0.26f, 4.9f, 5.1f, -2.6f,
+  const float rounding[16] = {6.0f,  2.4f, 2.6f, 0.24f, 0.26f,  4.9f, 5.1f, -2.6f,
                               0.75f, 2.5f, 5.0f, 1.25f, -1.75f, 3.5f, 0.1f, -0.1f};
-  const unsigned rounding_codes[16] = {0x7, 0x4, 0x5, 0x0, 0x1, 0x6, 0x7, 0xD,
-                                       0x2, 0x4, 0x6, 0x2, 0xC, 0x6, 0x0, 0x8};
+  const unsigned rounding_codes[16] = {0x7, 0x4, 0x5, 0x0, 0x1, 0x6, 0x7, 0xD, 0x2, 0x4, 0x6, 0x2, 0xC, 0x6, 0x0, 0x8};
   for (std::size_t i = 0; i < 16; ++i) {
     x(0, i) = grid[i];
     x(1, i) = rounding[i];
@@ -122,9 +120,9 @@ int main() {
   check(block_bytes(t.data, 0, 0) == grid_bytes,
         "row 0 block 0: the E2M1 grid encodes to codes 0..15: " + bytes_text(block_bytes(t.data, 0, 0)));
   check(t.scale(1, 0) == 0x38, "row 1 block 0 (A = 6): scale byte 0x38, got " + hex(t.scale(1, 0)));
-  check(block_bytes(t.data, 1, 0) == rounding_bytes,
-        "row 1 block 0: round to nearest, ties to even, -0.1 -> 0x8: expected " + bytes_text(rounding_bytes) +
-            ", got " + bytes_text(block_bytes(t.data, 1, 0)));
+  check(block_bytes(t.data, 1, 0) == rounding_bytes, "row 1 block 0: round to nearest, ties to even, -0.1 -> 0x8: expected " +
+                                                         bytes_text(rounding_bytes) + ", got " +
+                                                         bytes_text(block_bytes(t.data, 1, 0)));
   check(t.scale(2, 0) == 0x20, "row 2 block 0 (A = 0.75): scale byte 0x20 (0.125), got " + hex(t.scale(2, 0)));
   check(block_bytes(t.data, 2, 0) == grid_bytes, "row 2 block 0: the grid times 2^-3 encodes to codes 0..15");
   check(t.scale(15, 1) == 0x7E, "row 15 block 1 (A = 2688): scale byte 0x7E (448), got " + hex(t.scale(15, 1)));
@@ -165,8 +163,8 @@ int main() {
   const std::vector<std::uint8_t> image = nvfp4::io::serialize(file);
   const nvfp4::io::File back = nvfp4::io::parse(image, "consumer");
   const nvfp4::ByteMatrix data_back = nvfp4::io::to_byte_matrix(back.tensors.at("data"), "consumer", "data");
-  check(data_back == t.data, "packed data survives a safetensors serialize/parse round trip (" +
-                                 std::to_string(image.size()) + " bytes)");
+  check(data_back == t.data,
+        "packed data survives a safetensors serialize/parse round trip (" + std::to_string(image.size()) + " bytes)");
 
   std::printf("%d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

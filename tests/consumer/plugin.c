@@ -6,9 +6,7 @@
 
 int nvfp4_plugin_abi_version(void) { return NVFP4_PLUGIN_ABI_VERSION; }
 
-const char* nvfp4_plugin_declaration(void) {
-  return "{\"worker\": \"consumer\", \"implements\": [{\"op\": \"amax_global\"}]}";
-}
+const char* nvfp4_plugin_declaration(void) { return "{\"worker\": \"consumer\", \"implements\": [{\"op\": \"amax_global\"}]}"; }
 
 int nvfp4_plugin_run(const char* op, const char* params_json, const nvfp4_tensor* inputs, int n_inputs,
                      nvfp4_output_allocator allocate, void* allocator_ctx, nvfp4_plugin_error* error) {

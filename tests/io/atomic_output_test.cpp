@@ -53,15 +53,13 @@ std::string output_error(F&& f) {
 
 class AtomicOutputTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    std::ofstream(dir_ / "file") << "x";
-  }
+  void SetUp() override { std::ofstream(dir_ / "file") << "x"; }
 };
 
 TEST_F(AtomicOutputTest, AnOutputFileUnderARegularFileOrInProcIsRefusedBeforeWork) {
   EXPECT_EQ(output_error([&] { prepare_output_file(dir_ / "file" / "out.safetensors", "--output"); }),
-            "--output " + (dir_ / "file" / "out.safetensors").string() + ": cannot write it: " +
-                (dir_ / "file").string() + " is not a directory");
+            "--output " + (dir_ / "file" / "out.safetensors").string() + ": cannot write it: " + (dir_ / "file").string() +
+                " is not a directory");
   EXPECT_NE(output_error([&] { prepare_output_file(dir_ / "missing" / "out", "--junit"); }).find("no directory"),
             std::string::npos);
   EXPECT_NE(output_error([&] { prepare_output_file(dir_, "--junit"); }).find("is a directory"), std::string::npos);
@@ -139,8 +137,7 @@ TEST_F(AtomicOutputTest, AnAtomicFileAppearsWholeAtCommitAndNeverOtherwise) {
   }  // abandoned: the old content stays, the temporary goes
   EXPECT_EQ(test_support::slurp_text(dir_ / "a.txt"), "hello world");
   fs::create_directories(dir_ / "d" / "child");
-  EXPECT_NE(output_error([&] { write_file_atomic(dir_ / "d", std::string_view("x")); }).find("cannot rename"),
-            std::string::npos);
+  EXPECT_NE(output_error([&] { write_file_atomic(dir_ / "d", std::string_view("x")); }).find("cannot rename"), std::string::npos);
   EXPECT_NE(output_error([&] { write_file_atomic(dir_ / "file" / "x", std::string_view("x")); }).find("cannot create"),
             std::string::npos);
   EXPECT_EQ(entries(dir_), (std::vector<std::string>{"a.txt", "d", "file"}));
@@ -175,8 +172,7 @@ TEST_F(AtomicOutputTest, AnAtomicDirectoryAppearsWholeAtCommitAndNeverOtherwise)
   EXPECT_EQ(entries(dir_ / "sub"), std::vector<std::string>{"out"}) << "the replaced directory is gone";
   {
     AtomicDirectory d(dir_ / "file");
-    EXPECT_NE(output_error([&] { d.commit(AtomicDirectory::Existing::kReplace); }).find("not a directory"),
-              std::string::npos);
+    EXPECT_NE(output_error([&] { d.commit(AtomicDirectory::Existing::kReplace); }).find("not a directory"), std::string::npos);
   }
   EXPECT_EQ(test_support::slurp_text(dir_ / "file"), "x");
   EXPECT_EQ(entries(dir_), (std::vector<std::string>{"file", "sub"}));

@@ -84,14 +84,12 @@ File random_file() {
   SCOPED_TRACE(seed);
   std::mt19937_64 rng(seed);
   File f;
-  const DType all[] = {DType::F64, DType::F32,  DType::F16,     DType::BF16,
-                       DType::I64, DType::I32,  DType::I16,     DType::I8,
-                       DType::U8,  DType::BOOL, DType::F8_E4M3, DType::F8_E5M2};
+  const DType all[] = {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64,     DType::I32,
+                       DType::I16, DType::I8,  DType::U8,  DType::BOOL, DType::F8_E4M3, DType::F8_E5M2};
   for (DType d : all) {
     std::vector<std::int64_t> shape;
     for (std::uint64_t r = 1 + rng() % 3; r > 0; --r) shape.push_back(1 + rng() % 7);
-    f.tensors["t." + std::string(dtype_name(d))] =
-        make_tensor(d, shape, random_bytes(rng, numel_of(shape) * dtype_size(d)));
+    f.tensors["t." + std::string(dtype_name(d))] = make_tensor(d, shape, random_bytes(rng, numel_of(shape) * dtype_size(d)));
   }
   f.tensors["empty"] = make_tensor(DType::F32, {3, 0, 2}, {});
   f.tensors["scalar"] = make_tensor(DType::BF16, {}, random_bytes(rng, 2));
@@ -114,8 +112,8 @@ TEST(SafetensorsDTypeTest, NameSizeAndLookupAgree) {
   EXPECT_EQ(dtype_size(DType::F64), 8u);
   EXPECT_EQ(dtype_size(DType::F16), 2u);
   EXPECT_EQ(dtype_size(DType::BOOL), 1u);
-  for (DType d : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32,
-                  DType::I16, DType::I8, DType::U8, DType::BOOL, DType::F8_E4M3, DType::F8_E5M2}) {
+  for (DType d : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::I16, DType::I8, DType::U8,
+                  DType::BOOL, DType::F8_E4M3, DType::F8_E5M2}) {
     EXPECT_EQ(dtype_from_name(dtype_name(d)), d);
   }
   EXPECT_EQ(dtype_from_name("f32"), std::nullopt);
@@ -191,17 +189,16 @@ TEST(SafetensorsSerializeTest, RejectsTensorWhoseBytesDoNotMatchShape) {
 TEST(SafetensorsParseTest, HandBuiltBufferFromSpecParses) {
   // Out of name order in both header and data, with padding, metadata, a
   // zero-size tensor and a scalar.
-  const std::string header =
-      R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},)"
-      R"("__metadata__":{"format":"pt"},)"
-      R"("s":{"dtype":"BF16","shape":[],"data_offsets":[0,2]},)"
-      R"("z":{"dtype":"F16","shape":[0,5],"data_offsets":[12,12]},)"
-      R"("b":{"dtype":"BOOL","shape":[1,2],"data_offsets":[2,4]}})"
-      "     ";
-  const Bytes data = {0x80, 0x3f,              // s: bf16 1.0
-                      0x01, 0x00,              // b
-                      0x00, 0x00, 0x80, 0x3f,  // w[0]: 1.0f
-                      0x00, 0x00, 0x00, 0xc0}; // w[1]: -2.0f
+  const std::string header = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},)"
+                             R"("__metadata__":{"format":"pt"},)"
+                             R"("s":{"dtype":"BF16","shape":[],"data_offsets":[0,2]},)"
+                             R"("z":{"dtype":"F16","shape":[0,5],"data_offsets":[12,12]},)"
+                             R"("b":{"dtype":"BOOL","shape":[1,2],"data_offsets":[2,4]}})"
+                             "     ";
+  const Bytes data = {0x80, 0x3f,               // s: bf16 1.0
+                      0x01, 0x00,               // b
+                      0x00, 0x00, 0x80, 0x3f,   // w[0]: 1.0f
+                      0x00, 0x00, 0x00, 0xc0};  // w[1]: -2.0f
   const File f = parse(build(header, data), "hand");
   EXPECT_EQ(f.metadata, (std::map<std::string, std::string>{{"format", "pt"}}));
   ASSERT_EQ(f.tensors.size(), 4u);
@@ -223,9 +220,7 @@ TEST(SafetensorsParseTest, HandBuiltBufferFromSpecParses) {
 
 // --- Validation: each malformed input gives a FormatError with a clear phrase.
 
-TEST(SafetensorsParseErrorTest, ShorterThan8Bytes) {
-  expect_parse_error(Bytes{1, 0, 0}, "shorter than 8 bytes");
-}
+TEST(SafetensorsParseErrorTest, ShorterThan8Bytes) { expect_parse_error(Bytes{1, 0, 0}, "shorter than 8 bytes"); }
 
 TEST(SafetensorsParseErrorTest, HeaderLongerThanFile) {
   Bytes b = build("{}");
@@ -248,23 +243,19 @@ TEST(SafetensorsParseErrorTest, EntryNotObject) {
 }
 
 TEST(SafetensorsParseErrorTest, MissingDtype) {
-  expect_parse_error(build(R"({"x":{"shape":[1],"data_offsets":[0,1]}})", {0}),
-                     "missing \"dtype\"");
+  expect_parse_error(build(R"({"x":{"shape":[1],"data_offsets":[0,1]}})", {0}), "missing \"dtype\"");
 }
 
 TEST(SafetensorsParseErrorTest, MissingShape) {
-  expect_parse_error(build(R"({"x":{"dtype":"U8","data_offsets":[0,1]}})", {0}),
-                     "missing \"shape\"");
+  expect_parse_error(build(R"({"x":{"dtype":"U8","data_offsets":[0,1]}})", {0}), "missing \"shape\"");
 }
 
 TEST(SafetensorsParseErrorTest, MissingDataOffsets) {
-  expect_parse_error(build(R"({"x":{"dtype":"U8","shape":[1]}})", {0}),
-                     "missing \"data_offsets\"");
+  expect_parse_error(build(R"({"x":{"dtype":"U8","shape":[1]}})", {0}), "missing \"data_offsets\"");
 }
 
 TEST(SafetensorsParseErrorTest, DtypeNotString) {
-  expect_parse_error(build(R"({"x":{"dtype":4,"shape":[1],"data_offsets":[0,1]}})", {0}),
-                     "\"dtype\" must be a string");
+  expect_parse_error(build(R"({"x":{"dtype":4,"shape":[1],"data_offsets":[0,1]}})", {0}), "\"dtype\" must be a string");
 }
 
 TEST(SafetensorsParseErrorTest, ShapeNotArrayOfIntegers) {
@@ -284,18 +275,15 @@ TEST(SafetensorsParseErrorTest, DataOffsetsWrongType) {
 }
 
 TEST(SafetensorsParseErrorTest, UnknownDtype) {
-  expect_parse_error(build(R"({"x":{"dtype":"F12","shape":[1],"data_offsets":[0,1]}})", {0}),
-                     "unknown dtype \"F12\"");
+  expect_parse_error(build(R"({"x":{"dtype":"F12","shape":[1],"data_offsets":[0,1]}})", {0}), "unknown dtype \"F12\"");
 }
 
 TEST(SafetensorsParseErrorTest, NegativeDimension) {
-  expect_parse_error(build(R"({"x":{"dtype":"U8","shape":[2,-1],"data_offsets":[0,0]}})"),
-                     "negative dimension");
+  expect_parse_error(build(R"({"x":{"dtype":"U8","shape":[2,-1],"data_offsets":[0,0]}})"), "negative dimension");
 }
 
 TEST(SafetensorsParseErrorTest, OffsetsBeginAfterEnd) {
-  expect_parse_error(build(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[2,1]}})", {0, 0}),
-                     "begin 2 > end 1");
+  expect_parse_error(build(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[2,1]}})", {0, 0}), "begin 2 > end 1");
 }
 
 TEST(SafetensorsParseErrorTest, DataTruncated) {
@@ -309,10 +297,8 @@ TEST(SafetensorsParseErrorTest, ByteLengthDoesNotMatchShape) {
 }
 
 TEST(SafetensorsParseErrorTest, ShapeOverflows) {
-  expect_parse_error(
-      build(R"({"x":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",
-            Bytes(8)),
-      "too large");
+  expect_parse_error(build(R"({"x":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", Bytes(8)),
+                     "too large");
 }
 
 TEST(SafetensorsParseErrorTest, OverlappingTensors) {
@@ -335,8 +321,7 @@ TEST(SafetensorsParseErrorTest, MetadataNotObject) {
 }
 
 TEST(SafetensorsParseErrorTest, MetadataValueNotString) {
-  expect_parse_error(build(R"({"__metadata__":{"k":1}})"),
-                     "\"__metadata__\" value for \"k\" must be a string");
+  expect_parse_error(build(R"({"__metadata__":{"k":1}})"), "\"__metadata__\" value for \"k\" must be a string");
 }
 
 // --- Files.
@@ -361,9 +346,7 @@ TEST_F(SafetensorsFileTest, ReadMissingFileSaysSoWithOsReason) {
   }
 }
 
-TEST_F(SafetensorsFileTest, ReadDirectoryIsRejected) {
-  EXPECT_THROW(read_file(dir_), FormatError);
-}
+TEST_F(SafetensorsFileTest, ReadDirectoryIsRejected) { EXPECT_THROW(read_file(dir_), FormatError); }
 
 TEST_F(SafetensorsFileTest, ReadEmptyAndTruncatedFilesNameTheFile) {
   const fs::path p = dir_ / "bad.safetensors";
@@ -376,8 +359,7 @@ TEST_F(SafetensorsFileTest, ReadEmptyAndTruncatedFilesNameTheFile) {
   }
   Bytes full = serialize(random_file());
   full.resize(full.size() - 1);
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(full.data()),
-                                           static_cast<std::streamsize>(full.size()));
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(full.data()), static_cast<std::streamsize>(full.size()));
   EXPECT_THROW(read_file(p), FormatError);
 }
 

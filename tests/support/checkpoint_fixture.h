@@ -120,8 +120,9 @@ inline std::vector<std::pair<std::string, std::vector<std::int64_t>>> llama4_spe
 }
 
 // Writes a model into `dir`: two shards, the index, config.json and a tokenizer file.
-inline void write_model(const std::filesystem::path& dir, const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& specs,
-                 const std::string& model_type = "llama") {
+inline void write_model(const std::filesystem::path& dir,
+                        const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& specs,
+                        const std::string& model_type = "llama") {
   std::filesystem::create_directories(dir);
   io::File shards[2];
   nlohmann::json weight_map = nlohmann::json::object();
@@ -147,23 +148,20 @@ class CheckpointTest : public TempDirTest {
   std::filesystem::path converted(bool moe, const std::string& extra = "", const std::string& format = "modelopt") {
     write_model(dir_ / "src", model_specs(moe));
     convert_out_ = run_cli(
-        "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format " + format + extra,
-        dir_);
+        "convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format " + format + extra, dir_);
     EXPECT_EQ(convert_out_.exit_code, 0) << convert_out_.err;
     return dir_ / "q";
   }
   // The fused 3-D expert model converted to `format`.
   CliRun convert_fused(const std::string& format) {
     write_model(dir_ / "src", fused_moe_specs());
-    return run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format " + format,
-                   dir_);
+    return run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / "q").string() + " --format " + format, dir_);
   }
   // The Llama-4-style model (model_type llama4_text unless told) converted to `format`, into `out`.
   CliRun convert_llama4(const std::string& format = "modelopt", const std::string& extra = "",
-                                      const std::string& model_type = "llama4_text", const std::string& out = "q") {
+                        const std::string& model_type = "llama4_text", const std::string& out = "q") {
     if (!std::filesystem::exists(dir_ / "src")) write_model(dir_ / "src", llama4_specs(), model_type);
-    return run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / out).string() + " --format " + format +
-                       extra,
+    return run_cli("convert-checkpoint --input " + src() + " --output " + (dir_ / out).string() + " --format " + format + extra,
                    dir_);
   }
   std::string src() const { return (dir_ / "src").string(); }
@@ -187,9 +185,8 @@ class CheckpointTest : public TempDirTest {
   }
   io::Tensor source(const std::string& name) { return io::read_file(shard_of(dir_ / "src", name)).tensors.at(name); }
   io::Tensor stored(const std::string& name) { return io::read_file(shard_of(dir_ / "q", name)).tensors.at(name); }
-  checkpoint::QuantizedWeight quantize(const std::string& module, const std::string& profile, float amax,
-                                       bool swizzled = false) {
-    ReferenceBackend ref;
+  checkpoint::QuantizedWeight quantize(const std::string& module, const std::string& profile, float amax, bool swizzled = false) {
+    cases::ReferenceBackend ref;
     return checkpoint::quantize_weight(ref, module, source(module + ".weight"), profile, amax, swizzled);
   }
 

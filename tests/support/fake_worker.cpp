@@ -61,7 +61,7 @@ json implements(const std::string& mode) {
   }
   if (mode == "ulp1") {  // every gemm parameter, any value
     json params = json::object();
-    for (const ParamSpec& p : find_operation("gemm")->params) params[std::string(p.name)] = "*";
+    for (const cases::ParamSpec& p : cases::find_operation("gemm")->params) params[std::string(p.name)] = "*";
     j.push_back({{"op", "gemm"}, {"params", std::move(params)}});
   }
   return j;
@@ -79,24 +79,26 @@ void move_last_by_one_ulp(io::Tensor& t) {
   std::uint8_t* last = t.bytes.data() + t.bytes.size() - size;
   std::uint32_t bits = 0;
   std::memcpy(&bits, last, size);
-  const std::optional<std::int64_t> ordinal = ulp_ordinal(t.dtype, bits);
+  const std::optional<std::int64_t> ordinal = compare::ulp_ordinal(t.dtype, bits);
   if (!ordinal) return;
   try {
-    bits = ulp_bits(t.dtype, *ordinal + 1);
+    bits = compare::ulp_bits(t.dtype, *ordinal + 1);
   } catch (const std::out_of_range&) {  // +inf: nothing lies above it
-    bits = ulp_bits(t.dtype, *ordinal - 1);
+    bits = compare::ulp_bits(t.dtype, *ordinal - 1);
   }
   std::memcpy(last, &bits, size);
 }
 
-bool both(const Case& c) { return c.op == "quantize" && c.params.text("direction") == "both"; }
+bool both(const cases::Case& c) { return c.op == "quantize" && c.params.text("direction") == "both"; }
 
-wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, const Declaration& d) {
+external::wire::Message answer(const std::string& mode, std::uint64_t id, const cases::Case& c, const cases::Declaration& d) {
   if (mode == "hang-all") std::this_thread::sleep_for(std::chrono::hours(1));
-  if (const std::string why = d.outside(c); !why.empty()) return wire::error_result(id, "outside my declaration: " + why, std::nullopt);
+  if (const std::string why = d.outside(c); !why.empty())
+    return external::wire::error_result(id, "outside my declaration: " + why, std::nullopt);
   if (mode == "v1" && c.op == "quantize" && c.inputs.at("x").shape.size() != 2)
-    return wire::error_result(id, "quantize: x is not 2-D", ErrorCode::E_RANK);
-  if (mode == "reject" && c.op == "amax_global") return wire::error_result(id, "amax_global is not implemented yet", std::nullopt);
+    return external::wire::error_result(id, "quantize: x is not 2-D", ErrorCode::E_RANK);
+  if (mode == "reject" && c.op == "amax_global")
+    return external::wire::error_result(id, "amax_global is not implemented yet", std::nullopt);
   if (mode == "crash" && both(c)) std::abort();
   if (mode == "exit" && c.op == "quantize" && c.params.text("rounding") == "stochastic") std::exit(3);
   if (mode == "hang" && both(c)) std::this_thread::sleep_for(std::chrono::hours(1));
@@ -110,11 +112,11 @@ wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, c
     std::fflush(stdout);
   }
   if (mode == "wrong-id" && both(c)) ++id;
-  TensorMap out;
+  cases::TensorMap out;
   try {
-    out = ReferenceBackend().run(c);
+    out = cases::ReferenceBackend().run(c);
   } catch (const Error& e) {
-    return wire::error_result(id, e.what(), e.code());
+    return external::wire::error_result(id, e.what(), e.code());
   }
   if (mode == "ulp1" && c.op == "gemm") move_last_by_one_ulp(out.at("d"));
   if (both(c)) {
@@ -123,30 +125,33 @@ wire::Message answer(const std::string& mode, std::uint64_t id, const Case& c, c
     if (mode == "extra") out["bonus"] = io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{7});
     if (mode == "dtype") out.at("data").dtype = io::DType::I8;
   }
-  return wire::ok_result(id, std::move(out));
+  return external::wire::ok_result(id, std::move(out));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "conform";
-  const Declaration declaration = Declaration::parse(implements(mode), "fake worker");
+  const cases::Declaration declaration = cases::Declaration::parse(implements(mode), "fake worker");
   try {
-    while (std::optional<wire::Message> m = wire::read_message(0)) {
+    while (std::optional<external::wire::Message> m = external::wire::read_message(0)) {
       const std::string type = m->body.value("type", "");
       if (type == "bye") return 0;
       if (type == "hello") {
-        wire::write_message(1, {{{"type", "hello"}, {"protocol", protocol(mode)}, {"worker", "fake worker " + mode},
-                                 {"implements", implements(mode)}},
-                                {}});
+        external::wire::write_message(1, {{{"type", "hello"},
+                                           {"protocol", protocol(mode)},
+                                           {"worker", "fake worker " + mode},
+                                           {"implements", implements(mode)}},
+                                          {}});
         continue;
       }
       const std::uint64_t id = m->body.at("id").get<std::uint64_t>();
       if (mode == "trivial") {
-        wire::write_message(1, wire::ok_result(id, {{"out", io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{0})}}));
+        external::wire::write_message(
+            1, external::wire::ok_result(id, {{"out", io::make_tensor(io::DType::U8, {1}, std::vector<std::uint8_t>{0})}}));
         continue;
       }
-      wire::write_message(1, answer(mode, id, wire::case_of_request(*m), declaration));
+      external::wire::write_message(1, answer(mode, id, external::wire::case_of_request(*m), declaration));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake worker: %s\n", e.what());

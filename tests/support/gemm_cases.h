@@ -14,13 +14,13 @@
 
 namespace nvfp4::test_support {
 
-inline Case normal_gemm_case(std::int64_t M, std::int64_t N, std::int64_t K, std::uint64_t seed,
-                             const std::string& output_dtype = "F32") {
+inline cases::Case normal_gemm_case(std::int64_t M, std::int64_t N, std::int64_t K, std::uint64_t seed,
+                                    const std::string& output_dtype = "F32") {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   QuantizeOptions o;
   o.profile = find_profile("te")->knobs;
-  Case c = make_case("gemm");
+  cases::Case c = cases::make_case("gemm");
   c.params.set("output_dtype", output_dtype);
   for (const auto& [side, rows] : {std::pair{"a", M}, std::pair{"b", N}}) {
     FloatMatrix x = xt::empty<float>({std::size_t(rows), std::size_t(K)});

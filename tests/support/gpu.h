@@ -18,6 +18,5 @@ inline const std::optional<std::string>& gpu_unavailable_reason() {
 
 }  // namespace nvfp4
 
-#define REQUIRE_GPU()                                                \
-  if (const auto& gpu_reason_ = ::nvfp4::gpu_unavailable_reason()) \
-  GTEST_SKIP() << "GPU test skipped: " << *gpu_reason_
+#define REQUIRE_GPU() \
+  if (const auto& gpu_reason_ = ::nvfp4::gpu_unavailable_reason()) GTEST_SKIP() << "GPU test skipped: " << *gpu_reason_

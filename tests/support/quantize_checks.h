@@ -37,8 +37,10 @@ inline void expect_padding(const ByteMatrix& s, std::size_t rows, std::size_t co
   std::size_t bad = 0, zero_inside = 0;
   for (std::size_t r = 0; r < s.shape(0); ++r)
     for (std::size_t j = 0; j < s.shape(1); ++j) {
-      if (r >= rows || j >= cols) bad += s(r, j) != 0;
-      else zero_inside += s(r, j) == 0;
+      if (r >= rows || j >= cols)
+        bad += s(r, j) != 0;
+      else
+        zero_inside += s(r, j) == 0;
     }
   EXPECT_EQ(bad, 0u) << what << ": nonzero padding entries";
   EXPECT_EQ(zero_inside, 0u) << what << ": zero scale bytes inside the logical region";
@@ -69,8 +71,8 @@ struct ShapeCase {
   std::size_t row_sr, row_sc, col_sr, col_sc;
 };
 inline constexpr ShapeCase kShapes[] = {
-    {16, 16, 128, 4, 128, 4},     {16, 32, 128, 4, 128, 4},     {48, 80, 128, 8, 128, 4},
-    {112, 96, 128, 8, 128, 8},    {128, 128, 128, 8, 128, 8},   {304, 304, 384, 20, 384, 20},
+    {16, 16, 128, 4, 128, 4},  {16, 32, 128, 4, 128, 4},   {48, 80, 128, 8, 128, 4},
+    {112, 96, 128, 8, 128, 8}, {128, 128, 128, 8, 128, 8}, {304, 304, 384, 20, 384, 20},
 };
 
 }  // namespace nvfp4::test_support

@@ -60,14 +60,22 @@ inline std::uint8_t e2m1_ref(float v) {
   const std::uint8_t s = std::signbit(v) ? 8 : 0;
   const float a = std::fabs(v);
   std::uint8_t m;
-  if (a <= 0.25f) m = 0;
-  else if (a < 0.75f) m = 1;
-  else if (a <= 1.25f) m = 2;
-  else if (a < 1.75f) m = 3;
-  else if (a <= 2.5f) m = 4;
-  else if (a < 3.5f) m = 5;
-  else if (a <= 5.0f) m = 6;
-  else m = 7;
+  if (a <= 0.25f)
+    m = 0;
+  else if (a < 0.75f)
+    m = 1;
+  else if (a <= 1.25f)
+    m = 2;
+  else if (a < 1.75f)
+    m = 3;
+  else if (a <= 2.5f)
+    m = 4;
+  else if (a < 3.5f)
+    m = 5;
+  else if (a <= 5.0f)
+    m = 6;
+  else
+    m = 7;
   return s | m;
 }
 

@@ -66,22 +66,22 @@ inline FlowSteps steps_with(UpstreamBug bug) {
 }
 
 // The reference, except that cast_master_weights runs with the bug.
-class UpstreamBugBackend : public Backend {
+class UpstreamBugBackend : public cases::Backend {
  public:
   explicit UpstreamBugBackend(UpstreamBug bug) : bug_(bug) {}
   std::string_view name() const override { return "upstream-bug"; }
-  TensorMap run(const Case& c) override;
+  cases::TensorMap run(const cases::Case& c) override;
 
  private:
   UpstreamBug bug_;
 };
 
-inline TensorMap UpstreamBugBackend::run(const Case& c) {
-  if (c.op != "cast_master_weights") return ReferenceBackend().run(c);
-  const MasterWeightsInput in = master_weights_input(c);
-  const std::vector<CastWeight> w = cast_master_weights(in.weights, in.ranks, case_profile(c), steps_with(bug_));
-  TensorMap out;
-  for (std::size_t i = 0; i < w.size(); ++i) add_cast_weight_outputs(out, in.names[i], w[i]);
+inline cases::TensorMap UpstreamBugBackend::run(const cases::Case& c) {
+  if (c.op != "cast_master_weights") return cases::ReferenceBackend().run(c);
+  const cases::MasterWeightsInput in = cases::master_weights_input(c);
+  const std::vector<CastWeight> w = cast_master_weights(in.weights, in.ranks, cases::case_profile(c), steps_with(bug_));
+  cases::TensorMap out;
+  for (std::size_t i = 0; i < w.size(); ++i) cases::add_cast_weight_outputs(out, in.names[i], w[i]);
   return out;
 }
 
