@@ -480,7 +480,7 @@ void summary_header(Out o, const Summary& s, std::size_t total, std::size_t fail
                  "<div class=\"totals\"><div><span class=\"v\" id=\"total-cases\">{}</span>cases</div>"
                  "<div class=\"ok\"><span class=\"v\" id=\"passed-cases\">{}</span>passed</div>"
                  "<div class=\"{}\"><span class=\"v\" id=\"failed-cases\">{}</span>failed</div></div>\n</header>\n",
-                 total, passed, failed ? "bad" : "ok", failed);
+                 total, total - failed, failed ? "bad" : "ok", failed);
   if (s.ulp) fmt::format_to(o, "{}", render_ulp_totals(*s.ulp));
 }
 

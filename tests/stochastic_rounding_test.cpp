@@ -218,12 +218,12 @@ TEST(StochasticRounding, MeanOverSeedsApproachesTheValue) {
 // The generators' sr-thresholds recipe: below each block's amax 6 * 2^e, every element is
 // (lower + step * k/256) * 2^e for k in 1..255, or one ulp from it (block 0 holds the tensor amax).
 TEST(SrThresholdsRecipe, EveryElementIsOnAThresholdOrOneUlpFromIt) {
-  Recipe rec;
-  rec.dist = Distribution::kSrThresholds;
+  cases::Recipe rec;
+  rec.dist = cases::Distribution::kSrThresholds;
   rec.seed = std::random_device{}();
   rec.M = 32;
   rec.K = 48;
-  const FloatMatrix x = generate_values(rec);
+  const FloatMatrix x = cases::generate_values(rec);
   const float lowers[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f};
   std::size_t nudged = 0, on_threshold = 0;
   for (std::size_t r = 0; r < 32; ++r)

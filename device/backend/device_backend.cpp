@@ -109,9 +109,9 @@ struct QuantizeRun {
   // With rht the columnwise copy is the rowwise quantization of y = rht(x) [K, M] (§3.19): fused,
   // with rht(x) recomputed and never stored, under one tensor amax; materialised for per-row ones.
   bool rht_columnwise;
-  DeviceBuffer x, y;
-  DeviceBuffer amax, amax_t;  // amax_t unset: the columnwise copy shares amax
-  DeviceBuffer data, scale, data_t, scale_t;
+  DeviceBuffer x{}, y{};
+  DeviceBuffer amax{}, amax_t{};  // amax_t unset: the columnwise copy shares amax
+  DeviceBuffer data{}, scale{}, data_t{}, scale_t{};
 };
 
 // Global amax: the override, per row and column, or one for the tensor.
