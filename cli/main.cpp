@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/run_command.h"
+#include "cli/version.h"
 
 #if !NVFP4_WITH_FUZZ
 namespace {
@@ -24,7 +25,7 @@ void register_missing_campaign_command(CLI::App& app, const char* name) {
 
 int main(int argc, char** argv) {
   CLI::App app{"nvfp4-verify: bit-exact NVFP4 reference emulator and correctness gate"};
-  app.set_version_flag("--version", "nvfp4-verify " NVFP4_VERSION);
+  app.set_version_flag("--version", nvfp4::cli::version_line());
   app.require_subcommand(1);
   int exit_code = 0;
   nvfp4::cli::register_quantize(app);

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -179,10 +181,22 @@ TEST_F(OpsCommand, MarkdownIsTheCommittedDocsOperationsTable) {
       << "docs/spec/operations.md is stale: regenerate it with `nvfp4-verify ops --markdown > docs/spec/operations.md`";
 }
 
-TEST_F(OpsCommand, VersionPrintsTheProjectVersion) {
+// The version, then the revision this test reads from git itself, then the CUDA architectures.
+TEST_F(OpsCommand, VersionPrintsTheProjectVersionRevisionAndArchitectures) {
   const auto r = run_cli("--version", dir_);
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "nvfp4-verify " NVFP4_VERSION "\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  const std::regex line(R"(nvfp4-verify ([0-9.]+) \((git ([0-9a-f]{12})(-dirty)?|release), (CUDA (sm_[0-9]+[af]?)( sm_[0-9]+[af]?)*|built without CUDA)\)\n)");
+  ASSERT_TRUE(std::regex_match(r.out, m, line)) << r.out;
+  EXPECT_EQ(m[1], NVFP4_VERSION);
+  EXPECT_EQ(m[5] != "built without CUDA", bool(NVFP4_TESTS_HAVE_CUDA)) << r.out;
+  const std::string git = std::string("git -C '") + NVFP4_SOURCE_DIR + "' rev-parse --short=12 HEAD 2>/dev/null";
+  std::string head(64, '\0');
+  FILE* p = popen(git.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  head.resize(std::fread(head.data(), 1, head.size(), p));
+  if (pclose(p) != 0) GTEST_SKIP() << "the source tree is not a git checkout: " << r.out;
+  EXPECT_EQ(m[3].str() + "\n", head) << r.out;
 }
 
 }  // namespace

@@ -88,6 +88,7 @@ NB_MODULE(_core, m) {
   using namespace nvfp4::python;
   m.doc() = "nvfp4-verify's registry, reference backend and comparison (use the nvfp4_verify package)";
   nb::register_exception_translator(translate_errors);
+  m.attr("__version__") = NVFP4_VERSION;
   m.def(
       "registry_json", [] { return nvfp4::cases::registry_json(NVFP4_VERSION).dump(); },
       "The registry: nvfp4-verify ops --json.");
