@@ -186,7 +186,8 @@ TEST_F(OpsCommand, VersionPrintsTheProjectVersionRevisionAndArchitectures) {
   const auto r = run_cli("--version", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::smatch m;
-  const std::regex line(R"(nvfp4-verify ([0-9.]+) \((git ([0-9a-f]{12})(-dirty)?|release), (CUDA (sm_[0-9]+[af]?)( sm_[0-9]+[af]?)*|built without CUDA)\)\n)");
+  const std::regex line(
+      R"(nvfp4-verify ([0-9.]+) \((git ([0-9a-f]{12})(-dirty)?|release), (CUDA (sm_[0-9]+[af]?)( sm_[0-9]+[af]?)*|built without CUDA)\)\n)");
   ASSERT_TRUE(std::regex_match(r.out, m, line)) << r.out;
   EXPECT_EQ(m[1], NVFP4_VERSION);
   EXPECT_EQ(m[5] != "built without CUDA", bool(NVFP4_TESTS_HAVE_CUDA)) << r.out;
