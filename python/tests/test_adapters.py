@@ -14,7 +14,7 @@ import pytest
 from helpers import REPO
 
 PACKAGE_ADAPTERS = REPO / "python" / "nvfp4_verify" / "adapters"
-ADAPTERS = [f"nvfp4_verify.adapters.{p.stem}" for p in sorted(PACKAGE_ADAPTERS.glob("*.py")) if p.stem != "__init__"] + \
+ADAPTERS = [f"nvfp4_verify.adapters.{p.stem}" for p in sorted(PACKAGE_ADAPTERS.glob("[!_]*.py"))] + \
     [str(p) for p in sorted((REPO / "python" / "examples").glob("*_worker.py"))]
 RUNNER = REPO / "python" / "tests" / "stubbed_adapter.py"
 TORCHAO = PACKAGE_ADAPTERS / "torchao.py"
@@ -44,7 +44,8 @@ def test_every_adapter_is_checked():
 
 def test_importing_the_adapters_package_imports_no_peer():
     # torch and the peers are imported only when an adapter runs (python3 -m nvfp4_verify.adapters.NAME).
-    probe = "import sys, nvfp4_verify.adapters; print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'torchao', 'modelopt'}))"
+    probe = ("import sys, nvfp4_verify.adapters; "
+             "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'torchao', 'modelopt'}))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "[]", run.stdout + run.stderr
 
