@@ -1,8 +1,11 @@
-"""Every worker adapter in python/examples/ against today's registry, without its peer
-(stubbed_adapter.py runs it with the peer's modules stubbed and the reference behind it): the
-declaration must still be valid, and a campaign inside it must never reach a case the adapter's
-own checks reject. A registry that drops a value an adapter declares, or an adapter that opts into
-a parameter its checks cannot take, fails here, in CI, where the peers are never installed."""
+"""Every worker adapter (the modules of nvfp4_verify.adapters, and the worker scripts of
+python/examples/) against today's registry, without its peer (stubbed_adapter.py runs it with the
+peer's modules stubbed and the reference behind it): the declaration must still be valid, and a
+campaign inside it must never reach a case the adapter's own checks reject. A registry that drops a
+value an adapter declares, or an adapter that opts into a parameter its checks cannot take, fails
+here, in CI, where the peers are never installed. The modules run from the package under test (the
+interpreter's PYTHONPATH), the scripts by their paths."""
+import pathlib
 import subprocess
 import sys
 
@@ -10,10 +13,16 @@ import pytest
 
 from helpers import REPO
 
-EXAMPLES = REPO / "python" / "examples"
-ADAPTERS = sorted(EXAMPLES.glob("*_worker.py"))
+PACKAGE_ADAPTERS = REPO / "python" / "nvfp4_verify" / "adapters"
+ADAPTERS = [f"nvfp4_verify.adapters.{p.stem}" for p in sorted(PACKAGE_ADAPTERS.glob("[!_]*.py"))] + \
+    [str(p) for p in sorted((REPO / "python" / "examples").glob("*_worker.py"))]
 RUNNER = REPO / "python" / "tests" / "stubbed_adapter.py"
-TORCHAO = EXAMPLES / "torchao_worker.py"
+TORCHAO = PACKAGE_ADAPTERS / "torchao.py"
+
+
+def name(adapter):
+    """torchao for nvfp4_verify.adapters.torchao, quantize_worker for python/examples/quantize_worker.py."""
+    return pathlib.Path(adapter).stem if adapter.endswith(".py") else adapter.rpartition(".")[2]
 
 
 def run(cli, *args):
@@ -30,10 +39,18 @@ def campaign(cli, adapter, tmp_path, cases=300):
 
 
 def test_every_adapter_is_checked():
-    assert {a.name for a in ADAPTERS} >= {"torchao_worker.py", "modelopt_worker.py", "torch_matmul_worker.py"}
+    assert {name(a) for a in ADAPTERS} >= {"torchao", "modelopt", "torch_matmul", "quantize_worker"}
 
 
-@pytest.mark.parametrize("adapter", ADAPTERS, ids=lambda a: a.stem)
+def test_importing_the_adapters_package_imports_no_peer():
+    # torch and the peers are imported only when an adapter runs (python3 -m nvfp4_verify.adapters.NAME).
+    probe = ("import sys, nvfp4_verify.adapters; "
+             "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'torchao', 'modelopt'}))")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "[]", run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=name)
 def test_adapter_declaration_and_checks_fit_the_registry(cli, adapter, tmp_path):
     selftest = run(cli, "worker-selftest", "--worker", stubbed(adapter), "--worker-timeout", 60)
     assert selftest.returncode == 0, selftest.stdout + selftest.stderr
@@ -44,7 +61,7 @@ def test_adapter_declaration_and_checks_fit_the_registry(cli, adapter, tmp_path)
 
 
 def stale_copy(tmp_path, old, new):
-    """The torchao adapter with one edit to its declaration, importable from tmp_path."""
+    """The torchao adapter with one edit to its declaration, as a script in tmp_path."""
     source = TORCHAO.read_text()
     assert old in source, f"{old!r} is no longer in {TORCHAO}: update this test"
     path = tmp_path / "stale_worker.py"

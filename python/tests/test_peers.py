@@ -1,7 +1,8 @@
-"""The real-peer worker adapters (python/examples/torchao_worker.py, modelopt_worker.py) through
-`nvfp4-verify worker-selftest`. They need torch and the peer, which the project's test environment
-does not install: each test skips, saying why, unless the interpreter that runs the adapter (this
-one, or NVFP4_PEER_PYTHON, e.g. a venv with torch, torchao and nvidia-modelopt) can import them.
+"""The real-peer worker adapters (nvfp4_verify.adapters.torchao and .modelopt, run as `python -m`
+with PYTHONPATH=python) through `nvfp4-verify worker-selftest`. They need torch and the peer, which
+the project's test environment does not install: each test skips, saying why, unless the
+interpreter that runs the adapter (this one, or NVFP4_PEER_PYTHON, e.g. a venv with torch, torchao
+and nvidia-modelopt) can import them.
 
 The profiles are defined as the peers run on CUDA. On the CPU PyTorch divides where CUDA multiplies
 by a reciprocal, and x86 NaNs carry a sign and payload that GPU NaNs do not (NUMERICS.md §5.14), so
@@ -42,9 +43,9 @@ def peer_python(peer):
 @pytest.mark.parametrize("peer", sorted(PEERS))
 def test_peer_adapter_passes_worker_selftest(cli, peer):
     python = peer_python(peer)
-    adapter = REPO / "python" / "examples" / f"{peer}_worker.py"
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}  # the pure-Python worker module suffices
-    run = subprocess.run([str(cli), "worker-selftest", "--worker", f"{python} {adapter}", "--worker-timeout", "60"],
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}  # the pure-Python modules suffice
+    run = subprocess.run([str(cli), "worker-selftest", "--worker", f"{python} -m nvfp4_verify.adapters.{peer}",
+                          "--worker-timeout", "60"],
                          capture_output=True, text=True, timeout=900, env=env)
     lines = [line for line in run.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
     report = f"worker-selftest exit {run.returncode}:\n{run.stdout}\n{run.stderr[-3000:]}"

@@ -3,7 +3,7 @@ since sm_90 has no NVFP4 block-scaled GEMM: dequantize both operands, torch.matm
 alpha. Its distance to EXACT is what `--compare ulp` measures (docs/guides/gemm-ulp.md):
 
     nvfp4-verify fuzz --backends reference,worker --ops gemm --compare ulp --time 60s \\
-        --worker 'python3 python/examples/torch_matmul_worker.py [--precision fp32|bf16] [--device cuda|cpu]'
+        --worker 'python3 -m nvfp4_verify.adapters.torch_matmul [--precision fp32|bf16] [--device cuda|cpu]'
 
 d = RNout(alpha * (A_deq @ B_deq^T)), where:
 - A_deq[m][k] = f4(code) * f8(scale of block k // 16) (NUMERICS.md §3.20.1), the per-tensor amaxes
@@ -18,7 +18,8 @@ d = RNout(alpha * (A_deq @ B_deq^T)), where:
   (F32, BF16 or F16, round to nearest even).
 It declares what one torch.matmul computes: compact scales, no C (beta null), no bias, no row
 scaling. Operands of the wrong shape are rejected without a code (they agree with any rejection of
-the reference). Prints nothing to stdout; needs torch, numpy, ml_dtypes and PYTHONPATH=python.
+the reference). Prints nothing to stdout; needs torch, numpy, ml_dtypes and no native extension: the
+installed nvfp4_verify, or PYTHONPATH=python in the source tree.
 """
 import argparse
 import contextlib

@@ -2,7 +2,7 @@
 torchao.prototype.mx_formats.nvfp4_tensor.NVFP4Tensor.to_nvfp4 and per_tensor_amax_to_scale.
 
     nvfp4-verify fuzz --ops quantize --backends reference,worker \\
-        --worker 'python3 python/examples/torchao_worker.py [--device cuda|cpu]'
+        --worker 'python3 -m nvfp4_verify.adapters.torchao [--device cuda|cpu]'
 
 Profiles (docs/spec/profiles.md): `torchao` is the two-level quantizer (to_nvfp4 with a per_tensor_scale),
 `torchao-1lvl` the single-level one (no per_tensor_scale). Both are defined as torchao runs on CUDA;
@@ -23,7 +23,8 @@ The adapter only converts representations; every number comes from torchao or to
 - scale, swizzled: torchao's is_swizzled_scales=True output is to_blocked's 128x4 layout
   (NUMERICS.md §2.4.2), zero-padded, viewed as [ceil(M/128)*32, ceil(K/64)*16]; the same bytes in
   the same order are reshaped to the registry's [roundup(M,128), roundup(K/16,4)].
-Prints nothing to stdout; needs only PYTHONPATH=python (no native extension).
+Prints nothing to stdout; needs no native extension: the installed nvfp4_verify, or PYTHONPATH=python
+in the source tree.
 """
 import argparse
 import contextlib

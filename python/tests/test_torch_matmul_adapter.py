@@ -1,4 +1,4 @@
-"""The PyTorch GEMM worker (python/examples/torch_matmul_worker.py) under `fuzz --compare ulp`
+"""The PyTorch GEMM worker (nvfp4_verify.adapters.torch_matmul) under `fuzz --compare ulp`
 (docs/guides/gemm-ulp.md): generated gemm cases inside its declaration must all get an answer of the
 reference's schema (no rejection, protocol, schema or crash verdict), and the run reports its ULP
 histogram. It needs torch, which the project's test environment does not install: the test skips,
@@ -11,7 +11,7 @@ import pytest
 
 from helpers import REPO
 
-WORKER = REPO / "python" / "examples" / "torch_matmul_worker.py"
+WORKER = "nvfp4_verify.adapters.torch_matmul"
 
 
 def torch_python():
@@ -24,12 +24,12 @@ def torch_python():
 
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_torch_matmul_worker_answers_every_gemm_case_and_gets_a_histogram(cli, tmp_path, precision):
+def test_torch_matmul_adapter_answers_every_gemm_case_and_gets_a_histogram(cli, tmp_path, precision):
     python = torch_python()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}  # the pure-Python modules suffice
     run = subprocess.run([str(cli), "fuzz", "--ops", "gemm", "--backends", "reference,worker", "--compare", "ulp",
                           "--cases", "60", "--max-dim", "128", "--corpus", str(tmp_path / "found"),
-                          "--worker", f"{python} {WORKER} --precision {precision}", "--worker-timeout", "120"],
+                          "--worker", f"{python} -m {WORKER} --precision {precision}", "--worker-timeout", "120"],
                          capture_output=True, text=True, timeout=900, env=env)
     report = f"fuzz exit {run.returncode}:\n{run.stdout}\n{run.stderr[-3000:]}"
     assert run.returncode == 0, report  # no bound: only a verdict other than agree fails a case

@@ -3,7 +3,7 @@ public API: modelopt.torch.quantization.qtensor.nvfp4_tensor.NVFP4QTensor.quanti
 path with dynamic block scales) and modelopt.torch.quantization.utils.reduce_amax.
 
     nvfp4-verify fuzz --ops quantize --backends reference,worker \\
-        --worker 'python3 python/examples/modelopt_worker.py [--device cuda|cpu]'
+        --worker 'python3 -m nvfp4_verify.adapters.modelopt [--device cuda|cpu]'
 
 Profile `modelopt` (docs/spec/profiles.md) is defined as modelopt runs on CUDA; on the CPU PyTorch
 divides where CUDA multiplies by a reciprocal (NUMERICS.md §5.14), so a CPU run is expected to
@@ -23,7 +23,8 @@ The adapter only converts representations; every number comes from modelopt or t
 - scale: weights_scaling_factor, float8_e4m3fn [M, K/16], viewed as its bytes and padded with 0x00
   to the registry's [roundup(M,128), roundup(K/16,4)] (NUMERICS.md §2.4.1). modelopt writes no
   swizzled layout, so only `compact` is declared.
-Prints nothing to stdout; needs only PYTHONPATH=python (no native extension).
+Prints nothing to stdout; needs no native extension: the installed nvfp4_verify, or PYTHONPATH=python
+in the source tree.
 """
 import argparse
 import contextlib
