@@ -1,10 +1,22 @@
-"""Test inputs, bitwise equality, the repository's root."""
+"""Test inputs, bitwise equality, the repository's root, a worker's environment."""
+import os
 import pathlib
 
 import ml_dtypes
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def package_env():
+    """The environment for a subprocess (a worker, or the CLI that starts one): PYTHONPATH first
+    names the folder that holds the nvfp4_verify under test (a wheel's site-packages, the staged
+    build/python/package or python/), so that another interpreter (NVFP4_PEER_PYTHON) imports the
+    same package, and a wheel's console script still finds the binary beside it."""
+    import nvfp4_verify
+
+    folder = str(pathlib.Path(nvfp4_verify.__file__).absolute().parent.parent)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))}
 
 
 def random_matrix(rng, dtype, rows=None, cols=None):

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from helpers import REPO
+from helpers import package_env
 
 PEERS = {  # adapter -> the modules it imports
     "torchao": ["torch", "torchao.prototype.mx_formats.nvfp4_tensor"],
@@ -43,7 +43,7 @@ def peer_python(peer):
 @pytest.mark.parametrize("peer", sorted(PEERS))
 def test_peer_adapter_passes_worker_selftest(cli, peer):
     python = peer_python(peer)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}  # the pure-Python modules suffice
+    env = package_env()
     run = subprocess.run([str(cli), "worker-selftest", "--worker", f"{python} -m nvfp4_verify.adapters.{peer}",
                           "--worker-timeout", "60"],
                          capture_output=True, text=True, timeout=900, env=env)

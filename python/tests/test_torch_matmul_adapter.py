@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers import REPO
+from helpers import package_env
 
 WORKER = "nvfp4_verify.adapters.torch_matmul"
 
@@ -26,7 +26,7 @@ def torch_python():
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_torch_matmul_adapter_answers_every_gemm_case_and_gets_a_histogram(cli, tmp_path, precision):
     python = torch_python()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}  # the pure-Python modules suffice
+    env = package_env()
     run = subprocess.run([str(cli), "fuzz", "--ops", "gemm", "--backends", "reference,worker", "--compare", "ulp",
                           "--cases", "60", "--max-dim", "128", "--corpus", str(tmp_path / "found"),
                           "--worker", f"{python} -m {WORKER} --precision {precision}", "--worker-timeout", "120"],

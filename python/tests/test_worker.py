@@ -126,7 +126,7 @@ PURE_WORKER = textwrap.dedent('''
 def test_pure_python_worker(tmp_path, rng):
     script = tmp_path / "pure_worker.py"
     script.write_text(PURE_WORKER)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}  # the pure-Python modules, no extension
     w = Worker(tmp_path, [sys.executable, str(script)], env=env)
     w.send(HELLO)
     assert w.receive() == ({"type": "hello", "protocol": 2, "worker": "pure amax",
