@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 
@@ -20,14 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 
 void write_json(const fs::path& p, const nlohmann::json& j) { io::write_file_atomic(p, j.dump(2) + "\n"); }
-
-// A file of the source as it is (tokenizer, generation config), made durable as every output.
-void copy_source_file(const fs::path& from, const fs::path& to) {
-  std::ifstream in(from, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.is_open() || in.bad()) throw io::FormatError(fmt::format("{}: cannot read file", from.string()));
-  io::write_file_atomic(to, bytes);
-}
 
 std::uint64_t byte_size(const io::TensorInfo& t) {
   std::uint64_t n = io::dtype_size(t.dtype);
@@ -123,7 +113,7 @@ void write_output(const ConvertOptions& o, cases::Backend& backend, const HfChec
     if (name == "config.json")
       write_json(tmp / name, f.with_quantization_config(src.config(), exclude_modules));
     else if (name != "hf_quant_config.json")
-      copy_source_file(src.dir() / name, tmp / name);
+      io::copy_file_atomic(src.dir() / name, tmp / name);  // tokenizer, generation config: as they are
   }
   if (f.hf_quant_config) write_json(tmp / "hf_quant_config.json", f.hf_quant_config(exclude_modules));
 }

@@ -55,16 +55,21 @@ void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& ba
   if (isatty(fileno(stderr))) fmt::print(stderr, "\n");
   fmt::print("campaign ({}): {} cases in {:.1f} s, {:.1f} cases/s, {} failures\n", backends, r.cases, r.seconds,
              r.cases / std::max(r.seconds, 1e-9), r.failures.size());
-  fmt::print("  {:<22} {:>8} {:>10} {:>9}\n", "operation", "cases", "cases/s", "failures");
-  for (const auto& [op, s] : r.per_operation)
-    fmt::print("  {:<22} {:>8} {:>10.1f} {:>9}\n", op, s.cases, s.cases / std::max(s.seconds, 1e-9), s.failures);
+  print_operation_table(r.per_operation);
   for (const fuzz::CampaignFailure& f : r.failures)
     fmt::print("  FAIL {} {} after {} cases: {}\n       saved {}\n", f.shrunk.c.op, cases::case_profile_name(f.shrunk.c),
                f.cases_to_detection, f.comparison.problem, f.saved.empty() ? "(not saved)" : f.saved.string());
 }
 
-void report_failures(const fuzz::CampaignResult& r, const std::string& backends, const std::filesystem::path& dir,
-                     reports::Summary& summary) {
+void print_operation_table(const std::map<std::string, fuzz::OperationStats>& per_operation) {
+  fmt::print("  {:<22} {:>8} {:>10} {:>9}\n", "operation", "cases", "cases/s", "failures");
+  for (const auto& [op, s] : per_operation)
+    fmt::print("  {:<22} {:>8} {:>10.1f} {:>9}\n", op, s.cases, s.cases / std::max(s.seconds, 1e-9), s.failures);
+}
+
+std::vector<std::string> report_failures(const fuzz::CampaignResult& r, const std::string& backends,
+                                         const std::filesystem::path& dir, reports::Summary& summary) {
+  std::vector<std::string> pages;
   for (std::size_t i = 0; i < r.failures.size(); ++i) {
     const fuzz::CampaignFailure& f = r.failures[i];
     const std::string stem = f.saved.empty() ? fmt::format("failure-{}", i) : f.saved.stem().string();
@@ -75,8 +80,22 @@ void report_failures(const fuzz::CampaignResult& r, const std::string& backends,
     e.passed = false;
     e.detail = f.comparison.problem;
     e.report_link = reports::write_failure_page(dir, stem, f.shrunk, f.comparison, backends, f.saved);
+    pages.push_back(e.report_link);
     summary.entries.push_back(std::move(e));
   }
+  return pages;
+}
+
+reports::JunitSuite campaign_suite(const fuzz::CampaignRecord& r, const std::string& name, const std::filesystem::path& dir) {
+  reports::JunitSuite suite{name, name, {}};
+  for (const auto& [op, s] : r.per_operation) {
+    std::string failure;
+    for (const fuzz::FailureRecord& f : r.failures)
+      if (f.operation == op)
+        failure += f.problem + (f.case_file.empty() ? " (not saved); " : " (saved " + (dir / f.case_file).string() + "); ");
+    suite.cases.push_back({op + " (" + std::to_string(s.cases) + " cases)", s.seconds, failure});
+  }
+  return suite;
 }
 
 }  // namespace nvfp4::cli

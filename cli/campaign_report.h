@@ -3,9 +3,13 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "fuzz/campaign.h"
+#include "fuzz/campaign_record.h"
+#include "reports/junit.h"
 #include "reports/report.h"
 
 namespace nvfp4::cli {
@@ -24,9 +28,17 @@ void state_space(const std::string& command, fuzz::CaseSpace space, const cases:
 
 // Prints per-operation cases, cases/s and failures, then one line per failure.
 void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& backends);
+// The per-operation table alone (fuzz, gate and merge).
+void print_operation_table(const std::map<std::string, fuzz::OperationStats>& per_operation);
 
-// Failure pages for every failure into dir; adds an entry per failure to `summary`.
-void report_failures(const fuzz::CampaignResult& r, const std::string& backends, const std::filesystem::path& dir,
-                     reports::Summary& summary);
+// Failure pages for every failure into dir; adds an entry per failure to `summary`. Returns the
+// pages' file names, one per failure.
+std::vector<std::string> report_failures(const fuzz::CampaignResult& r, const std::string& backends,
+                                         const std::filesystem::path& dir, reports::Summary& summary);
+
+// A campaign's JUnit suite: one testcase per operation ("quantize (25 cases)"), failing with its
+// failures' problems and saved cases (their paths under `dir`, the directory the record's paths
+// are relative to). fuzz, gate and merge (a suite per shard) write it.
+reports::JunitSuite campaign_suite(const fuzz::CampaignRecord& r, const std::string& name, const std::filesystem::path& dir);
 
 }  // namespace nvfp4::cli

@@ -90,7 +90,7 @@ void run(const GateArgs& a, int& exit_code) {
   CampaignBackends cb = campaign_backends(na, nb, a.external, a.jobs);
   const std::shared_ptr<cases::Backend> ba = cb.first.expected, bb = cb.first.actual;
   reports::Summary summary{"nvfp4-verify gate", backends, 0, {}};
-  reports::JunitSuite corpus_suite{"corpus", "corpus", {}}, campaign_suite{"campaign", "campaign", {}};
+  reports::JunitSuite corpus_suite{"corpus", "corpus", {}};
   std::size_t failed = 0;
 
   // 1. The repository corpus.
@@ -117,12 +117,7 @@ void run(const GateArgs& a, int& exit_code) {
     summary.ulp = ulp;
   }
   report_failures(r, backends, a.report, summary);
-  for (const auto& [op, s] : r.per_operation) {
-    std::string failure;
-    for (const auto& f : r.failures)
-      if (f.shrunk.c.op == op) failure += f.comparison.problem + " (saved " + f.saved.string() + "); ";
-    campaign_suite.cases.push_back({op + " (" + std::to_string(s.cases) + " cases)", s.seconds, failure});
-  }
+  reports::JunitSuite generated = campaign_suite(fuzz::campaign_record(o, r, backends, ""), "campaign", "");
   failed += r.failures.size();
 
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -132,7 +127,7 @@ void run(const GateArgs& a, int& exit_code) {
   if (!a.junit.empty()) {
     // A suite without testcases (an empty corpus) is left out.
     std::vector<reports::JunitSuite> suites;
-    for (reports::JunitSuite* s : {&campaign_suite, &corpus_suite})
+    for (reports::JunitSuite* s : {&generated, &corpus_suite})
       if (!s->cases.empty()) suites.push_back(std::move(*s));
     reports::write_junit(a.junit, "nvfp4-verify gate", suites);
   }

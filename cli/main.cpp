@@ -37,10 +37,12 @@ int main(int argc, char** argv) {
 #if NVFP4_WITH_FUZZ
   nvfp4::cli::register_fuzz(app, exit_code);
   nvfp4::cli::register_gate(app, exit_code);
+  nvfp4::cli::register_merge(app, exit_code);
   nvfp4::cli::register_worker_selftest(app, exit_code);
 #else
   register_missing_campaign_command(app, "fuzz");
   register_missing_campaign_command(app, "gate");
+  register_missing_campaign_command(app, "merge");
   register_missing_campaign_command(app, "worker-selftest");
 #endif
   nvfp4::cli::register_replay(app, exit_code);

@@ -25,9 +25,11 @@ std::mutex& rapidcheck_mutex() {
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The RapidCheck seed of a round: a pure function of (seed, shards, round).
-std::uint64_t round_seed(std::uint64_t seed, int shards, std::uint64_t round) {
-  cases::SplitMix64 mix(seed * 0x100000001B3ull ^ (std::uint64_t(shards) << 48) ^ round);
+// The RapidCheck seed of a round: a pure function of (seed, round), so that shard K of N runs the
+// very rounds K, K + N, ... of the one-process campaign. The fixed 1 << 48 is part of every
+// campaign's cases (the gate's included): changing it changes them all.
+std::uint64_t round_seed(std::uint64_t seed, std::uint64_t round) {
+  cases::SplitMix64 mix(seed * 0x100000001B3ull ^ (std::uint64_t(1) << 48) ^ round);
   return mix.next();
 }
 
@@ -149,10 +151,10 @@ std::vector<cases::CaseRecord> round_cases(const CaseSpace& space, const rc::Gen
   return cases;
 }
 
-// One round of rapidcheck parameters: a pure function of (seed, shards, round).
+// One round of rapidcheck parameters: a pure function of (seed, round).
 rc::detail::TestParams round_params(const CampaignOptions& o, std::uint64_t round) {
   rc::detail::TestParams params;
-  params.seed = round_seed(o.seed, o.shards, round);
+  params.seed = round_seed(o.seed, round);
   params.maxSuccess = o.cases_per_round;
   params.maxSize = 100;
   params.maxDiscardRatio = 100;  // cases outside a declaration are discarded
@@ -223,8 +225,10 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
     zero_irrelevant_blocks(f.shrunk, runs);
   }
   f.shrink_stopped = runs.stopped();
-  f.shrunk.origin = "fuzz campaign seed=" + std::to_string(o.seed) + " shard=" + std::to_string(o.shard) + "/" +
-                    std::to_string(o.shards) + " round=" + std::to_string(round) + compare_origin(o.compare);
+  // Seed and round reproduce the case; the shard is left out, so that a shard saves the very file
+  // the one-process campaign saves.
+  f.shrunk.origin =
+      "fuzz campaign seed=" + std::to_string(o.seed) + " round=" + std::to_string(round) + compare_origin(o.compare);
   if (!f.shrink_stopped.empty())
     f.shrunk.origin += " (" + f.shrink_stopped + (last_failing ? ": the smallest failing case found so far)" : ": not shrunk)");
   else if (!last_failing)
@@ -233,6 +237,7 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
   f.comparison = last_failing ? *runs.last_failure() : std::move(*batch_failure);
   f.shrunk.found = std::string(compare::verdict_name(f.comparison.verdict));
   f.cases_to_detection = *first_failure + 1;
+  f.round = round;
   ++res.per_operation[f.shrunk.c.op].failures;
   res.failure = std::move(f);
   return res;
@@ -243,6 +248,8 @@ class Campaign {
  public:
   Campaign(const CampaignOptions& o, CaseSpace space) : o_(o), space_(std::move(space)), t0_(Clock::now()) {
     result_.ulp.bound = o.compare.max_ulp;
+    const std::size_t per_round = std::size_t(o.cases_per_round);
+    if (o.cases) rounds_ = *o.cases / per_round + (*o.cases % per_round != 0);  // ceil, without overflow
     if (o.seconds) deadline_ = t0_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*o.seconds));
   }
 
@@ -254,6 +261,11 @@ class Campaign {
       {
         const std::lock_guard lock(mutex_);
         if (stop_ || (o_.seconds && since(t0_) >= *o_.seconds)) {
+          stop_ = true;
+          return;
+        }
+        // A --cases campaign is its first rounds_ rounds: the rule each shard applies alone.
+        if (o_.cases && std::uint64_t(o_.shard) + next_ * std::uint64_t(o_.shards) >= rounds_) {
           stop_ = true;
           return;
         }
@@ -287,9 +299,9 @@ class Campaign {
   }
 
  private:
-  // The serial campaign's stopping rule, checked before each round is merged (time is checked
-  // when a round is claimed): rounds past the stopping point are dropped.
-  bool enough() const { return (o_.cases && result_.cases >= *o_.cases) || result_.failures.size() >= o_.max_failures; }
+  // The serial campaign's failure limit, checked before each round is merged (time and --cases
+  // are checked when a round is claimed): rounds past the stopping point are dropped.
+  bool enough() const { return result_.failures.size() >= o_.max_failures; }
 
   void merge_finished() {
     for (auto it = finished_.find(merged_); it != finished_.end() && !stop_merging_; it = finished_.find(merged_)) {
@@ -342,6 +354,7 @@ class Campaign {
   CampaignResult result_;
   std::map<std::uint64_t, RoundResult> finished_;  // finished rounds not merged yet, by claim index
   std::uint64_t next_ = 0, merged_ = 0;            // claim indices: round = shard + index * shards
+  std::uint64_t rounds_ = 0;                       // --cases: the campaign's rounds are 0 .. rounds_ - 1
   bool stop_ = false, stop_merging_ = false;
   std::exception_ptr error_;
 };

@@ -1,8 +1,13 @@
 // A fuzzing campaign: RapidCheck rounds of generated cases run on two backends; every
 // disagreement is shrunk to a small case, saved to the corpus and returned for reporting.
-// The same seed and shard give the same cases on any machine, with any number of jobs: rounds run
-// on `jobs` threads (each with its own pair of backends) and are merged in round order, so the
-// result, the stopping point of --cases and the saved failures do not depend on the thread count.
+// A round's cases are a pure function of (seed, round): the same on any machine, with any number
+// of jobs or shards. Rounds run on `jobs` threads (each with its own pair of backends) and are
+// merged in round order, so the result, the stopping point and the saved failures do not depend on
+// the thread count. Shard K of N runs rounds K, K + N, K + 2N, ... of the same campaign, so N
+// shards together run the one-process campaign's rounds when each stops only where that campaign
+// does: a --cases campaign is a fixed set of rounds that every shard bounds alone; the failure
+// limit is each shard's own (merging reproduces the one-process campaign when it finds fewer
+// failures than the limit, and no hang), and a --time campaign is not deterministic anyway.
 #pragma once
 
 #include <filesystem>
@@ -27,11 +32,14 @@ struct CampaignOptions {
   // a round cut off counts the cases before the cut, and a shrink cut off keeps the smallest
   // failing case found so far.
   std::optional<double> seconds;
-  std::optional<std::size_t> cases;  // or after this many generated cases
+  // Or after this many generated cases: the campaign is rounds 0 .. R - 1, R = ceil(cases /
+  // cases_per_round), whole rounds, each shard running its own of them.
+  std::optional<std::size_t> cases;
   std::uint64_t seed = 0;
   int shard = 0, shards = 1;  // this process runs rounds shard, shard + shards, ...
   int cases_per_round = 25;
-  std::size_t max_failures = 8;  // stop once this many distinct failures were found, or at the first timeout
+  // Stop once this many failures were found (in this shard), or at the first timeout (a hang).
+  std::size_t max_failures = 8;
   std::filesystem::path corpus;  // failures are saved here ("" = not saved)
   compare::CompareMode compare;  // ulp: GEMM outputs by ULP distance (the space should hold only GEMM operations)
   std::function<void(const CampaignProgress&)> on_progress;
@@ -41,7 +49,8 @@ struct CampaignFailure {
   cases::CaseRecord shrunk;
   compare::Comparison comparison;  // of the shrunk case
   std::filesystem::path saved;
-  std::size_t cases_to_detection = 0;  // generated cases before the first failing one
+  std::size_t cases_to_detection = 0;  // this process's generated cases before the first failing one
+  std::uint64_t round = 0;             // the round that found it (a round finds at most one)
   std::string shrink_stopped;          // why shrinking stopped before its end (also in the origin); "" when it did not
 };
 

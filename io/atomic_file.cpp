@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
+#include <iterator>
 #include <system_error>
 #include <utility>
 
@@ -73,6 +75,15 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view text)
   AtomicFile f(path);
   f.write(text);
   f.commit();
+}
+
+void copy_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(from, ec)) throw InputError(fmt::format("{}: not a regular file", from.string()));
+  std::ifstream in(from, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.is_open() || in.bad()) throw InputError(fmt::format("{}: cannot read file", from.string()));
+  write_file_atomic(to, bytes);
 }
 
 }  // namespace nvfp4::io

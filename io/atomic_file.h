@@ -33,4 +33,8 @@ class AtomicFile {
 void write_file_atomic(const std::filesystem::path& path, std::span<const std::uint8_t> bytes);
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
 
+// The bytes of the regular file `from` written to `to` as write_file_atomic does. InputError when
+// `from` is not a regular file or cannot be read (a FIFO is refused, not waited on).
+void copy_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to);
+
 }  // namespace nvfp4::io

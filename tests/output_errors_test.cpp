@@ -77,6 +77,12 @@ TEST_F(OutputErrorsTest, CampaignCommandsRefuseAnUnwritableReportCorpusOrJunitBe
   const std::string fuzz = "fuzz --cases 20 --backends reference,metamorphic --corpus ";
   expect_refused(fuzz + under_file(), "--corpus", under_file());
   expect_refused(fuzz + path("found") + " --report " + under_file(), "--report", under_file());
+  expect_refused(fuzz + path("found") + " --junit " + under_file("j.xml"), "--junit", under_file("j.xml"));
+  expect_refused("fuzz --cases 20 --backends reference,metamorphic --out " + under_file(), "--out", under_file());
+  const std::string merge = "merge " + path("shard-0") + " --report ";
+  expect_refused(merge + under_file(), "--report", under_file());
+  expect_refused(merge + path("r") + " --junit " + under_file("j.xml"), "--junit", under_file("j.xml"));
+  expect_refused(merge + path("r") + " --corpus " + under_file(), "--corpus", under_file());
   const std::string gate = "gate --time 1s --backends reference,metamorphic --corpus " + path("empty-corpus");
   expect_refused(gate + " --found " + path("found") + " --report " + under_file(), "--report", under_file());
   expect_refused(gate + " --found " + path("found") + " --report /proc/nvfp4-report", "--report", "/proc/nvfp4-report");
