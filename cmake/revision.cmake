@@ -3,6 +3,7 @@
 # tracked files differ from it) for a build of the project's own git checkout, else "release"
 # (a source archive, or a tree without git). Run at every build; OUTPUT is rewritten only when the
 # revision changed, so that a rebuild of the same revision compiles nothing.
+cmake_minimum_required(VERSION 3.25)  # script mode starts with old policies
 set(revision "release")
 find_package(Git QUIET)
 if(GIT_FOUND)
