@@ -5,6 +5,7 @@
 #include <latch>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include <rapidcheck.h>
 
@@ -21,6 +22,29 @@ using Clock = std::chrono::steady_clock;
 std::mutex& rapidcheck_mutex() {
   static std::mutex m;
   return m;
+}
+
+// A listener that prints nothing. RapidCheck's global one prints progress and, at exit after a
+// failure, an RC_PARAMS line that reproduces nothing of a campaign (its saved case and `replay`
+// do); its global configuration prints "Using configuration" when loaded and lets RC_PARAMS
+// replace a round's draws. Rounds run with this listener and no reproductions, so that neither
+// global is ever loaded: the CLI's output is the campaign's own, whatever RC_PARAMS says.
+class SilentListener final : public rc::detail::TestListener {
+ public:
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+// One RapidCheck run of a round's property (its draws, or its shrinking), holding the lock.
+template <typename Property>
+rc::detail::TestResult check_round(const Property& property, const rc::detail::TestParams& params) {
+  SilentListener listener;
+  const std::unordered_map<std::string, rc::detail::Reproduce> no_reproductions;
+  rc::detail::TestMetadata metadata;
+  metadata.id = metadata.description = "campaign round";
+  const std::lock_guard lock(rapidcheck_mutex());
+  return rc::detail::checkTestable(property, metadata, params, listener, no_reproductions);
 }
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -135,12 +159,7 @@ std::vector<cases::CaseRecord> round_cases(const CaseSpace& space, const rc::Gen
     if (const std::string why = outside_declarations(space, r.c); !why.empty()) RC_DISCARD(why);
     cases.push_back(std::move(r));
   };
-  rc::detail::TestMetadata metadata;
-  metadata.id = metadata.description = "campaign round";
-  const rc::detail::TestResult r = [&] {
-    const std::lock_guard lock(rapidcheck_mutex());
-    return rc::detail::checkTestable(collect, metadata, params);
-  }();
+  const rc::detail::TestResult r = check_round(collect, params);
   if (r.template is<rc::detail::FailureResult>())
     throw std::logic_error("the case generator failed (a harness bug): " +
                            r.template get<rc::detail::FailureResult>().description);
@@ -210,12 +229,7 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
       RC_FAIL(runs.last_failure()->problem);
     }
   };
-  rc::detail::TestMetadata metadata;
-  metadata.id = metadata.description = "campaign round";
-  {
-    const std::lock_guard lock(rapidcheck_mutex());
-    rc::detail::checkTestable(property, metadata, params);
-  }
+  check_round(property, params);
   CampaignFailure f;
   // A backend that fails only sometimes (in a batch, not alone) leaves the batch's case unshrunk.
   if (!last_failing) batch[*first_failure].c = std::move(cases[*first_failure]);
