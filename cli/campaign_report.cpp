@@ -67,6 +67,14 @@ void print_operation_table(const std::map<std::string, fuzz::OperationStats>& pe
     fmt::print("  {:<22} {:>8} {:>10.1f} {:>9}\n", op, s.cases, s.cases / std::max(s.seconds, 1e-9), s.failures);
 }
 
+void count_generated(const std::map<std::string, fuzz::OperationStats>& per_operation, reports::Summary& summary) {
+  for (const auto& [op, st] : per_operation) {
+    reports::GeneratedCases& g = summary.generated[op];
+    g.cases += st.cases;
+    g.failed += st.failures;
+  }
+}
+
 std::vector<std::string> report_failures(const fuzz::CampaignResult& r, const std::string& backends,
                                          const std::filesystem::path& dir, reports::Summary& summary) {
   std::vector<std::string> pages;
@@ -78,6 +86,7 @@ std::vector<std::string> report_failures(const fuzz::CampaignResult& r, const st
     e.operation = f.shrunk.c.op;
     e.profile = cases::case_profile_name(f.shrunk.c);
     e.passed = false;
+    e.generated = true;
     e.detail = f.comparison.problem;
     e.report_link = reports::write_failure_page(dir, stem, f.shrunk, f.comparison, backends, f.saved);
     pages.push_back(e.report_link);

@@ -31,8 +31,12 @@ void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& ba
 // The per-operation table alone (fuzz, gate and merge).
 void print_operation_table(const std::map<std::string, fuzz::OperationStats>& per_operation);
 
-// Failure pages for every failure into dir; adds an entry per failure to `summary`. Returns the
-// pages' file names, one per failure.
+// The campaign's cases per operation on the summary page, which then counts every case it ran
+// (fuzz, gate and merge); its failures are the entries that report_failures adds.
+void count_generated(const std::map<std::string, fuzz::OperationStats>& per_operation, reports::Summary& summary);
+
+// Failure pages for every failure into dir; adds an entry per failure to `summary` (a generated
+// one: count_generated counts it). Returns the pages' file names, one per failure.
 std::vector<std::string> report_failures(const fuzz::CampaignResult& r, const std::string& backends,
                                          const std::filesystem::path& dir, reports::Summary& summary);
 

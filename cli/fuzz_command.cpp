@@ -99,6 +99,7 @@ void write_outputs(const FuzzOutputs& outputs, const fuzz::CampaignOptions& o, c
   if (!outputs.report.empty()) {
     s.seconds = r.seconds;
     if (o.compare.ulp) s.ulp = r.ulp;
+    count_generated(r.per_operation, s);
     const std::vector<std::string> pages = report_failures(r, backends, outputs.report, s);
     if (!outputs.out.empty())
       for (std::size_t i = 0; i < pages.size(); ++i) record.failures[i].page = "report/" + pages[i];

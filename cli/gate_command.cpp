@@ -116,12 +116,14 @@ void run(const GateArgs& a, int& exit_code) {
     fmt::print("{}", compare::describe_ulp_totals(ulp));
     summary.ulp = ulp;
   }
+  count_generated(r.per_operation, summary);
   report_failures(r, backends, a.report, summary);
   reports::JunitSuite generated = campaign_suite(fuzz::campaign_record(o, r, backends, ""), "campaign", "");
   failed += r.failures.size();
 
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // The entries are the corpus cases and the campaign's failures; the title carries its volume.
+  // The entries are the corpus cases and the campaign's failures; the totals count the corpus
+  // cases and every generated case.
   summary.title = fmt::format("nvfp4-verify gate: {} corpus cases replayed, {} generated cases fuzzed", replayed, r.cases);
   reports::write_page(a.report, "index.html", reports::render_summary(summary));
   if (!a.junit.empty()) {

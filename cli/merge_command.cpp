@@ -39,7 +39,8 @@ void check_named_files(const fuzz::MergedCampaign& m, bool corpus) {
     }
 }
 
-// The summary page, with every shard's failure pages copied beside it under shard-K/.
+// The summary page, counting every shard's cases, with every shard's failure pages copied beside
+// it under shard-K/.
 void write_report(const fuzz::MergedCampaign& m, const fs::path& dir) {
   const fuzz::CampaignIdentity& c = m.campaign;
   reports::Summary s{
@@ -51,6 +52,7 @@ void write_report(const fuzz::MergedCampaign& m, const fs::path& dir) {
              {"profiles", c.profiles.empty() ? "all" : fmt::format("{}", fmt::join(c.profiles, ", "))},
              {"compare", c.compare},
              {"seconds", fmt::format("{:.1f} over the shards, {:.1f} the longest", m.seconds_sum, m.seconds_max)}};
+  count_generated(m.per_operation, s);
   for (const fuzz::MergedFailure& f : m.failures) {
     reports::SummaryEntry e;
     e.name = f.failure.case_file.empty() ? fmt::format("round {}", f.failure.round)
@@ -58,6 +60,7 @@ void write_report(const fuzz::MergedCampaign& m, const fs::path& dir) {
     e.operation = f.failure.operation;
     e.profile = f.failure.profile;
     e.passed = false;
+    e.generated = true;
     e.detail = fmt::format("{} (round {}, shard {})", f.failure.problem, f.failure.round, f.shard->record.shard);
     if (!f.failure.page.empty()) {
       const std::string page = fs::path(f.failure.page).filename().string();

@@ -1,8 +1,15 @@
-// The stylesheet that every HTML page of the reports embeds (report.cpp's page_head): the pages
-// are self-contained files, readable offline and from a CI artifact store.
+// The stylesheet that every HTML page of the reports embeds, and the start and end of every page
+// (page_head, page_tail): the pages are self-contained files, readable offline and from a CI
+// artifact store.
 #pragma once
 
+#include <iterator>
+#include <string>
 #include <string_view>
+
+#include <fmt/format.h>
+
+#include "reports/escape.h"
 
 namespace nvfp4::reports {
 
@@ -74,5 +81,16 @@ details>summary{cursor:pointer;color:var(--muted)}
 a{color:#0550ae}
 tr.bad td.n:last-child{color:#8b0000;font-weight:700}
 )css";
+
+// The doctype, the escaped title and the stylesheet, inline.
+inline void page_head(std::back_insert_iterator<std::string> o, std::string_view title) {
+  fmt::format_to(o,
+                 "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                 "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n",
+                 escape_markup(title), kPageStyle);
+}
+
+inline void page_tail(std::back_insert_iterator<std::string> o) { fmt::format_to(o, "</body>\n</html>\n"); }
 
 }  // namespace nvfp4::reports

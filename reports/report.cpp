@@ -27,8 +27,6 @@ namespace {
 constexpr std::size_t kMaxMismatchRows = 64;
 // A heatmap larger than this many cells per side is downsampled (OR over groups of blocks).
 constexpr std::int64_t kMaxCells = 128;
-// Passed entries beyond this go into a collapsed <details>.
-constexpr std::size_t kMaxOpenPassed = 50;
 
 using Out = std::back_insert_iterator<std::string>;
 
@@ -65,16 +63,6 @@ std::size_t total_mismatches(const FailureReport& r) {
   for (const compare::TensorDiff& d : r.diffs) n += d.mismatches;
   return n;
 }
-
-void page_head(Out o, std::string_view title) {
-  fmt::format_to(o,
-                 "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                 "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n",
-                 escape_markup(title), kPageStyle);
-}
-
-void page_tail(Out o) { fmt::format_to(o, "</body>\n</html>\n"); }
 
 // ---------------------------------------------------------------------------------------------
 // Heatmap of one BlockMap.
@@ -389,111 +377,6 @@ void section_inputs(Out o, const cases::Case& c) {
   fmt::format_to(o, "</p>\n");
 }
 
-bool safe_link(std::string_view link) {
-  // Only relative links: the pages must not point anywhere outside the report directory tree.
-  return !link.empty() && link.find("://") == std::string_view::npos && !link.starts_with("//") && !link.starts_with("/") &&
-         link.find(':') == std::string_view::npos;
-}
-
-// The summary's header: its verdict, backends, facts and totals.
-void summary_header(Out o, const Summary& s, std::size_t total, std::size_t failed) {
-  fmt::format_to(o, "<header>\n<h1><span class=\"badge {}\">{}</span>{}</h1>\n", failed ? "fail" : "pass",
-                 failed ? "FAIL" : "PASS", escape_markup(s.title));
-  fmt::format_to(o, "<p class=\"meta\">backends: <b>{}</b> &#183; <span id=\"seconds\" class=\"mono\">{:.1f}</span> s</p>\n",
-                 escape_markup(s.backends), s.seconds);
-  if (!s.facts.empty()) {
-    fmt::format_to(o, "<p class=\"meta\" id=\"facts\">");
-    for (std::size_t i = 0; i < s.facts.size(); ++i)
-      fmt::format_to(o, "{}{}: <b class=\"mono\">{}</b>", i ? " &#183; " : "", escape_markup(s.facts[i].first),
-                     escape_markup(s.facts[i].second));
-    fmt::format_to(o, "</p>\n");
-  }
-  fmt::format_to(o,
-                 "<div class=\"totals\"><div><span class=\"v\" id=\"total-cases\">{}</span>cases</div>"
-                 "<div class=\"ok\"><span class=\"v\" id=\"passed-cases\">{}</span>passed</div>"
-                 "<div class=\"{}\"><span class=\"v\" id=\"failed-cases\">{}</span>failed</div></div>\n</header>\n",
-                 total, total - failed, failed ? "bad" : "ok", failed);
-  if (s.ulp) fmt::format_to(o, "{}", render_ulp_totals(*s.ulp));
-}
-
-// The failing cases, each linking to its report page.
-void summary_failures(Out o, const Summary& s, std::size_t failed) {
-  fmt::format_to(o, "<section>\n<h2>Failures</h2>\n");
-  if (failed == 0) fmt::format_to(o, "<p class=\"muted\">none</p>\n");
-  fmt::format_to(o,
-                 "<table id=\"failures\">\n<thead><tr><th>case (link to its "
-                 "report)</th><th>operation</th><th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
-  for (const SummaryEntry& e : s.entries) {
-    if (e.passed) continue;
-    std::string name = escape_markup(e.name);
-    if (safe_link(e.report_link))
-      name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
-    else if (!e.report_link.empty())
-      name += fmt::format(" <span class=\"muted\">({})</span>", escape_markup(e.report_link));
-    fmt::format_to(o, "<tr><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                   name, escape_markup(e.operation), escape_markup(e.profile), escape_markup(e.detail));
-  }
-  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
-}
-
-// Cases and failures per operation and profile.
-void summary_groups(Out o, const Summary& s) {
-  struct Counts {
-    std::size_t cases = 0, failed = 0;
-  };
-  std::map<std::pair<std::string, std::string>, Counts> groups;
-  for (const SummaryEntry& e : s.entries) {
-    Counts& c = groups[{e.operation, e.profile}];
-    ++c.cases;
-    if (!e.passed) ++c.failed;
-  }
-  fmt::format_to(
-      o,
-      "<section>\n<h2>By operation and profile</h2>\n<table id=\"groups\">\n<thead><tr><th>operation</th><th>profile</th>"
-      "<th class=\"n\">cases</th><th class=\"n\">failed</th></tr></thead>\n<tbody>\n");
-  for (const auto& [key, c] : groups) {
-    fmt::format_to(
-        o, "<tr{}><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-        c.failed ? " class=\"bad\"" : "", escape_markup(key.first), escape_markup(key.second), c.cases, c.failed);
-  }
-  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
-}
-
-// Every entry with its verdict (check-checkpoint's tensors).
-void summary_every_entry(Out o, const Summary& s) {
-  fmt::format_to(o,
-                 "<section>\n<h2>Every entry</h2>\n<table id=\"entries\">\n<thead><tr><th>name</th><th>verdict</th>"
-                 "<th>profile</th><th>detail</th></tr></thead>\n<tbody>\n");
-  for (const SummaryEntry& e : s.entries) {
-    std::string name = escape_markup(e.name);
-    if (safe_link(e.report_link)) name = fmt::format("<a href=\"{}\">{}</a>", escape_markup(e.report_link), name);
-    fmt::format_to(o, "<tr{}><td class=\"mono\">{}</td><td>{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
-                   e.passed ? "" : " class=\"bad\"", name, e.passed ? "match" : "MISMATCH", escape_markup(e.profile),
-                   escape_markup(e.detail));
-  }
-  fmt::format_to(o, "</tbody>\n</table>\n</section>\n");
-}
-
-// The passed cases' names, collapsed when there are many.
-void summary_passed(Out o, const Summary& s, std::size_t passed) {
-  fmt::format_to(o, "<section>\n<h2>Passed</h2>\n");
-  if (passed == 0)
-    fmt::format_to(o, "<p class=\"muted\">none</p>\n");
-  else {
-    const bool collapse = passed > kMaxOpenPassed;
-    if (collapse) fmt::format_to(o, "<details id=\"passed\"><summary>{} passed cases</summary>\n", passed);
-    fmt::format_to(o, "<ul class=\"passed\"{}>\n", collapse ? "" : " id=\"passed\"");
-    for (const SummaryEntry& e : s.entries) {
-      if (!e.passed) continue;
-      fmt::format_to(o, "<li title=\"{} {}{}{}\">{}</li>\n", escape_markup(e.operation), escape_markup(e.profile),
-                     e.detail.empty() ? "" : ": ", escape_markup(e.detail), escape_markup(e.name));
-    }
-    fmt::format_to(o, "</ul>\n");
-    if (collapse) fmt::format_to(o, "</details>\n");
-  }
-  fmt::format_to(o, "</section>\n");
-}
-
 }  // namespace
 
 std::string render_failure(const FailureReport& r) {
@@ -532,24 +415,6 @@ std::string render_failure(const FailureReport& r) {
 
   fmt::format_to(o, "<section id=\"case-section\">\n<h2>Case</h2>\n<pre id=\"case\">{}</pre>\n</section>\n",
                  escape_markup(r.case_description));
-  page_tail(o);
-  return html;
-}
-
-std::string render_summary(const Summary& s) {
-  const std::size_t failed = std::size_t(std::ranges::count_if(s.entries, [](const SummaryEntry& e) { return !e.passed; }));
-  const std::size_t total = s.entries.size(), passed = total - failed;
-  std::string html;
-  html.reserve(16 * 1024 + 128 * s.entries.size());
-  Out o(html);
-  page_head(o, s.title.empty() ? "nvfp4-verify summary" : s.title);
-  summary_header(o, s, total, failed);
-  summary_failures(o, s, failed);
-  summary_groups(o, s);
-  if (s.every_entry)
-    summary_every_entry(o, s);
-  else
-    summary_passed(o, s, passed);
   page_tail(o);
   return html;
 }

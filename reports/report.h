@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,12 @@ struct SummaryEntry {
   bool passed = true;
   std::string detail;       // one line
   std::string report_link;  // relative link to the failure page, empty when passed
+  bool generated = false;   // a campaign's failure: counted in Summary::generated, listed as an entry
+};
+
+// The cases of one operation that a campaign generated: every one it ran, passed or failed.
+struct GeneratedCases {
+  std::size_t cases = 0, failed = 0;
 };
 
 struct Summary {
@@ -50,11 +57,15 @@ struct Summary {
   // A table of every entry with its verdict and detail, after the failures (check-checkpoint:
   // every tensor), instead of the list of passed entries' names.
   bool every_entry = false;
+  // fuzz, gate and merge: the campaign's cases per operation. The totals count them and the
+  // entries that are not `generated` (the gate's corpus cases), so that a campaign's page counts
+  // every case it ran, not only the failures it lists.
+  std::map<std::string, GeneratedCases> generated = {};
 };
 
-// The summary page: totals, per operation/profile counts, links to each failure page, and in ulp
-// mode the ULP histogram and worst elements of the whole run; with `every_entry`, every entry's
-// verdict and detail.
+// The summary page: totals, a campaign's cases per operation, per operation/profile counts of the
+// other entries, links to each failure page, and in ulp mode the ULP histogram and worst elements
+// of the whole run; with `every_entry`, every entry's verdict and detail.
 std::string render_summary(const Summary& s);
 
 // Writes `html` to dir/name atomically (io/atomic_file.h); creates dir. Throws OutputError.
