@@ -435,6 +435,39 @@ TEST(ReportSummary, TotalsGroupsAndFailures) {
   expect_self_contained(html);
 }
 
+// A campaign's page: its failures are entries, its cases are counted per operation. With 2 corpus
+// entries (1 failed) and a campaign of 156 + 19 cases, 6 failed: 177 cases, 7 failed, 170 passed.
+TEST(ReportSummary, CountsEveryGeneratedCaseOfACampaign) {
+  reports::Summary s = sample_summary(1, 1);
+  s.generated = {{"amax_global", {156, 0}}, {"quantize", {19, 6}}};
+  for (int i = 0; i < 6; ++i)
+    s.entries.push_back({fmt::format("case-{}.safetensors", i), "quantize", "te", false, "scale: 1 elements differ",
+                         fmt::format("case-{}.html", i), true});
+  const std::string html = reports::render_summary(s);
+  EXPECT_EQ(text_of(html, "total-cases"), "177");
+  EXPECT_EQ(text_of(html, "passed-cases"), "170");
+  EXPECT_EQ(text_of(html, "failed-cases"), "7");
+  const std::string_view generated = between(html, "id=\"generated\"", "</table>");
+  EXPECT_NE(generated.find(">amax_global</td><td class=\"n\">156</td><td class=\"n\">156</td><td class=\"n\">0<"),
+            std::string::npos)
+      << generated;
+  EXPECT_NE(generated.find(">quantize</td><td class=\"n\">19</td><td class=\"n\">13</td><td class=\"n\">6<"), std::string::npos)
+      << generated;
+  // Every failure listed; the groups count the corpus entries only (quantize te: 1 case, 1 failed).
+  EXPECT_EQ(count(between(between(html, "id=\"failures\"", "</table>"), "<tbody>", "</tbody>"), "<tr>"), 7u);
+  const std::string_view groups = between(html, "id=\"groups\"", "</table>");
+  EXPECT_NE(groups.find(">quantize</td><td class=\"mono\">te</td><td class=\"n\">1</td><td class=\"n\">1<"), std::string::npos)
+      << groups;
+  EXPECT_NE(html.find("169 generated cases"), std::string::npos);
+  // A campaign alone (fuzz, merge): no groups table, its own says it all.
+  std::erase_if(s.entries, [](const reports::SummaryEntry& e) { return !e.generated; });
+  const std::string alone = reports::render_summary(s);
+  EXPECT_EQ(text_of(alone, "total-cases"), "175");
+  EXPECT_EQ(text_of(alone, "failed-cases"), "6");
+  EXPECT_EQ(alone.find("id=\"groups\""), std::string::npos);
+  expect_self_contained(html);
+}
+
 TEST(ReportSummary, CollapsesManyPassedEntries) {
   const std::string html = reports::render_summary(sample_summary(51, 0));
   EXPECT_NE(html.find("<details id=\"passed\">"), std::string::npos);

@@ -1,8 +1,9 @@
 // A campaign run as three shards (`fuzz --shard K/3 --out DIR`) and merged is the campaign run as
 // one process: the same cases per operation, the same failures in the same rounds, the same saved
-// case files, and JUnit totals that add up; merge refuses shards that are not one whole campaign,
-// in one line, before it writes anything. The backends are the reference and the fake worker
-// (tests/support/fake_worker.cpp) in its mismatch mode, which fails on some cases.
+// case files, JUnit totals that add up and a summary page that counts every shard's cases; merge
+// refuses shards that are not one whole campaign, in one line, before it writes anything. The
+// backends are the reference and the fake worker (tests/support/fake_worker.cpp) in its mismatch
+// mode, which fails on some cases.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -18,6 +19,7 @@
 
 #include "tests/support/campaign_seed.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/html_text.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/xml_dom.h"
 
@@ -96,8 +98,9 @@ TEST_F(ShardMergeTest, ThreeShardsMergedAreTheCampaignRunAsOneProcess) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(merged.out, m, std::regex(R"(merge \(.*\): 3 shards of seed \d+, (\d+) cases, (\d+) failures)")))
       << merged.out;
-  EXPECT_EQ(std::stoul(m[1]), single.at("cases").get<std::size_t>());
-  EXPECT_EQ(std::stoul(m[2]), found);
+  const std::size_t merged_cases = std::stoul(m[1]), merged_failures = std::stoul(m[2]);
+  EXPECT_EQ(merged_cases, single.at("cases").get<std::size_t>());
+  EXPECT_EQ(merged_failures, found);
 
   // The per-operation table and the failure lines of merge's output against one process's record.
   std::map<std::string, std::pair<std::size_t, std::size_t>> ops, want_ops;
@@ -138,6 +141,16 @@ TEST_F(ShardMergeTest, ThreeShardsMergedAreTheCampaignRunAsOneProcess) {
       EXPECT_TRUE(fs::is_regular_file(dir_ / "report" / link)) << link;
       EXPECT_NE(index.find("href=\"" + link + "\""), std::string::npos) << link;
     }
+  // ... and counts every shard's cases, as merge printed them, in all and per operation.
+  EXPECT_EQ(test_support::text_of(index, "total-cases"), std::to_string(merged_cases));
+  EXPECT_EQ(test_support::text_of(index, "passed-cases"), std::to_string(merged_cases - merged_failures));
+  EXPECT_EQ(test_support::text_of(index, "failed-cases"), std::to_string(merged_failures));
+  for (const auto& [op, counts] : ops)
+    EXPECT_NE(index.find(fmt::format("<td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+                                     "class=\"n\">{}</td>",
+                                     op, counts.first, counts.first - counts.second, counts.second)),
+              std::string::npos)
+        << op;
 }
 
 TEST_F(ShardMergeTest, MergeRefusesShardsThatAreNotOneWholeCampaignInOneLine) {
