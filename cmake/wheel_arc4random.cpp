@@ -1,6 +1,7 @@
 // Linked into the wheel's binaries with -Wl,--wrap=arc4random (cmake/wheel.cmake): the static
-// libstdc++ of Debian 12 refers to glibc 2.36's arc4random (std::random_device, which the project
-// does not use), and that one reference would raise the wheel's manylinux tag from 2_34 to 2_36.
+// libstdc++ of Debian 12 implements std::random_device (io/output_path.cpp's temporary names) with
+// glibc 2.36's arc4random, and that one reference would raise the wheel's manylinux tag from 2_34
+// to 2_36.
 // getrandom(2) is in glibc since 2.25.
 #include <sys/random.h>
 

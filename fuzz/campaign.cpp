@@ -279,14 +279,14 @@ class Campaign {
           return;
         }
         // A --cases campaign is its first rounds_ rounds: the rule each shard applies alone.
-        if (o_.cases && std::uint64_t(o_.shard) + next_ * std::uint64_t(o_.shards) >= rounds_) {
+        if (o_.cases && round_of(next_) >= rounds_) {
           stop_ = true;
           return;
         }
         k = next_++;
       }
       try {
-        RoundResult r = run_round(o_, space_, std::uint64_t(o_.shard) + k * std::uint64_t(o_.shards), expected, actual);
+        RoundResult r = run_round(o_, space_, round_of(k), expected, actual);
         const std::lock_guard lock(mutex_);
         finished_.emplace(k, std::move(r));
         merge_finished();
@@ -313,6 +313,9 @@ class Campaign {
   }
 
  private:
+  // The round that this shard's claim index k runs: shard, shard + shards, ...
+  std::uint64_t round_of(std::uint64_t k) const { return std::uint64_t(o_.shard) + k * std::uint64_t(o_.shards); }
+
   // The serial campaign's failure limit, checked before each round is merged (time and --cases
   // are checked when a round is claimed): rounds past the stopping point are dropped.
   bool enough() const { return result_.failures.size() >= o_.max_failures; }

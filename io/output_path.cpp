@@ -2,15 +2,14 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <system_error>
 
@@ -75,21 +74,13 @@ pid_t writer_of(const std::string& name) {
   return pid_t(pid);
 }
 
-// getrandom(2) rather than std::random_device, which in libstdc++ calls glibc 2.36's arc4random
-// and would raise the wheel's manylinux tag (cmake/wheel.cmake); the clock where it fails.
-std::uint32_t random_word() {
-  std::uint32_t word = 0;
-  if (::getrandom(&word, sizeof word, GRND_NONBLOCK) != sizeof word)
-    word = std::uint32_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  return word;
-}
-
 }  // namespace
 
 fs::path temporary_path(const fs::path& target) {
   static std::atomic<std::uint64_t> calls{0};
+  thread_local std::mt19937 rng{std::random_device{}()};
   const std::string name = target.filename().string().substr(0, kNameKept);
-  return target.parent_path() / fmt::format(".{}{}{}-{}-{:08x}", name, kMarker, ::getpid(), calls++, random_word());
+  return target.parent_path() / fmt::format(".{}{}{}-{}-{:08x}", name, kMarker, ::getpid(), calls++, std::uint32_t(rng()));
 }
 
 std::size_t remove_stale_temporaries(const fs::path& dir) {
