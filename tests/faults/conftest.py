@@ -1,0 +1,45 @@
+"""Fixtures of the fault suite: the nvfp4-verify command line under test (NVFP4_VERIFY_CLI, as in
+python/tests/conftest.py), the environment its workers run in, and the detection table printed
+at the end of the run."""
+import os
+import pathlib
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+# The workers import nvfp4_verify.worker (pure Python): the tree's own package, unless one is installed.
+sys.path.insert(0, str(REPO / "python"))
+
+_TABLE = []  # one row per fault campaign that ran, printed by pytest_terminal_summary
+
+
+@pytest.fixture(scope="session")
+def cli():
+    path = pathlib.Path(os.environ.get("NVFP4_VERIFY_CLI") or REPO / "build" / "cli" / "nvfp4-verify")
+    if not path.is_file():
+        pytest.skip(f"the nvfp4-verify command line is not built at {path} (scripts/build, or set NVFP4_VERIFY_CLI)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def worker_env():
+    """The environment of the CLI and so of the workers it starts: PYTHONPATH names python/."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "python"), os.environ.get("PYTHONPATH")]))}
+
+
+@pytest.fixture(scope="session")
+def detection_table():
+    return _TABLE
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _TABLE:
+        return
+    terminalreporter.section("fault suite: detection")
+    header = ("pattern", "seed", "cases", "cases to detection", "shrunk first input", "first cause")
+    rows = [header] + [tuple(str(v) for v in row) for row in _TABLE]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for row in rows:
+        terminalreporter.write_line("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())

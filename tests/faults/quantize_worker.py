@@ -1,0 +1,97 @@
+"""A worker (docs/spec/worker-protocol.md) around nvfp4_numpy.py's quantize and dequantize, the
+correct kernel or, with `--fault NAME`, one pattern of docs/spec/faults.md built into it:
+
+    PYTHONPATH=python python tests/faults/quantize_worker.py [--fault NAME]
+
+FAULTS lists, per pattern, the operations a campaign exercises it through (the suite's `--ops`),
+how the fault narrows the declaration (the campaign draws only cases inside a declaration, so
+narrowing it to where the bug lives makes a short campaign reach it; the bug itself is the same
+everywhere) and, where the defaults of test_fault_suite.py do not do, the campaign's seed, case
+count or largest dimension. Those were chosen so that the shrunk case tells the pattern from its
+look-alikes: a shrunk case of one or two differing bytes is often reproduced by several patterns.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # nvfp4_numpy beside this file
+
+import numpy as np  # noqa: E402
+
+import nvfp4_numpy  # noqa: E402
+from nvfp4_verify import worker  # noqa: E402
+
+ANY = worker.ANY
+# The widest declaration this kernel supports: profile te, everything but rht and experts.
+QUANTIZE = dict(profile=["te"], block=["1d", "2d"], direction=["rowwise", "columnwise", "both"],
+                row_scaled=[False, True], amax=ANY, scale_layout=["compact", "swizzled"],
+                rounding=["nearest", "stochastic"], seed=ANY, offset=ANY)
+DEQUANTIZE = dict(profile=["te"], output_dtype=["F32", "BF16", "F16"])
+DTYPES = ["F32", "BF16", "F16"]
+
+NEAREST = {"rounding": ["nearest"]}  # SR replaces the E2M1 encoder (§3.18): keep the encoder's faults in it
+# Overrides of the amax that make a global scale the data cannot reach: 0 (g = 0 with nonzero
+# data) and tiny values (block scales far above 464), plus none. The generator draws these among
+# its special overrides; declaring only them (and no row scaling, which rejects an override)
+# keeps the campaign on the cases where the fault shows.
+AMAX_EDGES = {"amax": [None, {"bits": "0x00000000"}, {"bits": "0x00000001"}, {"bits": "0x006CE3EE"},
+                       {"bits": "0x05280000"}, {"bits": "0x05280001"}], "row_scaled": [False]}
+
+FAULTS = {
+    "e2m1-ties-away": {"ops": ["quantize"], "narrow": NEAREST},
+    "e2m1-toward-zero": {"ops": ["quantize"], "narrow": NEAREST},
+    "e2m1-no-saturation": {"ops": ["quantize"], "narrow": NEAREST},
+    "e4m3-ties-up": {"ops": ["quantize"], "narrow": {}},
+    "e4m3-overflow-nan": {"ops": ["quantize"], "narrow": AMAX_EDGES},
+    "e4m3-subnormal-as-normal": {"ops": ["dequantize"], "narrow": {}},
+    "amax-signed-max": {"ops": ["quantize"], "narrow": {}},
+    "gs-no-zero-guard": {"ops": ["quantize"], "narrow": AMAX_EDGES},
+    "gs-reciprocal": {"ops": ["quantize"], "narrow": {}},
+    # Seed 2: seed 1's first failure shrinks to amax = inf, where S = 1 and the two are one fault.
+    "dq-senc-for-sdec": {"ops": ["dequantize"], "narrow": {}, "campaign": {"seed": 2}},
+    "dq-drops-global": {"ops": ["dequantize"], "narrow": {}, "campaign": {"seed": 2}},
+    "enc-unrounded-scale": {"ops": ["quantize"], "narrow": {}},
+    "enc-s-div-sf": {"ops": ["quantize"], "narrow": {}},
+    "nibble-order-swapped": {"ops": ["quantize", "dequantize"], "narrow": {}},
+    # With at most 4 scale columns the plain row order is the compact layout (scale-layout-swapped):
+    # shapes up to 128 give the shrunk case more than 4.
+    "swizzle-row-order": {"ops": ["quantize"], "narrow": {"scale_layout": ["swizzled"]}, "campaign": {"max_dim": 128}},
+    "scale-layout-swapped": {"ops": ["quantize"], "narrow": {}},
+    "scale-padding-unzeroed": {"ops": ["quantize"], "narrow": {}},
+    "scale-rows-unpadded": {"ops": ["quantize"], "narrow": {"scale_layout": ["compact"]}},
+    "tile-amax-1x16": {"ops": ["quantize"], "narrow": {"block": ["2d"]}},
+    # 1D only: the pattern pairs 1x16 blocks (MXFP4's 32-element blocks); 2D has no such pair.
+    "block-amax-span-32": {"ops": ["quantize"], "narrow": {"block": ["1d"]}},
+    "row-amax-global": {"ops": ["quantize"], "narrow": {"row_scaled": [True], "block": ["1d"], "amax": [None]}},
+    # Not narrowed to rounding=stochastic: the generator draws SR with a size-dependent chance
+    # that is 0 for a round's first cases, so it gives up on such a declaration.
+    "sr-bits-reused-blocks": {"ops": ["quantize"], "narrow": {}},
+    # The fault is in the columnwise copy (it draws dir = 0 bits even when it is the only copy).
+    # Seeds 1 and 3 shrink to one flipped code that sr-bits-reused-blocks reproduces as well.
+    "sr-bits-reused-copies": {"ops": ["quantize"], "narrow": {"direction": ["columnwise", "both"]},
+                              "campaign": {"seed": 5}},
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fault", choices=sorted(FAULTS), help="the pattern to build in (absent: the correct kernel)")
+    fault = parser.parse_args().fault
+    narrow = FAULTS[fault]["narrow"] if fault else {}
+    ops = FAULTS[fault]["ops"] if fault else ["quantize", "dequantize"]
+
+    if "quantize" in ops:
+        @worker.implements("quantize", dtype=DTYPES, **{**QUANTIZE, **narrow})
+        def quantize(inputs, params):
+            return nvfp4_numpy.quantize(np.ascontiguousarray(inputs["x"]), params, fault)
+
+    if "dequantize" in ops:
+        @worker.implements("dequantize", **DEQUANTIZE)
+        def dequantize(inputs, params):
+            return nvfp4_numpy.dequantize(inputs["data"], inputs["scale"], inputs["amax"], params, fault)
+
+    worker.serve(f"nvfp4-numpy {'fault ' + fault if fault else 'correct'}")
+
+
+if __name__ == "__main__":
+    main()
