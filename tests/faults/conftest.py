@@ -38,7 +38,7 @@ def pytest_terminal_summary(terminalreporter):
     if not _TABLE:
         return
     terminalreporter.section("fault suite: detection")
-    header = ("pattern", "seed", "cases", "cases to detection", "shrunk first input", "first cause")
+    header = ("pattern", "ops", "seed", "cases", "cases to detection", "shrunk first input", "first cause")
     rows = [header] + [tuple(str(v) for v in row) for row in _TABLE]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for row in rows:

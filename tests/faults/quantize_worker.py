@@ -4,10 +4,10 @@ correct kernel or, with `--fault NAME`, one pattern of docs/spec/faults.md built
     PYTHONPATH=python python tests/faults/quantize_worker.py [--fault NAME]
 
 FAULTS lists, per pattern, the operations a campaign exercises it through (the suite's `--ops`),
-how the fault narrows the declaration (the campaign draws only cases inside a declaration, so
+under "params" how the fault narrows the declaration (the campaign draws only cases inside a declaration, so
 narrowing it to where the bug lives makes a short campaign reach it; the bug itself is the same
-everywhere) and, where the defaults of test_fault_suite.py do not do, the campaign's seed, case
-count or largest dimension. Those were chosen so that the shrunk case tells the pattern from its
+everywhere) and, under "campaign", where the defaults of test_fault_suite.py do not do, the
+campaign's seed, case count or largest dimension. Those were chosen so that the shrunk case tells the pattern from its
 look-alikes: a shrunk case of one or two differing bytes is often reproduced by several patterns.
 """
 import argparse
@@ -38,37 +38,37 @@ AMAX_EDGES = {"amax": [None, {"bits": "0x00000000"}, {"bits": "0x00000001"}, {"b
                        {"bits": "0x05280000"}, {"bits": "0x05280001"}], "row_scaled": [False]}
 
 FAULTS = {
-    "e2m1-ties-away": {"ops": ["quantize"], "narrow": NEAREST},
-    "e2m1-toward-zero": {"ops": ["quantize"], "narrow": NEAREST},
-    "e2m1-no-saturation": {"ops": ["quantize"], "narrow": NEAREST},
-    "e4m3-ties-up": {"ops": ["quantize"], "narrow": {}},
-    "e4m3-overflow-nan": {"ops": ["quantize"], "narrow": AMAX_EDGES},
-    "e4m3-subnormal-as-normal": {"ops": ["dequantize"], "narrow": {}},
-    "amax-signed-max": {"ops": ["quantize"], "narrow": {}},
-    "gs-no-zero-guard": {"ops": ["quantize"], "narrow": AMAX_EDGES},
-    "gs-reciprocal": {"ops": ["quantize"], "narrow": {}},
+    "e2m1-ties-away": {"ops": ["quantize"], "params": NEAREST},
+    "e2m1-toward-zero": {"ops": ["quantize"], "params": NEAREST},
+    "e2m1-no-saturation": {"ops": ["quantize"], "params": NEAREST},
+    "e4m3-ties-up": {"ops": ["quantize"], "params": {}},
+    "e4m3-overflow-nan": {"ops": ["quantize"], "params": AMAX_EDGES},
+    "e4m3-subnormal-as-normal": {"ops": ["dequantize"], "params": {}},
+    "amax-signed-max": {"ops": ["quantize"], "params": {}},
+    "gs-no-zero-guard": {"ops": ["quantize"], "params": AMAX_EDGES},
+    "gs-reciprocal": {"ops": ["quantize"], "params": {}},
     # Seed 2: seed 1's first failure shrinks to amax = inf, where S = 1 and the two are one fault.
-    "dq-senc-for-sdec": {"ops": ["dequantize"], "narrow": {}, "campaign": {"seed": 2}},
-    "dq-drops-global": {"ops": ["dequantize"], "narrow": {}, "campaign": {"seed": 2}},
-    "enc-unrounded-scale": {"ops": ["quantize"], "narrow": {}},
-    "enc-s-div-sf": {"ops": ["quantize"], "narrow": {}},
-    "nibble-order-swapped": {"ops": ["quantize", "dequantize"], "narrow": {}},
+    "dq-senc-for-sdec": {"ops": ["dequantize"], "params": {}, "campaign": {"seed": 2}},
+    "dq-drops-global": {"ops": ["dequantize"], "params": {}, "campaign": {"seed": 2}},
+    "enc-unrounded-scale": {"ops": ["quantize"], "params": {}},
+    "enc-s-div-sf": {"ops": ["quantize"], "params": {}},
+    "nibble-order-swapped": {"ops": ["quantize", "dequantize"], "params": {}},
     # With at most 4 scale columns the plain row order is the compact layout (scale-layout-swapped):
     # shapes up to 128 give the shrunk case more than 4.
-    "swizzle-row-order": {"ops": ["quantize"], "narrow": {"scale_layout": ["swizzled"]}, "campaign": {"max_dim": 128}},
-    "scale-layout-swapped": {"ops": ["quantize"], "narrow": {}},
-    "scale-padding-unzeroed": {"ops": ["quantize"], "narrow": {}},
-    "scale-rows-unpadded": {"ops": ["quantize"], "narrow": {"scale_layout": ["compact"]}},
-    "tile-amax-1x16": {"ops": ["quantize"], "narrow": {"block": ["2d"]}},
+    "swizzle-row-order": {"ops": ["quantize"], "params": {"scale_layout": ["swizzled"]}, "campaign": {"max_dim": 128}},
+    "scale-layout-swapped": {"ops": ["quantize"], "params": {}},
+    "scale-padding-unzeroed": {"ops": ["quantize"], "params": {}},
+    "scale-rows-unpadded": {"ops": ["quantize"], "params": {"scale_layout": ["compact"]}},
+    "tile-amax-1x16": {"ops": ["quantize"], "params": {"block": ["2d"]}},
     # 1D only: the pattern pairs 1x16 blocks (MXFP4's 32-element blocks); 2D has no such pair.
-    "block-amax-span-32": {"ops": ["quantize"], "narrow": {"block": ["1d"]}},
-    "row-amax-global": {"ops": ["quantize"], "narrow": {"row_scaled": [True], "block": ["1d"], "amax": [None]}},
+    "block-amax-span-32": {"ops": ["quantize"], "params": {"block": ["1d"]}},
+    "row-amax-global": {"ops": ["quantize"], "params": {"row_scaled": [True], "block": ["1d"], "amax": [None]}},
     # Not narrowed to rounding=stochastic: the generator draws SR with a size-dependent chance
     # that is 0 for a round's first cases, so it gives up on such a declaration.
-    "sr-bits-reused-blocks": {"ops": ["quantize"], "narrow": {}},
+    "sr-bits-reused-blocks": {"ops": ["quantize"], "params": {}},
     # The fault is in the columnwise copy (it draws dir = 0 bits even when it is the only copy).
     # Seeds 1 and 3 shrink to one flipped code that sr-bits-reused-blocks reproduces as well.
-    "sr-bits-reused-copies": {"ops": ["quantize"], "narrow": {"direction": ["columnwise", "both"]},
+    "sr-bits-reused-copies": {"ops": ["quantize"], "params": {"direction": ["columnwise", "both"]},
                               "campaign": {"seed": 5}},
 }
 
@@ -77,7 +77,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fault", choices=sorted(FAULTS), help="the pattern to build in (absent: the correct kernel)")
     fault = parser.parse_args().fault
-    narrow = FAULTS[fault]["narrow"] if fault else {}
+    narrow = FAULTS[fault]["params"] if fault else {}
     ops = FAULTS[fault]["ops"] if fault else ["quantize", "dequantize"]
 
     if "quantize" in ops:
