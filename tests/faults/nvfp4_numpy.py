@@ -60,9 +60,11 @@ def e4m3_cast(v, fault=None):
     # Exponent of the grid interval holding a; below 2^-6 the subnormal quantum 2^-9 applies.
     e = np.frexp(a)[1] - 1
     e = np.where(a < F32(2.0**-6), -6, e)
-    n = np.ldexp(a, 3 - e)  # a in units of its quantum 2^(e-3): exact, in [0, 16] for a <= 464
+    n = np.ldexp(a, 3 - e)  # a in units of its quantum 2^(e-3): exact, and below 16 for finite a
     if fault == "e4m3-ties-up":
-        n = np.floor(n + F32(0.5))  # hand-written cast: half a quantum always rounds up (n < 2^20: exact)
+        # A hand-written cast: half a quantum always rounds up, 2^-10 (half of 2^-9) included;
+        # n + 0.5 is exact for n < 16.
+        n = np.floor(n + F32(0.5))
     else:
         n = np.rint(n)  # ties to even (n even <=> the code's lowest bit is clear)
     with np.errstate(invalid="ignore"):  # inf/NaN lanes are replaced below
