@@ -1,5 +1,6 @@
 #include "cases/quantize_case.h"
 
+#include "io/tensor_convert.h"
 #include "reference/error.h"
 
 namespace nvfp4::cases {
@@ -46,5 +47,33 @@ void set_quantize_params(Case& c, BlockShape block, Direction direction, bool ro
 }
 
 io::DType dequantize_output_dtype(const Case& c) { return *io::dtype_from_name(c.params.text("output_dtype")); }
+
+TensorMap reference_quantize(const Case& c, const QuantizeSteps& steps) {
+  QuantizeOptions o = quantize_options(c);
+  o.steps = steps;
+  const Quantization q = quantize(io::to_float_matrix(case_input(c, "x"), c.op, "x"), o);
+  TensorMap out;
+  if (q.rowwise) {
+    out["data"] = io::from_byte_matrix(q.rowwise->data);
+    out["scale"] = io::from_byte_matrix(q.rowwise->scale);
+    out["amax"] = io::from_float_vector(q.rowwise->amax);
+  }
+  if (q.columnwise) {
+    out["data_t"] = io::from_byte_matrix(q.columnwise->data);
+    out["scale_t"] = io::from_byte_matrix(q.columnwise->scale);
+    out["amax_t"] = io::from_float_vector(q.columnwise->amax);
+  }
+  if (q.global_scale) out["global_scale"] = io::from_float_vector(FloatVector({*q.global_scale}));
+  return out;
+}
+
+TensorMap reference_dequantize(const Case& c, const DequantizeSteps& steps) {
+  TensorMap out;
+  out["x"] = io::from_float_matrix(dequantize(io::to_byte_matrix(case_input(c, "data"), c.op, "data"),
+                                              io::to_byte_matrix(case_input(c, "scale"), c.op, "scale"),
+                                              io::to_float_vector(case_input(c, "amax"), c.op, "amax"), case_profile(c), steps),
+                                   io::float_type_of(dequantize_output_dtype(c), c.op));
+  return out;
+}
 
 }  // namespace nvfp4::cases

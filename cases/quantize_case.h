@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "cases/case.h"
+#include "reference/dequantize.h"
 #include "reference/quantize.h"
 
 namespace nvfp4::cases {
@@ -12,6 +13,11 @@ namespace nvfp4::cases {
 // From the parameters profile, block, direction, row_scaled, amax, scale_layout, rounding, seed,
 // offset, rht, rht_mask, and the dtype of input x.
 QuantizeOptions quantize_options(const Case& c);
+
+// The reference's outputs of a 2-D quantize case and of a dequantize case, with the steps a fault
+// variant replaces (compare/fault_catalogue.h); the registry's reference runs them with none.
+TensorMap reference_quantize(const Case& c, const QuantizeSteps& steps = {});
+TensorMap reference_dequantize(const Case& c, const DequantizeSteps& steps = {});
 
 // Parameter rht_mask (quantize, rht): E_UNSUPPORTED when it has more than 16 bits.
 std::uint16_t rht_mask_param(const Case& c);

@@ -57,8 +57,9 @@ void print_campaign_summary(const fuzz::CampaignResult& r, const std::string& ba
              r.cases / std::max(r.seconds, 1e-9), r.failures.size());
   print_operation_table(r.per_operation);
   for (const fuzz::CampaignFailure& f : r.failures)
-    fmt::print("  FAIL {} {} after {} cases: {}\n       saved {}\n", f.shrunk.c.op, cases::case_profile_name(f.shrunk.c),
-               f.cases_to_detection, f.comparison.problem, f.saved.empty() ? "(not saved)" : f.saved.string());
+    fmt::print("  FAIL {} {} after {} cases: {}\n       verdict: {}\n       saved {}\n", f.shrunk.c.op,
+               cases::case_profile_name(f.shrunk.c), f.cases_to_detection, f.comparison.problem, f.explanation.verdict,
+               f.saved.empty() ? "(not saved)" : f.saved.string());
 }
 
 void print_operation_table(const std::map<std::string, fuzz::OperationStats>& per_operation) {
@@ -87,8 +88,8 @@ std::vector<std::string> report_failures(const fuzz::CampaignResult& r, const st
     e.profile = cases::case_profile_name(f.shrunk.c);
     e.passed = false;
     e.generated = true;
-    e.detail = f.comparison.problem;
-    e.report_link = reports::write_failure_page(dir, stem, f.shrunk, f.comparison, backends, f.saved);
+    e.detail = f.comparison.problem + ". " + f.explanation.verdict;
+    e.report_link = reports::write_failure_page(dir, stem, f.shrunk, f.comparison, f.explanation, backends, f.saved);
     pages.push_back(e.report_link);
     summary.entries.push_back(std::move(e));
   }
@@ -101,7 +102,8 @@ reports::JunitSuite campaign_suite(const fuzz::CampaignRecord& r, const std::str
     std::string failure;
     for (const fuzz::FailureRecord& f : r.failures)
       if (f.operation == op)
-        failure += f.problem + (f.case_file.empty() ? " (not saved); " : " (saved " + (dir / f.case_file).string() + "); ");
+        failure += f.problem + ". " + f.explanation +
+                   (f.case_file.empty() ? " (not saved); " : " (saved " + (dir / f.case_file).string() + "); ");
     suite.cases.push_back({op + " (" + std::to_string(s.cases) + " cases)", s.seconds, failure});
   }
   return suite;

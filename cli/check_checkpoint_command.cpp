@@ -35,8 +35,8 @@ std::string repeat_command(const CheckCheckpointArgs& a, const std::string& form
                      a.identify ? std::string("--identify") : "--profile " + profile);
 }
 
-void write_junit_file(const std::string& file, const checkpoint::CheckpointCheck& c) {
-  reports::write_junit(file, "nvfp4-verify check-checkpoint", {reports::checkpoint_junit_suite(c)});
+void write_junit_file(const std::string& file, const checkpoint::CheckpointCheck& c, const reports::CheckpointExplanations& x) {
+  reports::write_junit(file, "nvfp4-verify check-checkpoint", {reports::checkpoint_junit_suite(c, x)});
 }
 
 void write_report(const std::string& dir, const checkpoint::HfCheckpoint& source, const checkpoint::HfCheckpoint& quantized,
@@ -70,14 +70,15 @@ int run(const CheckCheckpointArgs& a) {
       if (best.tensors.empty() || c.mismatches() < best.mismatches()) best = c;
       if (!a.report.empty()) all.push_back(std::move(c));
     }
-    if (!a.junit.empty()) write_junit_file(a.junit, best);
-    if (!a.report.empty()) {
-      if (best.mismatches()) {  // the best profile's mismatches classified, for their pages
-        best = checkpoint::check_checkpoint(source, quantized, *format, best.profile, true);
-      }
-      write_report(a.report, source, quantized, *format, best,
-                   {a.source, a.quantized, format_name, repeat_command(a, format_name, best.profile), all});
+    reports::CheckpointExplanations explanations;
+    if (best.mismatches() && (!a.junit.empty() || !a.report.empty())) {  // the best profile's mismatches classified and explained
+      best = checkpoint::check_checkpoint(source, quantized, *format, best.profile, true);
+      explanations = reports::explain_checkpoint(source, quantized, *format, best);
     }
+    if (!a.junit.empty()) write_junit_file(a.junit, best, explanations);
+    if (!a.report.empty())
+      write_report(a.report, source, quantized, *format, best,
+                   {a.source, a.quantized, format_name, repeat_command(a, format_name, best.profile), all, explanations});
     if (matching.empty()) {
       std::printf("identify: no profile matches every tensor (best: %s)\n", best.profile.c_str());
       return 1;
@@ -88,13 +89,18 @@ int run(const CheckCheckpointArgs& a) {
 
   const std::string profile = a.profile.empty() ? format->default_profile : a.profile;
   const checkpoint::CheckpointCheck c = checkpoint::check_checkpoint(source, quantized, *format, profile, true);
-  for (const checkpoint::TensorVerdict& v : c.tensors) std::printf("%s\n", v.line().c_str());
+  const reports::CheckpointExplanations explanations = reports::explain_checkpoint(source, quantized, *format, c);
+  for (const checkpoint::TensorVerdict& v : c.tensors) {
+    std::printf("%s\n", v.line().c_str());
+    if (const auto x = explanations.find(v.module); x != explanations.end() && !x->second.verdict.empty())
+      std::printf("  verdict: %s\n", x->second.verdict.c_str());
+  }
   std::printf("check-checkpoint: %s under %s: %zu of %zu tensors match%s\n", a.quantized.c_str(), profile.c_str(),
               c.tensors.size() - c.mismatches(), c.tensors.size(), c.mismatches() ? "" : ", every one bit for bit");
-  if (!a.junit.empty()) write_junit_file(a.junit, c);
+  if (!a.junit.empty()) write_junit_file(a.junit, c, explanations);
   if (!a.report.empty())
     write_report(a.report, source, quantized, *format, c,
-                 {a.source, a.quantized, format_name, repeat_command(a, format_name, profile)});
+                 {a.source, a.quantized, format_name, repeat_command(a, format_name, profile), {}, explanations});
   return c.mismatches() ? 1 : 0;
 }
 

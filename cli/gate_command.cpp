@@ -52,12 +52,15 @@ CorpusOutcome replay_corpus(const GateArgs& a, cases::Backend& ba, cases::Backen
     if (f.kind != compare::ReplayedFile::Kind::kCompared) return;  // not GEMM (ulp mode), or outside a backend: counted
     const compare::Comparison& cmp = f.comparison;
     reports::SummaryEntry e{name, f.record.c.op, cases::case_profile_name(f.record.c), cmp.agree, cmp.problem, ""};
+    std::string failure;
     if (!cmp.agree) {
-      e.report_link = reports::write_failure_page(a.report, f.file.stem().string(), f.record, cmp, backends, f.file);
-      fmt::print("  FAIL {}: {}\n", f.file.string(), cmp.problem);
+      const compare::Explanation x = compare::explain_comparison(f.record.c, cmp);
+      e.report_link = reports::write_failure_page(a.report, f.file.stem().string(), f.record, cmp, x, backends, f.file);
+      fmt::print("  FAIL {}: {}\n       verdict: {}\n", f.file.string(), cmp.problem, x.verdict);
+      failure = e.detail = cmp.problem + ". " + x.verdict;
     }
     summary.entries.push_back(e);
-    suite.cases.push_back({f.file.string(), f.seconds, cmp.problem});
+    suite.cases.push_back({f.file.string(), f.seconds, failure});
   });
   const std::size_t corpus_failed = corpus.unreadable + corpus.differed;
   if (corpus.outside) fmt::print("corpus: {} cases skipped: outside an external backend's declaration\n", corpus.outside);

@@ -137,13 +137,15 @@ int replay(const ReplayArgs& args) {
       // A case a campaign saved says how it failed then; replay says whether it fails the same way.
       const std::string verdict = std::string(compare::verdict_name(cmp.verdict));
       const std::string saved = rec.found.empty() ? "" : rec.found == verdict ? ", as saved" : ", saved as " + rec.found;
-      fmt::print("FAIL  {}  {}  [{}{}] {}\n", file.string(), label, verdict, saved, detail);
+      const compare::Explanation x = compare::explain_comparison(rec.c, cmp);
+      fmt::print("FAIL  {}  {}  [{}{}] {}\n      verdict: {}\n", file.string(), label, verdict, saved, detail, x.verdict);
+      entry.detail += ". " + x.verdict;
       if (!args.report.empty()) {
         std::string stem = file.stem().string();
         for (int n = 2; page_names.count(stem); ++n) stem = fmt::format("{}-{}", file.stem().string(), n);
         page_names.insert(stem);
         try {
-          entry.report_link = reports::write_failure_page(args.report, stem, rec, cmp, backends_text, file);
+          entry.report_link = reports::write_failure_page(args.report, stem, rec, cmp, x, backends_text, file);
         } catch (const std::exception& e) {
           fmt::print(stderr, "nvfp4-verify: replay: cannot write the report page of {}: {}\n", file.string(), e.what());
           ++errors;

@@ -42,6 +42,11 @@ std::string hex(const io::Tensor& t, std::uint64_t bits) { return fmt::format("0
 
 }  // namespace
 
+bool same_element(const io::Tensor& a, const io::Tensor& b, std::size_t i) {
+  const Element x = element(a, i), y = element(b, i);
+  return x.bits == y.bits || (x.nan && y.nan);
+}
+
 std::vector<TensorDiff> diff_outputs(const cases::TensorMap& expected, const cases::TensorMap& actual) {
   std::vector<TensorDiff> diffs;
   auto problem = [&](const std::string& name, std::string text) {
@@ -65,8 +70,8 @@ std::vector<TensorDiff> diff_outputs(const cases::TensorMap& expected, const cas
     TensorDiff d;
     d.tensor = name;
     for (std::int64_t i = 0; i < e.numel(); ++i) {
+      if (same_element(e, a, std::size_t(i))) continue;
       const Element x = element(e, i), y = element(a, i);
-      if (x.bits == y.bits || (x.nan && y.nan)) continue;
       if (d.mismatches++ == 0) {
         d.first_index = i;
         d.first_expected = hex(e, x.bits);

@@ -18,6 +18,9 @@ struct TensorDiff {
   std::string first_actual;
 };
 
+// Whether element i of two tensors of one dtype and shape is equal under that rule.
+bool same_element(const io::Tensor& a, const io::Tensor& b, std::size_t i);
+
 // Every output of `expected` and `actual`, by name; returns only the tensors that differ.
 std::vector<TensorDiff> diff_outputs(const cases::TensorMap& expected, const cases::TensorMap& actual);
 

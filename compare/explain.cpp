@@ -11,6 +11,7 @@
 #include "cases/experts.h"
 #include "cases/quantize_case.h"
 #include "cases/reference_backend.h"
+#include "compare/diagnose.h"
 #include "compare/explain_master_weights.h"
 #include "io/tensor_convert.h"
 #include "reference/amax.h"
@@ -26,7 +27,6 @@ namespace nvfp4::compare {
 namespace {
 
 constexpr std::size_t kMaxListed = 4096, kMaxTraces = 4, kMaxRhtTraces = 16;
-constexpr std::int64_t kMaxVariantElements = 1 << 20;  // formula-variant search only on small cases
 
 // One stored direction of a quantize output: its tensors and the matrix it quantizes.
 struct Direction {
@@ -84,7 +84,6 @@ class Explainer {
         const std::optional<std::uint16_t> mask = cases::quantize_options(c_).rht_mask;
         direction({"_t", mask ? rht(x, *mask) : FloatMatrix(xt::transpose(x)), SrDirection::kColumnwise});
       }
-      verdict();
     } else {
       for (const TensorDiff& d : diff_outputs(expected_, actual_)) {
         out_.total_mismatches += std::max<std::size_t>(1, d.mismatches);
@@ -228,59 +227,6 @@ class Explainer {
     return t;
   }
 
-  // Names the profile or single-knob formula variant whose output reproduces `actual` on the
-  // most mismatching blocks (every one, ideally).
-  void verdict() {
-    const std::int64_t elements = c_.inputs.at("x").numel();
-    std::size_t mismatching = 0;
-    for (const auto& m : out_.maps) mismatching += std::count(m.mismatching.begin(), m.mismatching.end(), 1);
-    if (mismatching == 0 || elements > kMaxVariantElements) return;
-    std::vector<std::pair<std::string, Profile>> candidates;
-    for (const NamedProfile& p : all_profiles())
-      if (p.name != c_.params.text("profile")) candidates.emplace_back("profile " + std::string(p.name), p.knobs);
-    for (auto& [name, knobs] : single_knob_variants(cases::case_profile(c_)))
-      candidates.emplace_back(c_.params.text("profile") + " with " + name, knobs);
-    std::string best;
-    std::size_t best_hits = 0;
-    for (const auto& [name, knobs] : candidates) {
-      cases::Case v = c_;
-      v.knobs = knobs;
-      cases::TensorMap out;
-      try {
-        out = cases::ReferenceBackend().run(v);
-      } catch (const std::exception&) {
-        continue;
-      }
-      const std::size_t hits = reproduced_blocks(out);
-      if (hits > best_hits) best_hits = hits, best = name;
-    }
-    if (best_hits > 0)
-      out_.verdict = fmt::format("actual matches {} on {}/{} mismatching blocks", best, best_hits, mismatching);
-    else
-      out_.verdict = fmt::format("no profile or single-knob formula variant reproduces the {} mismatching blocks", mismatching);
-  }
-
-  // Mismatching blocks where `candidate` has the actual scale byte and data bytes.
-  std::size_t reproduced_blocks(const cases::TensorMap& candidate) const {
-    std::size_t hits = 0;
-    for (const auto& m : out_.maps) {
-      const std::string suffix = m.tensor.substr(4);
-      if (!candidate.count(m.tensor) || candidate.at(m.tensor).shape != actual_.at(m.tensor).shape) continue;
-      const ByteMatrix cd = io::to_byte_matrix(candidate.at(m.tensor), "explain", m.tensor);
-      const ByteMatrix ad = io::to_byte_matrix(actual_.at(m.tensor), "explain", m.tensor);
-      const ByteMatrix cs = compact_scale(candidate.at("scale" + suffix), cases::quantize_options(c_).scale_layout);
-      const ByteMatrix as = compact_scale(actual_.at("scale" + suffix), cases::quantize_options(c_).scale_layout);
-      for (std::int64_t r = 0; r < m.rows; ++r)
-        for (std::int64_t j = 0; j < m.blocks; ++j) {
-          if (!m.mismatching[r * m.blocks + j] || cs(r, j) != as(r, j)) continue;
-          bool same = true;
-          for (int k = 0; k < 8; ++k) same &= cd(r, 8 * j + k) == ad(r, 8 * j + k);
-          hits += same;
-        }
-    }
-    return hits;
-  }
-
   const cases::Case& c_;
   const cases::TensorMap& expected_;
   const cases::TensorMap& actual_;
@@ -344,9 +290,7 @@ Explanation explain_quantize(const cases::Case& c, const cases::TensorMap& expec
       return it != act.end() && it->second.shape == kv.second.shape && it->second.bytes == kv.second.bytes;
     });
     if (same) continue;
-    Explanation x = explain_quantize(cases::expert_case(c, e), exp, act);
-    x.verdict = fmt::format("expert {}: {}", e, x.verdict);
-    return x;
+    return explain_quantize(cases::expert_case(c, e), exp, act);  // diagnose() names the expert
   }
   // No expert's own slice differs (an extra output, say): the differing bytes, counted.
   return explain_bytes(c, expected, actual);
@@ -428,14 +372,26 @@ Explanation explain(const cases::Case& c, const cases::TensorMap& expected, cons
   std::vector<std::string> schema;
   for (const TensorDiff& d : diff_outputs(expected, actual))
     if (!d.problem.empty()) schema.push_back(d.tensor + ": " + d.problem);
+  Explanation x;
   if (!schema.empty()) {
-    Explanation x = explain_bytes(c, expected, actual);
+    x = explain_bytes(c, expected, actual);
     x.verdict = fmt::format("the actual outputs are not laid out as the reference's ({})", fmt::join(schema, "; "));
-    return x;
+  } else {
+    const auto row = std::find_if(std::begin(kExplainers), std::end(kExplainers), [&](const ExplainerRow& r) { return r.op == c.op; });
+    x = row != std::end(kExplainers) ? row->explain(c, expected, actual) : explain_bytes(c, expected, actual);
   }
-  for (const ExplainerRow& row : kExplainers)
-    if (row.op == c.op) return row.explain(c, expected, actual);
-  return explain_bytes(c, expected, actual);
+  diagnose(c, expected, actual, x);
+  return x;
+}
+
+Explanation explain_comparison(const cases::Case& c, const Comparison& cmp) {
+  Explanation x;
+  if (!cmp.expected.empty() && !cmp.actual.empty())
+    x = explain(c, cmp.expected, cmp.actual);
+  else
+    x.verdict = cmp.problem;
+  if (x.causes.empty() && !cmp.ulp.empty()) x.verdict = cmp.ulp.front().brief();  // judged by its distance to EXACT
+  return x;
 }
 
 }  // namespace nvfp4::compare

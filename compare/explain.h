@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cases/case.h"
+#include "compare/compare.h"
 #include "compare/diff.h"
 
 namespace nvfp4::compare {
@@ -91,7 +92,20 @@ struct Explanation {
   std::vector<BlockTrace> traces;    // the first few mismatching blocks
   std::vector<RhtTrace> rht_traces;  // the first few mismatching transform outputs
   std::vector<std::pair<MismatchKind, std::size_t>> kind_counts;
-  std::string verdict;  // e.g. "actual matches profile te-2.13 on 14/14 mismatching blocks"
+  // The kinds of the mismatches that are not consequences of others (cast_master_weights), which
+  // the catalogue's detectors of the distributed-cast bugs read.
+  std::vector<MismatchKind> root_kinds;
+  // The fault catalogue's patterns, profiles or knob variants that reproduce the actual outputs,
+  // best first (compare/diagnose.h); empty when none does.
+  struct Cause {
+    std::string name;     // "e2m1-ties-away", "profile te-2.13", "te with E4M3=TORCH", "a + b"
+    std::string summary;  // one line: what the kernel does wrong
+    bool exact = false;   // reproduces every output byte (else every byte where actual differs)
+  };
+  std::vector<Cause> causes;
+  std::vector<std::string> ties;  // ties that decide a differing byte, in words
+  // The first sentence a reader needs: the cause named, or that nothing reproduces the outputs.
+  std::string verdict;
 };
 
 // Explains the differences between expected (reference) and actual outputs of case c.
@@ -106,6 +120,12 @@ Explanation explain(const cases::Case& c, const cases::TensorMap& expected, cons
 
 Explanation explain_quantize(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
 Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
+// The explanation of a comparison that failed: explain() of its outputs when both backends ran the
+// case, else its problem as the verdict; a failure by ULP distance without a named cause gets the
+// distance as its verdict. Every report path (pages, console lines, JUnit, campaign.json, Python)
+// takes its verdict from here.
+Explanation explain_comparison(const cases::Case& c, const Comparison& cmp);
+
 // Any operation: each differing output tensor with its count of differing bytes.
 Explanation explain_bytes(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual);
 

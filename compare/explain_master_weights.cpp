@@ -183,7 +183,7 @@ class MasterWeightsExplainer {
   // Names the upstream bug when every mismatch that is not a consequence of another has its pattern.
   void verdict() {
     std::size_t causes = 0;
-    for (const auto& [k, n] : cause_counts_) causes += n;
+    for (const auto& [k, n] : cause_counts_) causes += n, out_.root_kinds.push_back(k);
     if (causes == 0) return;
     std::string odd_ranks;
     for (std::size_t rho = 0; rho < in_.ranks.size(); ++rho)

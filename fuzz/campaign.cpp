@@ -250,6 +250,7 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
   // The comparison of the saved case: the last rerun that failed, which is the shrunk case's.
   f.comparison = last_failing ? *runs.last_failure() : std::move(*batch_failure);
   f.shrunk.found = std::string(compare::verdict_name(f.comparison.verdict));
+  f.explanation = compare::explain_comparison(f.shrunk.c, f.comparison);
   f.cases_to_detection = *first_failure + 1;
   f.round = round;
   ++res.per_operation[f.shrunk.c.op].failures;

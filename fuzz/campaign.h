@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "compare/compare.h"
+#include "compare/explain.h"
 #include "fuzz/case_generator.h"
 
 namespace nvfp4::fuzz {
@@ -52,6 +53,7 @@ struct CampaignFailure {
   std::size_t cases_to_detection = 0;  // this process's generated cases before the first failing one
   std::uint64_t round = 0;             // the round that found it (a round finds at most one)
   std::string shrink_stopped;          // why shrinking stopped before its end (also in the origin); "" when it did not
+  compare::Explanation explanation;    // of the shrunk case's comparison: its verdict names the cause
 };
 
 struct OperationStats {

@@ -73,6 +73,9 @@ FailureRecord failure_from_json(const json& j) {
   f.profile = j.at("profile").get<std::string>();
   f.verdict = j.at("verdict").get<std::string>();
   f.problem = j.at("problem").get<std::string>();
+  f.explanation = j.at("explanation").get<std::string>();
+  f.causes = j.at("causes").get<std::vector<std::string>>();
+  f.shape = j.at("shape").get<std::vector<std::int64_t>>();
   f.round = j.at("round").get<std::uint64_t>();
   f.cases_to_detection = j.at("cases_to_detection").get<std::size_t>();
   f.case_file = shard_file(j, "case_file", "corpus");
@@ -115,6 +118,9 @@ CampaignRecord campaign_record(const CampaignOptions& o, const CampaignResult& r
     x.profile = cases::case_profile_name(f.shrunk.c);
     x.verdict = std::string(compare::verdict_name(f.comparison.verdict));
     x.problem = f.comparison.problem;
+    x.explanation = f.explanation.verdict;
+    for (const compare::Explanation::Cause& cause : f.explanation.causes) x.causes.push_back(cause.name);
+    if (!f.shrunk.c.inputs.empty()) x.shape = f.shrunk.c.inputs.begin()->second.shape;
     x.round = f.round;
     x.cases_to_detection = f.cases_to_detection;
     if (!f.saved.empty()) x.case_file = (dir.empty() ? f.saved : f.saved.lexically_relative(dir)).generic_string();
@@ -130,6 +136,9 @@ json record_to_json(const CampaignRecord& r) {
                         {"profile", f.profile},
                         {"verdict", f.verdict},
                         {"problem", f.problem},
+                        {"explanation", f.explanation},
+                        {"causes", f.causes},
+                        {"shape", f.shape},
                         {"round", f.round},
                         {"cases_to_detection", f.cases_to_detection},
                         {"case_file", f.case_file},

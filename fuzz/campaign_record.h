@@ -19,7 +19,7 @@
 
 namespace nvfp4::fuzz {
 
-inline constexpr int kCampaignRecordVersion = 1;
+inline constexpr int kCampaignRecordVersion = 2;  // 2: failures name their causes
 inline constexpr const char* kCampaignRecordFile = "campaign.json";
 
 // What makes shards parts of one campaign: equal in every shard's record.
@@ -40,6 +40,9 @@ struct CampaignIdentity {
 
 struct FailureRecord {
   std::string operation, profile, verdict, problem;
+  std::string explanation;               // the explanation's verdict: the named cause, or that none reproduces it
+  std::vector<std::string> causes;       // the fault catalogue's names (or profiles, knob variants) that reproduce it, best first
+  std::vector<std::int64_t> shape;       // the shrunk case's first input's shape
   std::uint64_t round = 0;             // the campaign's round that found it
   std::size_t cases_to_detection = 0;  // the shard's generated cases before it
   std::string case_file;               // the saved case, relative to the shard's directory ("" = not saved)

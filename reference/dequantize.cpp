@@ -6,7 +6,8 @@
 
 namespace nvfp4 {
 
-FloatMatrix dequantize(const ByteMatrix& data, const ByteMatrix& scale, const FloatVector& amax, const Profile& p) {
+FloatMatrix dequantize(const ByteMatrix& data, const ByteMatrix& scale, const FloatVector& amax, const Profile& p,
+                       const DequantizeSteps& steps) {
   const std::size_t M = data.shape(0), K = 2 * data.shape(1);
   if (K % 16) fail("dequantize", ErrorCode::E_DIM16_K, "K={} is not a multiple of 16", K);
   if (scale.shape(0) != std::size_t(scale_rows(M)) || scale.shape(1) != std::size_t(scale_cols(K)))
@@ -19,7 +20,8 @@ FloatMatrix dequantize(const ByteMatrix& data, const ByteMatrix& scale, const Fl
     const float g = amax.size() == 1 ? amax(0) : amax(r);
     const GlobalScale gs = global_scale(p.gs, g);
     for (std::size_t j = 0; j < K / 16; ++j) {
-      const BlockDecoder d = block_decoder(p, gs, g, scale(r, j));
+      const float sf = steps.scale_decode ? steps.scale_decode(scale(r, j)) : e4m3_decode(scale(r, j));
+      const BlockDecoder d = steps.encode_scale ? BlockDecoder{mul_rn(sf, gs.S)} : block_decoder_of(p, gs, g, sf);
       for (std::size_t c = 16 * j; c < 16 * j + 16; ++c) out(r, c) = decode_element(d, nibble_at(data(r, c / 2), c % 2));
     }
   }

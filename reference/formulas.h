@@ -185,10 +185,11 @@ NVFP4_HD float encode_cap(EncodeCap cap, float v) {
   return v;
 }
 
-NVFP4_HD ElementEncoder element_encoder(const Profile& p, const GlobalScale& gs, float A, std::uint8_t scale_byte) {
+// The encoder of a block whose decoded scale is sf (f8 of the stored byte; a fault variant may
+// hand it another value).
+NVFP4_HD ElementEncoder element_encoder_of(const Profile& p, const GlobalScale& gs, float A, float sf) {
   using Op = ElementEncoder::Op;
   using namespace constants;
-  const float sf = e4m3_decode(scale_byte);
   switch (p.enc) {
     case EncodeRule::TE:
       return {Op::MUL, encode_cap(p.ecap, div_rn(1.0f, mul_rn(sf, gs.Sd)))};
@@ -219,6 +220,10 @@ NVFP4_HD ElementEncoder element_encoder(const Profile& p, const GlobalScale& gs,
       return {Op::DIV, div_rn(sf, gs.G)};  // scale / global_scale, then x / scale
   }
   return {};
+}
+
+NVFP4_HD ElementEncoder element_encoder(const Profile& p, const GlobalScale& gs, float A, std::uint8_t scale_byte) {
+  return element_encoder_of(p, gs, A, e4m3_decode(scale_byte));
 }
 
 // y: the scaled element handed to the E2M1 encoder (after the profile's y clamp).
@@ -261,12 +266,14 @@ struct BlockEncoding {
   ElementEncoder encoder;
 };
 
-// The stored scale byte of a block from its precast value t.
-NVFP4_HD std::uint8_t block_scale_byte(const Profile& p, float t) {
-  const std::uint8_t sb = e4m3_cast(p.e4m3, t);
+// [knob ZERO] after the E4M3 cast: EPS_F8 stores a zero scale as E4M3's eps.
+NVFP4_HD std::uint8_t zero_rule_after_cast(const Profile& p, std::uint8_t sb) {
   if (p.zero == ZeroBlockRule::EPS_F8 && (sb & 0x7F) == 0) return 0x30;  // compressed-tensors: scale == 0 -> eps
   return sb;
 }
+
+// The stored scale byte of a block from its precast value t.
+NVFP4_HD std::uint8_t block_scale_byte(const Profile& p, float t) { return zero_rule_after_cast(p, e4m3_cast(p.e4m3, t)); }
 
 NVFP4_HD BlockEncoding encode_block(const Profile& p, const GlobalScale& gs, float g, float A) {
   if (p.zg == ZeroGlobalRule::MILES && g == 0.0f) return {0.0f, 0x00, {ElementEncoder::Op::ALL_ZERO, 0.0f}};
@@ -300,9 +307,10 @@ struct BlockDecoder {
   bool two_step = false;
 };
 
-NVFP4_HD BlockDecoder block_decoder(const Profile& p, const GlobalScale& gs, float amax, std::uint8_t scale_byte) {
+// The decoder of a block whose decoded scale is sf (f8 of the stored byte; a fault variant may
+// decode it otherwise).
+NVFP4_HD BlockDecoder block_decoder_of(const Profile& p, const GlobalScale& gs, float amax, float sf) {
   using namespace constants;
-  const float sf = e4m3_decode(scale_byte);
   switch (p.dq) {
     case DequantRule::TE:
       return {mul_rn(mul_rn(sf, amax), recip2688())};  // amax * RN(1/2688), not S_dec
@@ -317,6 +325,10 @@ NVFP4_HD BlockDecoder block_decoder(const Profile& p, const GlobalScale& gs, flo
       return {sf, div_rn(1.0f, gs.S), true};
   }
   return {};
+}
+
+NVFP4_HD BlockDecoder block_decoder(const Profile& p, const GlobalScale& gs, float amax, std::uint8_t scale_byte) {
+  return block_decoder_of(p, gs, amax, e4m3_decode(scale_byte));
 }
 
 // The binary32 value of one element, before the output dtype's rounding.

@@ -56,25 +56,53 @@ FloatMatrix rowwise_block_amax(const FloatMatrix& x, BlockShape block, AmaxRule 
   return out;
 }
 
+// The global amax of x (or of one row), through a fault variant's reduction where it has one.
+float tensor_amax(const float* begin, const float* end, const QuantizeOptions& o) {
+  float a = 0.0f;
+  for (const float* v = begin; v != end; ++v) a = o.steps.amax_step(o.profile.amax, a, *v);
+  return a;
+}
+float global_amax(const FloatMatrix& x, const QuantizeOptions& o) {
+  return o.steps.amax_step ? tensor_amax(x.data(), x.data() + x.size(), o) : amax_global(x, o.profile.amax);
+}
+FloatVector row_amaxes(const FloatMatrix& x, const QuantizeOptions& o) {
+  if (!o.steps.amax_step) return amax_rows(x, o.profile.amax);
+  FloatVector out = xt::empty<float>({x.shape(0)});
+  for (std::size_t r = 0; r < x.shape(0); ++r) out(r) = tensor_amax(&x(r, 0), &x(r, 0) + x.shape(1), o);
+  return out;
+}
+
 // One direction: the rowwise quantization of `x` (x itself, or x^T for the columnwise copy).
 QuantizedTensor quantize_direction(const FloatMatrix& x, const QuantizeOptions& o, float g, SrDirection dir) {
   const AmaxRule rule = o.profile.amax;
   FloatVector row_g = xt::empty<float>({x.shape(0)});
   if (o.row_scaled)
-    row_g = amax_rows(x, rule);
+    row_g = row_amaxes(x, o);
   else
     row_g.fill(g);
-  QuantizedTensor q = quantize_rows(x, rowwise_block_amax(x, o.block, rule), row_g, o.profile, o.stochastic, dir);
+  FloatMatrix block_amax = rowwise_block_amax(x, o.block, rule);
+  if (o.steps.block_amax) o.steps.block_amax(rule, block_amax);
+  QuantizedTensor q = quantize_rows(x, block_amax, row_g, o.profile, o.stochastic, dir, o.steps);
   if (!o.row_scaled) q.amax = FloatVector({g});
   for (float& a : q.amax) a = stored_amax(rule, o.input, a);
   if (o.scale_layout == ScaleLayout::kSwizzled) q.scale = swizzle_scales(q.scale);
   return q;
 }
 
+// A block's encoding with the steps a fault variant replaces (QuantizeSteps).
+BlockEncoding encode_block_with(const Profile& p, const GlobalScale& gs, float g, float A, const QuantizeSteps& steps) {
+  BlockEncoding b = encode_block(p, gs, g, A);
+  if (b.encoder.op == ElementEncoder::Op::ALL_ZERO) return b;
+  if (steps.e4m3_cast) b.scale_byte = zero_rule_after_cast(p, steps.e4m3_cast(p.e4m3, b.precast));
+  b.encoder = element_encoder_of(p, gs, A, steps.encode_from_precast ? b.precast : e4m3_decode(b.scale_byte));
+  return b;
+}
+
 }  // namespace
 
 QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_amax, const FloatVector& row_global_amax,
-                              const Profile& profile, const std::optional<StochasticRounding>& stochastic, SrDirection dir) {
+                              const Profile& profile, const std::optional<StochasticRounding>& stochastic, SrDirection dir,
+                              const QuantizeSteps& steps) {
   const std::size_t M = x.shape(0), K = x.shape(1), blocks = K / 16;
   QuantizedTensor q;
   q.data = xt::empty<std::uint8_t>({M, K / 2});
@@ -85,18 +113,30 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
   for_each_row(std::int64_t(M), std::int64_t(K), kRowElementsPerThread, [&](std::int64_t row) {
     const std::size_t r = std::size_t(row);
     const float g = row_global_amax(r);
-    const GlobalScale gs = global_scale(profile.gs, g);  // once per tensor, or per row if row-scaled
+    // Once per tensor, or per row if row-scaled.
+    const GlobalScale gs = steps.global_scale ? steps.global_scale(profile.gs, g) : global_scale(profile.gs, g);
     const float* xr = &x(r, 0);
     std::uint8_t* out = &q.data(r, 0);
     for (std::size_t j = 0; j < blocks; ++j) {
-      const BlockEncoding b = encode_block(profile, gs, g, block_amax(r, j));
+      const float A = block_amax(r, j);
+      const BlockEncoding b = steps.blocks_replaced() ? encode_block_with(profile, gs, g, A, steps) : encode_block(profile, gs, g, A);
       q.scale(r, j) = b.scale_byte;
       if (stochastic) {
         // The block's stored index is (r*K + 16j) / 16: one Philox draw per block (§3.18.3).
-        const PhiloxCounter draw = sr_draw(stochastic->seed, stochastic->offset, dir, r * blocks + j);
+        const PhiloxCounter draw =
+            sr_draw(stochastic->seed, stochastic->offset, dir, steps.sr_reuse_block_bits ? 0 : r * blocks + j);
         for (unsigned i = 0; i < 16; i += 2)
           out[8 * j + i / 2] = pack_nibbles(encode_element_sr(profile, b.encoder, xr[16 * j + i], sr_byte(draw, i)),
                                             encode_element_sr(profile, b.encoder, xr[16 * j + i + 1], sr_byte(draw, i + 1)));
+        continue;
+      }
+      if (steps.e2m1) {  // a fault variant's rounding of y
+        std::uint8_t c[16];
+        for (int i = 0; i < 16; ++i)
+          c[i] = b.encoder.op == ElementEncoder::Op::ALL_ZERO
+                     ? 0x0
+                     : steps.e2m1(profile.e2m1, scale_element(profile, b.encoder, xr[16 * j + i]));
+        for (int i = 0; i < 8; ++i) out[8 * j + i] = pack_nibbles(c[2 * i], c[2 * i + 1]);
         continue;
       }
       block_codes(profile, b.encoder)(b.encoder.factor, xr + 16 * j, out + 8 * j);  // encode_element on each
@@ -108,19 +148,20 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
 Quantization quantize(const FloatMatrix& x, const QuantizeOptions& o) {
   validate_quantize(x.shape(0), x.shape(1), o);
   Quantization out;
-  const float g = o.amax ? *o.amax : amax_global(x, o.profile.amax);
+  const float g = o.amax ? *o.amax : global_amax(x, o);
   if (o.direction != Direction::kColumnwise) out.rowwise = quantize_direction(x, o, g, SrDirection::kRowwise);
   if (o.direction != Direction::kRowwise) {
+    const SrDirection dir = o.steps.sr_reuse_copy_bits ? SrDirection::kRowwise : SrDirection::kColumnwise;
     if (o.rht_mask) {  // §3.19: the columnwise copy is rht(x) (already [K, M]) with its own amax
-      const FloatMatrix y = rht(x, *o.rht_mask);
-      out.columnwise = quantize_direction(y, o, amax_global(y, o.profile.amax), SrDirection::kColumnwise);
+      const FloatMatrix y = o.steps.rht ? o.steps.rht(x, *o.rht_mask) : rht(x, *o.rht_mask);
+      out.columnwise = quantize_direction(y, o, global_amax(y, o), dir);
     } else {
       const FloatMatrix x_t = xt::transpose(x);  // columnwise = the rowwise algorithm on x^T (§3.10)
-      out.columnwise = quantize_direction(x_t, o, g, SrDirection::kColumnwise);
+      out.columnwise = quantize_direction(x_t, o, g, dir);
     }
   }
   if (!o.row_scaled && o.profile.exported != ExportedGlobal::NONE)
-    out.global_scale = exported_global(o.profile, global_scale(o.profile.gs, g), g);
+    out.global_scale = exported_global(o.profile, o.steps.global_scale ? o.steps.global_scale(o.profile.gs, g) : global_scale(o.profile.gs, g), g);
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "reference/formulas.h"
 #include "reference/hadamard.h"
 #include "reference/profile.h"
 #include "reference/stochastic_rounding.h"
@@ -15,6 +16,22 @@ enum class BlockShape { k1D, k2D };  // 1x16 (16x1 columnwise) blocks, or 16x16 
 enum class Direction { kRowwise, kColumnwise, kBoth };
 enum class ScaleLayout { kCompact, kSwizzled };
 enum class InputFormat { kF32, kBF16, kF16 };  // the dtype x was widened from
+
+// Single steps of the quantizer replaced by others, for the fault catalogue (docs/spec/faults.md,
+// reference/fault_steps.h). A default record is the specification. Host only: kernels never see it.
+struct QuantizeSteps {
+  float (*amax_step)(AmaxRule, float acc, float x) = nullptr;  // the global (or per-row) amax reduction
+  GlobalScale (*global_scale)(GlobalScaleRule, float g) = nullptr;
+  void (*block_amax)(AmaxRule, FloatMatrix& block_amax) = nullptr;  // applied to the [rows, K/16] block amaxes
+  std::uint8_t (*e4m3_cast)(E4M3Cast, float t) = nullptr;           // the scale byte from t
+  bool encode_from_precast = false;                                 // the encode factor from t, not f8(sf)
+  std::uint8_t (*e2m1)(E2M1Encoder, float y) = nullptr;             // round-to-nearest codes from y
+  bool sr_reuse_block_bits = false;                                 // every block draws block index 0's bits
+  bool sr_reuse_copy_bits = false;                                  // the columnwise copy draws dir 0's bits
+  FloatMatrix (*rht)(const FloatMatrix& x, std::uint16_t mask) = nullptr;  // the columnwise copy's transform
+
+  bool blocks_replaced() const { return e4m3_cast || encode_from_precast || e2m1 || sr_reuse_block_bits; }
+};
 
 // Stochastic rounding of the E2M1 codes (§3.18) with the canonical random bits of (seed, offset).
 struct StochasticRounding {
@@ -34,6 +51,7 @@ struct QuantizeOptions {
   // TransformerEngine's wgrad recipe (§3.19): the columnwise copy quantizes rht(x) (BF16 input,
   // 1D blocks), with its own amax; the rowwise copy is unchanged.
   std::optional<std::uint16_t> rht_mask;
+  QuantizeSteps steps;  // the specification's steps unless a fault variant replaces some
 };
 
 // One direction's output. Columnwise outputs describe x^T: data [K, M/2], scale
@@ -64,7 +82,7 @@ Quantization quantize(const FloatMatrix& x, const QuantizeOptions& options);
 // codes are rounded stochastically with the random bits of copy `dir` (x is that stored copy).
 QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_amax, const FloatVector& row_global_amax,
                               const Profile& profile, const std::optional<StochasticRounding>& stochastic = {},
-                              SrDirection dir = SrDirection::kRowwise);
+                              SrDirection dir = SrDirection::kRowwise, const QuantizeSteps& steps = {});
 
 // The amax as stored in the `amax` outputs: g itself, except that AMAX = PROPAGATE_BF16 stores a
 // NaN amax of a BF16 input as the widened BF16 NaN 0x7FFF0000 (the amax was reduced in BF16).

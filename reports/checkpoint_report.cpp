@@ -65,10 +65,7 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
     SummaryEntry e{v.module, "quantize", c.profile, v.match(), "match", ""};
     if (!info.identify.empty() && matching_under.count(v.module))
       e.detail = fmt::format("match under {}", fmt::join(matching_under.at(v.module), ", "));
-    const std::string weight = v.module + ".weight";
-    const bool three_d = source.has(weight) ? source.info(weight).shape.size() != 2
-                                            : source.has(v.module) && source.info(v.module).shape.size() == 3;
-    if (!v.match() && three_d) {
+    if (!v.match() && !info.explanations.count(v.module)) {
       // 3-D expert weights ([E, N, K] stacked, or a BMM expert parameter [E, in, out] stored under
       // its own name): the verdict line says which experts differ; the block-level pages are built
       // for 2-D tensors.
@@ -87,7 +84,7 @@ void write_pages(const fs::path& dir, const checkpoint::HfCheckpoint& source, co
       page.backends = "reference vs " + info.quantized;
       page.c = tc.c;
       page.diffs = compare::diff_outputs(tc.expected, tc.actual);
-      page.explanation = compare::explain(tc.c, tc.expected, tc.actual);
+      page.explanation = info.explanations.at(v.module);
       std::vector<std::string> verdict;
       if (!page.explanation.verdict.empty()) verdict.push_back(page.explanation.verdict);
       if (!v.fault.empty()) verdict.push_back("checkpoint fault: " + v.fault);
@@ -126,9 +123,29 @@ fs::path write_checkpoint_report(const fs::path& dir, const checkpoint::HfCheckp
   return target / "index.html";
 }
 
-JunitSuite checkpoint_junit_suite(const checkpoint::CheckpointCheck& c) {
+CheckpointExplanations explain_checkpoint(const checkpoint::HfCheckpoint& source, const checkpoint::HfCheckpoint& quantized,
+                                          const checkpoint::CheckpointFormat& f, const checkpoint::CheckpointCheck& c) {
+  CheckpointExplanations out;
+  for (const checkpoint::TensorVerdict& v : c.tensors) {
+    if (v.match()) continue;
+    const std::string weight = v.module + ".weight";
+    const bool three_d = source.has(weight) ? source.info(weight).shape.size() != 2
+                                            : source.has(v.module) && source.info(v.module).shape.size() == 3;
+    if (three_d) continue;  // the verdict line says which experts differ
+    const checkpoint::TensorCase tc = checkpoint::tensor_case(source, quantized, f, c.profile, v.module);
+    out[v.module] = compare::explain(tc.c, tc.expected, tc.actual);
+  }
+  return out;
+}
+
+JunitSuite checkpoint_junit_suite(const checkpoint::CheckpointCheck& c, const CheckpointExplanations& explanations) {
   JunitSuite suite{fmt::format("check-checkpoint ({})", c.profile), "check-checkpoint", {}};
-  for (const checkpoint::TensorVerdict& v : c.tensors) suite.cases.push_back({v.module, std::nullopt, v.match() ? "" : v.line()});
+  for (const checkpoint::TensorVerdict& v : c.tensors) {
+    std::string failure = v.match() ? "" : v.line();
+    if (const auto x = explanations.find(v.module); x != explanations.end() && !x->second.verdict.empty())
+      failure += ". " + x->second.verdict;
+    suite.cases.push_back({v.module, std::nullopt, failure});
+  }
   return suite;
 }
 

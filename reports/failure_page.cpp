@@ -5,8 +5,8 @@
 namespace nvfp4::reports {
 
 std::string write_failure_page(const std::filesystem::path& dir, const std::string& stem, const cases::CaseRecord& r,
-                               const compare::Comparison& cmp, const std::string& backends,
-                               const std::filesystem::path& case_file) {
+                               const compare::Comparison& cmp, const compare::Explanation& explanation,
+                               const std::string& backends, const std::filesystem::path& case_file) {
   FailureReport page;
   page.title = fmt::format("{} {}: {}", r.c.op, cases::case_profile_name(r.c), cmp.problem);
   page.case_description = cases::describe_case(r).dump(2);
@@ -20,12 +20,7 @@ std::string write_failure_page(const std::filesystem::path& dir, const std::stri
   // A GEMM's bitwise mismatch shows its ULP distances too (compared bitwise, it has none yet).
   page.ulp = cmp.ulp.empty() && compare::is_gemm_operation(r.c.op) ? compare::ulp_reports(cmp.expected, cmp.actual, std::nullopt)
                                                                    : cmp.ulp;
-  if (!cmp.expected.empty() && !cmp.actual.empty())
-    page.explanation = compare::explain(r.c, cmp.expected, cmp.actual);
-  else
-    page.explanation.verdict = cmp.problem;
-  // A GEMM is judged by its distance to EXACT, which no profile or formula variant explains.
-  if (!page.ulp.empty() && page.explanation.verdict.empty()) page.explanation.verdict = page.ulp.front().brief();
+  page.explanation = explanation;
   const std::string name = stem + ".html";
   write_page(dir, name, render_failure(page));
   return name;

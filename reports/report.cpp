@@ -377,6 +377,18 @@ void section_inputs(Out o, const cases::Case& c) {
   fmt::format_to(o, "</p>\n");
 }
 
+// The fault catalogue's patterns (and profiles, knob variants) that reproduce the actual outputs, best first.
+void section_causes(Out o, const compare::Explanation& e) {
+  if (e.causes.empty()) return;
+  fmt::format_to(o, "<section id=\"causes-section\">\n<h2>Causes</h2>\n<table id=\"causes\">\n"
+                    "<tr><th>#</th><th>cause</th><th>what the kernel does</th><th>reproduces</th></tr>\n");
+  for (std::size_t i = 0; i < e.causes.size(); ++i)
+    fmt::format_to(o, "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>\n", i + 1,
+                   escape_markup(e.causes[i].name), escape_markup(e.causes[i].summary),
+                   e.causes[i].exact ? "every output byte" : "every differing byte");
+  fmt::format_to(o, "</table>\n</section>\n");
+}
+
 }  // namespace
 
 std::string render_failure(const FailureReport& r) {
@@ -395,7 +407,8 @@ std::string render_failure(const FailureReport& r) {
                  total == 1 ? "" : "s", total == 1 ? "" : "s");
   fmt::format_to(
       o, "<p class=\"verdict\" id=\"verdict\">{}</p>\n",
-      e.verdict.empty() ? std::string("no profile or known variant reproduces the actual output") : escape_markup(e.verdict));
+      e.verdict.empty() ? std::string("no catalogue pattern, profile or single-knob variant reproduces the actual outputs")
+                        : escape_markup(e.verdict));
   fmt::format_to(o,
                  "<div class=\"replay\"><span class=\"muted\">replay</span><code id=\"replay\">{}</code>"
                  "<button type=\"button\" "
@@ -403,6 +416,7 @@ std::string render_failure(const FailureReport& r) {
                  "</header>\n",
                  escape_markup(r.replay_command));
 
+  section_causes(o, e);
   fmt::format_to(o, "{}", render_ulp_reports(r.ulp));
   section_maps(o, e);
   fmt::format_to(o, "<div class=\"row\">\n");

@@ -88,7 +88,7 @@ TEST(ExplainSchema, AnyActualOutputsOfEveryOperationAreExplainedAndReported) {
         ASSERT_NO_THROW(x = compare::explain(r.c, cmp.expected, cmp.actual));
         EXPECT_NE(x.verdict.find(alt.tensor + ":"), std::string::npos) << x.verdict;
         EXPECT_GT(x.total_mismatches, 0u);
-        ASSERT_NO_THROW(reports::write_failure_page(dir, "page", r, cmp, "reference vs worker", ""));
+        ASSERT_NO_THROW(reports::write_failure_page(dir, "page", r, cmp, x, "reference vs worker", ""));
         EXPECT_TRUE(fs::is_regular_file(dir / "page.html"));
         fs::remove_all(dir);
       }

@@ -213,7 +213,7 @@ TEST_F(ReplayTest, LibraryComparisonCatchesABrokenBackendOnACommittedCase) {
   EXPECT_FALSE(cmp.problem.empty());
   // The failure page replay --report writes for it.
   const std::string page =
-      reports::write_failure_page(dir_ / "report", "broken", r, cmp, "reference vs flipping", "case.safetensors");
+      reports::write_failure_page(dir_ / "report", "broken", r, cmp, compare::explain_comparison(r.c, cmp), "reference vs flipping", "case.safetensors");
   EXPECT_TRUE(fs::is_regular_file(dir_ / "report" / page));
 }
 

@@ -7,38 +7,11 @@
 #include "cases/registry.h"
 #include "cases/tensor_edit.h"
 #include "io/tensor_convert.h"
-#include "reference/dequantize.h"
 #include "reference/error.h"
 #include "reference/layout.h"
 
 namespace nvfp4::cases {
 namespace {
-
-TensorMap run_quantize(const Case& c) {
-  const Quantization q = quantize(io::to_float_matrix(case_input(c, "x"), c.op, "x"), quantize_options(c));
-  TensorMap out;
-  if (q.rowwise) {
-    out["data"] = io::from_byte_matrix(q.rowwise->data);
-    out["scale"] = io::from_byte_matrix(q.rowwise->scale);
-    out["amax"] = io::from_float_vector(q.rowwise->amax);
-  }
-  if (q.columnwise) {
-    out["data_t"] = io::from_byte_matrix(q.columnwise->data);
-    out["scale_t"] = io::from_byte_matrix(q.columnwise->scale);
-    out["amax_t"] = io::from_float_vector(q.columnwise->amax);
-  }
-  if (q.global_scale) out["global_scale"] = io::from_float_vector(FloatVector({*q.global_scale}));
-  return out;
-}
-
-TensorMap run_dequantize(const Case& c) {
-  TensorMap out;
-  out["x"] = io::from_float_matrix(dequantize(io::to_byte_matrix(case_input(c, "data"), c.op, "data"),
-                                              io::to_byte_matrix(case_input(c, "scale"), c.op, "scale"),
-                                              io::to_float_vector(case_input(c, "amax"), c.op, "amax"), case_profile(c)),
-                                   io::float_type_of(dequantize_output_dtype(c), c.op));
-  return out;
-}
 
 // The rowwise copy of quantize(x) is the columnwise copy of quantize(x^T), and vice versa.
 TensorMap quantize_via_transpose(const Case& c) {
@@ -178,7 +151,7 @@ std::vector<OperationSpec> quantize_operations() {
       {"amax_t", {io::DType::F32}, "[1], or [K] when row_scaled", true, columnwise},
       {"global_scale", {io::DType::F32}, "[1]", true, "the profile exports a second-level scale and not row_scaled"},
   };
-  q.reference = [](const Case& c) { return run_per_expert(c, run_quantize); };
+  q.reference = [](const Case& c) { return run_per_expert(c, [](const Case& e) { return reference_quantize(e); }); };
   q.metamorphic = [](const Case& c) { return run_per_expert(c, quantize_metamorphic); };
   q.relation =
       "the rowwise copy of quantize(x) is the columnwise copy of quantize(x^T), and vice versa; under stochastic "
@@ -196,7 +169,7 @@ std::vector<OperationSpec> quantize_operations() {
       {.name = "scale", .dtypes = {io::DType::U8}, .shape = "[roundup(M, 128), roundup(K/16, 4)] (compact)", .ranks = {2}},
       {.name = "amax", .dtypes = {io::DType::F32}, .shape = "[1] or [M] (row-scaled)", .ranks = {1}}};
   d.outputs = {{"x", floats, "[M, K] of dtype output_dtype"}};
-  d.reference = run_dequantize;
+  d.reference = [](const Case& c) { return reference_dequantize(c); };
   d.metamorphic = dequantize_by_row_slices;
   d.relation = "dequantization is row-local: 16-row slices dequantized separately and concatenated";
   return {q, d};

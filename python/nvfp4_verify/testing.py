@@ -19,13 +19,15 @@ def _report_target(report, op):
 
 def _message(r):
     parts = [f"{r['label']}: outputs differ from the reference ({r['verdict']})"]
+    x = r.get("explanation")
+    if x and x["verdict"]:
+        parts.append("verdict: " + x["verdict"])  # the cause first: what a kernel author reads
     for d in r["diffs"]:
         if d["problem"]:
             parts.append(f"tensor '{d['tensor']}': {d['problem']}")
         else:
             parts.append(f"tensor '{d['tensor']}': {d['mismatches']} element(s) differ, the first at flat index "
                          f"{d['first_index']} (expected {d['first_expected']}, actual {d['first_actual']})")
-    x = r.get("explanation")
     if x:
         if x["blocks"]:
             b = x["blocks"][0]
@@ -36,8 +38,6 @@ def _message(r):
                          f"actual 0x{m['actual']:X}, classified as '{m['kind']}'")
         if x["kinds"]:
             parts.append("classification: " + ", ".join(f"{k['kind']} x{k['count']}" for k in x["kinds"]))
-        if x["verdict"]:
-            parts.append(x["verdict"])
     if "report" in r:
         parts.append(f"report: {r['report']}")
     return "; ".join(parts) + "."

@@ -70,8 +70,12 @@ json explanation_json(const compare::Explanation& x) {
                    {"actual", t.actual},
                    {"single_rounding", t.single_rounding}});
   }
+  json causes = json::array();
+  for (const compare::Explanation::Cause& c : x.causes) causes.push_back({{"name", c.name}, {"summary", c.summary}, {"exact", c.exact}});
   return {{"total_mismatches", x.total_mismatches},
           {"verdict", x.verdict},
+          {"causes", std::move(causes)},
+          {"ties", x.ties},
           {"kinds", std::move(kinds)},
           {"mismatches", std::move(mismatches)},
           {"blocks", std::move(blocks)},
@@ -94,16 +98,15 @@ json compare_with_reference(const cases::Case& c, cases::TensorMap actual, const
               {"diffs", diffs_json(cmp.diffs)}};
   if (cmp.agree) return out;
   // Only same-schema outputs are explained element by element; a schema difference is its own story.
-  if (cmp.verdict == compare::Verdict::kMismatch)
-    out["explanation"] = explanation_json(compare::explain(c, cmp.expected, cmp.actual));
-  else
-    cmp.expected.clear();  // so that the page shows the schema problem instead of explaining
+  if (cmp.verdict != compare::Verdict::kMismatch) cmp.expected.clear();  // the page shows the schema problem
+  const compare::Explanation x = compare::explain_comparison(c, cmp);
+  if (cmp.verdict == compare::Verdict::kMismatch) out["explanation"] = explanation_json(x);
   if (!report_dir.empty()) {
     cases::CaseRecord record;
     record.c = c;
     record.origin = "nvfp4_verify.assert_matches";
     out["report"] =
-        (report_dir / reports::write_failure_page(report_dir, report_stem, record, cmp, "reference vs actual", {})).string();
+        (report_dir / reports::write_failure_page(report_dir, report_stem, record, cmp, x, "reference vs actual", {})).string();
   }
   return out;
 }

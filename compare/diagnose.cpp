@@ -1,0 +1,300 @@
+#include "compare/diagnose.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cases/experts.h"
+#include "compare/fault_catalogue.h"
+#include "reference/e2m1.h"
+#include "reference/e4m3.h"
+#include "reference/profiles.h"
+
+namespace nvfp4::compare {
+namespace {
+
+using cases::Case;
+using cases::TensorMap;
+
+constexpr std::int64_t kMaxSearchElements = 1 << 20;  // larger cases keep their classification only
+constexpr std::int64_t kMaxPairElements = 4096;       // pairs of patterns only on small cases
+constexpr std::size_t kMaxTies = 3;
+
+// The candidate classes, in the order of docs/spec/faults.md's ranking.
+enum class Class { kPattern, kKnob, kProfile, kPair };
+
+struct Candidate {
+  Explanation::Cause cause;
+  Class cls = Class::kPattern;
+  std::size_t changed = 0;  // bytes where the candidate differs from the reference's outputs
+  std::size_t order = 0;    // position among the candidates tried
+  std::optional<TensorMap> outputs;  // none for a detector
+};
+
+bool same_layout(const io::Tensor& a, const io::Tensor& b) { return a.dtype == b.dtype && a.shape == b.shape; }
+
+// Equal under the comparison's rule (compare/diff.h: a NaN equals any NaN of its format).
+bool same_tensor(const io::Tensor& a, const io::Tensor& b) {
+  if (!same_layout(a, b)) return false;
+  for (std::int64_t i = 0; i < a.numel(); ++i)
+    if (!same_element(a, b, std::size_t(i))) return false;
+  return true;
+}
+
+// How a candidate's outputs relate to the actual ones, on the elements where actual differs from
+// the expected outputs (a tensor of another shape or dtype differs everywhere).
+struct Fit {
+  bool reproduces = true, exact = true;
+  std::size_t changed = 0;  // elements where the candidate differs from the expected outputs
+};
+
+Fit fit(const TensorMap& expected, const TensorMap& actual, const TensorMap& cand) {
+  Fit f;
+  std::vector<std::string> names;
+  for (const TensorMap* m : {&expected, &actual, &cand})
+    for (const auto& [n, t] : *m) names.push_back(n);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const std::string& n : names) {
+    const auto e = expected.find(n), a = actual.find(n), c = cand.find(n);
+    const bool has_e = e != expected.end(), has_a = a != actual.end(), has_c = c != cand.end();
+    if (has_c && has_e && same_layout(c->second, e->second)) {
+      for (std::int64_t i = 0; i < c->second.numel(); ++i) f.changed += !same_element(c->second, e->second, std::size_t(i));
+    } else if (has_c || has_e) {
+      f.changed += std::size_t((has_c ? c : e)->second.numel());
+    }
+    if (has_a != has_c) {
+      f.reproduces = f.exact = false;
+      continue;
+    }
+    if (!has_a || same_tensor(a->second, c->second)) continue;
+    f.exact = false;
+    if (!has_e || !same_layout(e->second, a->second) || !same_layout(c->second, a->second)) {
+      f.reproduces = false;
+      continue;
+    }
+    for (std::int64_t i = 0; i < a->second.numel() && f.reproduces; ++i) {
+      const std::size_t k = std::size_t(i);
+      if (!same_element(e->second, a->second, k) && !same_element(c->second, a->second, k)) f.reproduces = false;
+    }
+  }
+  return f;
+}
+
+std::optional<TensorMap> run_or_none(const Variant& v, const Case& original) {
+  try {
+    return run_variant(v, original);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the variant rejects this case (a parameter it changed, say): it does not reproduce it
+  }
+}
+
+std::int64_t input_elements(const Case& c) {
+  std::int64_t n = 0;
+  for (const auto& [name, t] : c.inputs) n += t.numel();
+  return n;
+}
+
+class Diagnosis {
+ public:
+  Diagnosis(const Case& c, const TensorMap& expected, const TensorMap& actual, const Explanation& x)
+      : c_(c), expected_(expected), actual_(actual), x_(x) {}
+
+  std::vector<Candidate> run() {
+    std::vector<const FaultPattern*> variants;
+    for (const FaultPattern& p : fault_patterns()) {
+      if (!p.applies(c_)) continue;
+      if (p.detects) {
+        if (p.detects(c_, x_)) add({{std::string(p.name), std::string(p.summary), true}, Class::kPattern, 0, 0, std::nullopt});
+        continue;
+      }
+      variants.push_back(&p);
+      Variant v{c_, {}, {}, {}};
+      p.apply(v);
+      try_candidate(v, {std::string(p.name), std::string(p.summary)}, Class::kPattern);
+    }
+    if (c_.params.has("profile")) knobs_and_profiles();
+    if (found_.empty() && input_elements(c_) <= kMaxPairElements) pairs(variants);
+    std::sort(found_.begin(), found_.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.cause.exact != b.cause.exact) return a.cause.exact;
+      if (a.cls != b.cls) return a.cls < b.cls;
+      if (a.changed != b.changed) return a.changed < b.changed;
+      return a.order < b.order;
+    });
+    return std::move(found_);
+  }
+
+ private:
+  void add(Candidate k) {
+    k.order = found_.size();
+    found_.push_back(std::move(k));
+  }
+
+  // Runs v; a candidate that reproduces the actual outputs is kept. Returns its outputs.
+  std::optional<TensorMap> try_candidate(const Variant& v, Explanation::Cause cause, Class cls) {
+    std::optional<TensorMap> out = run_or_none(v, c_);
+    if (!out) return out;
+    const Fit f = fit(expected_, actual_, *out);
+    if (f.reproduces && f.changed > 0) {
+      cause.exact = f.exact;
+      add({std::move(cause), cls, f.changed, 0, out});
+    }
+    return out;
+  }
+
+  // The single-knob variants of the case's profile, then the other profiles: a profile is a cause
+  // only when one of the knobs in which it differs changes this case's outputs on its own.
+  void knobs_and_profiles() {
+    const std::string& base_name = c_.params.text("profile");
+    const Profile base = cases::case_profile(c_);
+    const auto base_values = knob_values(base);
+    struct KnobRun {
+      std::size_t knob;
+      std::string_view value;
+      bool changes;
+    };
+    std::vector<KnobRun> runs;
+    for (const auto& [name, knobs] : single_knob_variants(base)) {
+      Variant v{c_, {}, {}, {}};
+      v.c.knobs = knobs;
+      const std::size_t before = found_.size();
+      const std::optional<TensorMap> out = try_candidate(v, {base_name + " with " + name, "the profile's " + name}, Class::kKnob);
+      // A knob value that is also a catalogue pattern is named by the pattern alone.
+      if (found_.size() > before && duplicates_a_pattern(*found_.back().outputs)) found_.pop_back();
+      const auto values = knob_values(knobs);
+      for (std::size_t i = 0; i < values.size(); ++i)
+        if (values[i].second != base_values[i].second)
+          runs.push_back({i, values[i].second, out && !same_outputs(*out, expected_)});
+    }
+    for (const NamedProfile& p : all_profiles()) {
+      if (p.name == base_name) continue;
+      const auto values = knob_values(p.knobs);
+      const bool exercised = std::any_of(runs.begin(), runs.end(), [&](const KnobRun& r) { return r.changes && values[r.knob].second == r.value; });
+      if (!exercised) continue;
+      Variant v{c_, {}, {}, {}};
+      v.c.knobs = p.knobs;
+      try_candidate(v, {"profile " + std::string(p.name), std::string(p.reproduces)}, Class::kProfile);
+    }
+  }
+
+  bool duplicates_a_pattern(const TensorMap& out) const {
+    return std::any_of(found_.begin(), found_.end() - 1, [&](const Candidate& k) {
+      return k.cls == Class::kPattern && k.outputs && same_outputs(*k.outputs, out);
+    });
+  }
+
+  static bool same_outputs(const TensorMap& a, const TensorMap& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
+             return x.first == y.first && same_tensor(x.second, y.second);
+           });
+  }
+
+  void pairs(const std::vector<const FaultPattern*>& variants) {
+    for (std::size_t i = 0; i < variants.size(); ++i)
+      for (std::size_t j = i + 1; j < variants.size(); ++j) {
+        Variant v{c_, {}, {}, {}};
+        variants[i]->apply(v);
+        variants[j]->apply(v);
+        try_candidate(v,
+                      {fmt::format("{} + {}", variants[i]->name, variants[j]->name),
+                       fmt::format("{}; and {}", variants[i]->summary, variants[j]->summary)},
+                      Class::kPair);
+      }
+  }
+
+  const Case& c_;
+  const TensorMap& expected_;
+  const TensorMap& actual_;
+  const Explanation& x_;
+  std::vector<Candidate> found_;
+};
+
+// ---- ties ----
+
+std::string e4m3_hex(std::uint8_t b) { return fmt::format("0x{:02X}", b); }
+
+// The pre-cast scale t of a block whose scale byte differs, when it lies halfway between two E4M3 values.
+std::optional<std::string> scale_tie(const BlockTrace& t) {
+  const float a = abs_f(t.precast);
+  const std::uint8_t m = t.scale_byte & 0x7F;
+  for (int lo = std::max(0, m - 1); lo <= m && lo + 1 <= 0x7E; ++lo)
+    if (a == 0.5f * (e4m3_decode(std::uint8_t(lo)) + e4m3_decode(std::uint8_t(lo + 1))))
+      return fmt::format("the pre-cast scale {} of {} block ({}, {}) lies exactly halfway between E4M3 {} and {}; the expected side "
+                         "rounds to even ({})",
+                         t.precast, t.direction, t.row, t.block, e4m3_hex(std::uint8_t(lo)), e4m3_hex(std::uint8_t(lo + 1)),
+                         e4m3_hex(t.scale_byte));
+  return std::nullopt;
+}
+
+std::vector<std::string> ties(const Explanation& x) {
+  std::vector<std::string> out;
+  const auto traced = [&](const ElementMismatch& m) -> const BlockTrace* {
+    const std::string dir = m.tensor.ends_with("_t") ? "columnwise" : "rowwise";
+    const std::int64_t block = m.tensor.starts_with("scale") ? m.col : m.col / 16;
+    for (const BlockTrace& t : x.traces)
+      if (t.direction == dir && t.row == m.row && t.block == block) return &t;
+    return nullptr;
+  };
+  for (const ElementMismatch& m : x.mismatches) {
+    if (out.size() == kMaxTies) break;
+    const BlockTrace* t = traced(m);
+    if (!t) continue;
+    if (m.kind == MismatchKind::kScaleOffByOneCode) {
+      if (auto s = scale_tie(*t); s && std::find(out.begin(), out.end(), *s) == out.end()) out.push_back(*s);
+    } else if (m.kind == MismatchKind::kTieFlipped) {
+      const float y = t->scaled[std::size_t(m.col % 16)];
+      out.push_back(fmt::format("element ({}, {}) of {}: y = {} lies exactly halfway between two E2M1 values; the expected side "
+                                "rounds to even (0x{:X}), the actual gives 0x{:X}",
+                                m.row, m.col, m.tensor, y, m.expected, m.actual));
+    }
+  }
+  return out;
+}
+
+std::string verdict_of(const Explanation& x, const std::string& detail) {
+  std::string v;
+  if (x.causes.empty()) {
+    v = "no catalogue pattern, profile or single-knob variant reproduces the actual outputs";
+  } else {
+    const Explanation::Cause& c = x.causes.front();
+    v = fmt::format("{}: {} (reproduces {})", c.name, c.summary, c.exact ? "every output byte" : "every differing byte");
+    if (x.causes.size() > 1) {
+      std::vector<std::string> others;
+      for (std::size_t i = 1; i < x.causes.size(); ++i) others.push_back(x.causes[i].name);
+      v += fmt::format("; also reproduced by {}", fmt::join(others, ", "));
+    }
+  }
+  if (!detail.empty()) v += ". " + detail;
+  for (const std::string& t : x.ties) v += ". " + t;
+  return v;
+}
+
+}  // namespace
+
+void diagnose(const Case& c, const TensorMap& expected, const TensorMap& actual, Explanation& x) {
+  const bool experts = c.op == "quantize" && c.params.has("experts") && c.params.flag("experts") && c.inputs.count("x") &&
+                       c.inputs.at("x").shape.size() == 3;
+  if (experts) {  // the first expert whose outputs differ, diagnosed as the 2-D case it is
+    for (std::int64_t e = 0; e < c.inputs.at("x").shape[0]; ++e) {
+      const TensorMap exp = cases::expert_outputs(expected, e), act = cases::expert_outputs(actual, e);
+      if (std::equal(exp.begin(), exp.end(), act.begin(), act.end(),
+                     [](const auto& a, const auto& b) { return a.first == b.first && same_tensor(a.second, b.second); }))
+        continue;
+      diagnose(cases::expert_case(c, e), exp, act, x);
+      x.verdict = fmt::format("expert {}: {}", e, x.verdict);
+      return;
+    }
+  }
+  const std::string detail = x.verdict;
+  if (!experts && input_elements(c) <= kMaxSearchElements) {
+    for (Candidate& k : Diagnosis(c, expected, actual, x).run()) x.causes.push_back(std::move(k.cause));
+    x.ties = ties(x);
+    x.verdict = verdict_of(x, detail);
+  } else if (detail.empty()) {
+    x.verdict = "the case is too large to search the catalogue (more than 2^20 input elements); shrink it first";
+  }
+}
+
+}  // namespace nvfp4::compare

@@ -1,0 +1,144 @@
+// The fault catalogue (docs/spec/faults.md) and the verdicts built on it: each formula step of a
+// pattern against values worked out by hand from NUMERICS.md, and each pattern named as the first
+// cause of a mismatch that its own variant produces on fresh random cases (the labelled fault
+// suite in tests/faults/ checks the same with faults written independently, through a worker).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "cases/reference_backend.h"
+#include "cases/registry.h"
+#include "compare/explain.h"
+#include "compare/fault_catalogue.h"
+#include "fuzz/campaign.h"
+#include "io/tensor_convert.h"
+#include "reference/fault_steps.h"
+
+namespace nvfp4 {
+namespace {
+
+using faults::e2m1_no_saturation;
+using faults::e2m1_ties_away;
+using faults::e2m1_toward_zero;
+
+TEST(FaultSteps, E2m1RoundingsDeviateOnlyWhereTheirPatternSays) {
+  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, 0.25f), 0x1);   // RNE gives 0x0
+  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, -2.5f), 0xD);   // -3, RNE gives -2 (0xC)
+  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, 5.0f), 0x7);    // 6, RNE gives 4
+  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, 0.3f), 0x1);    // no tie: as the encoder
+  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, 0.9f), 0x1);  // 0.5, RNE gives 1
+  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, 5.9f), 0x6);  // 4
+  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, 7.0f), 0x7);  // saturates at 6
+  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, -0.4f), 0x8);      // -0 under HW
+  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::TABLE_TE, -0.4f), 0x0);  // TE's table has no -0
+  EXPECT_EQ(e2m1_no_saturation(E2M1Encoder::HW, 6.0f), 0x7);
+  EXPECT_EQ(e2m1_no_saturation(E2M1Encoder::HW, 6.5f), 0x0);
+  EXPECT_EQ(e2m1_no_saturation(E2M1Encoder::HW, -7.0f), 0x8);
+  EXPECT_EQ(e2m1_no_saturation(E2M1Encoder::HW, INFINITY), 0x0);
+  EXPECT_EQ(e2m1_no_saturation(E2M1Encoder::HW, NAN), 0x7);
+}
+
+TEST(FaultSteps, E4m3TiesUpAndSubnormalsDecodedAsNormal) {
+  // 0.1953125 is halfway between 0x24 (0.1875) and 0x25 (0.203125): RNE takes the even 0x24.
+  EXPECT_EQ(e4m3sat(0.1953125f), 0x24);
+  EXPECT_EQ(faults::e4m3_ties_up(E4M3Cast::SAT, 0.1953125f), 0x25);
+  EXPECT_EQ(faults::e4m3_ties_up(E4M3Cast::SAT, 0.19f), e4m3sat(0.19f));
+  EXPECT_EQ(faults::e4m3_ties_up(E4M3Cast::SAT, 464.0f), 0x7E);  // no larger finite value
+  EXPECT_EQ(faults::e4m3_decode_subnormal_as_normal(0x01), 1.125f / 128);  // m * 2^-9 would be 2^-9
+  EXPECT_EQ(faults::e4m3_decode_subnormal_as_normal(0x87), -1.875f / 128);
+  EXPECT_EQ(faults::e4m3_decode_subnormal_as_normal(0x00), 1.0f / 128);  // no exponent-0 branch at all
+  EXPECT_EQ(faults::e4m3_decode_subnormal_as_normal(0x08), 1.0f / 64);  // normal: as specified
+}
+
+TEST(FaultSteps, MasksLayoutsAndSpans) {
+  EXPECT_EQ(faults::reverse_mask_bits(0x0001), 0x8000);
+  EXPECT_EQ(faults::reverse_mask_bits(0xD7E8), 0x17EB);
+  ByteMatrix compact = xt::zeros<std::uint8_t>({128, 4});
+  compact(1, 0) = 0x11;
+  compact(32, 3) = 0x22;
+  const ByteMatrix plain = faults::swizzle_scales_plain_rows(compact);
+  EXPECT_EQ(plain.data()[4], 0x11);        // row 1 right after row 0, where the specified layout has row 32
+  EXPECT_EQ(plain.data()[32 * 4 + 3], 0x22);
+  EXPECT_EQ(faults::unswizzle_scales_plain_rows(plain), compact);
+  FloatMatrix a = {{1.0f, 3.0f, 2.0f}};
+  faults::block_amax_span_32(AmaxRule::IGNORE, a);
+  EXPECT_EQ(a, (FloatMatrix{{3.0f, 3.0f, 2.0f}}));
+}
+
+// A random case of the pattern's operation that the pattern's variant changes, or none in 400 draws.
+std::optional<std::pair<cases::Case, cases::TensorMap>> exercised_case(const compare::FaultPattern& p, std::string op,
+                                                                      std::uint64_t seed) {
+  fuzz::CaseSpace space;
+  space.ops = {op};
+  space.max_dim = 48;
+  for (const cases::CaseRecord& r : fuzz::sample_cases(space, 400, seed)) {
+    if (!p.applies(r.c)) continue;
+    compare::Variant v{r.c, {}, {}, {}};
+    p.apply(v);
+    cases::TensorMap expected, actual;
+    try {
+      expected = cases::ReferenceBackend().run(r.c);
+      actual = compare::run_variant(v, r.c);
+    } catch (const std::exception&) {
+      continue;
+    }
+    const bool same = std::equal(expected.begin(), expected.end(), actual.begin(), actual.end(), [](const auto& a, const auto& b) {
+      return a.first == b.first && a.second.shape == b.second.shape && a.second.bytes == b.second.bytes;
+    });
+    if (!same) return std::pair{r.c, actual};
+  }
+  return std::nullopt;
+}
+
+TEST(FaultCatalogue, EachVariantIsNamedFirstOnAMismatchItProduces) {
+  const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}();
+  for (const compare::FaultPattern& p : compare::fault_patterns()) {
+    if (!p.apply) continue;  // detectors: below
+    SCOPED_TRACE(std::string(p.name) + ", seed " + std::to_string(seed));
+    const std::string op(p.ops.substr(0, p.ops.find(',')));
+    const auto found = exercised_case(p, op, seed);
+    if (!found) {
+      ADD_FAILURE() << "no case of " << op << " in 400 draws exercises the pattern";
+      continue;
+    }
+    const auto& [c, actual] = *found;
+    const compare::Explanation x = compare::explain(c, cases::ReferenceBackend().run(c), actual);
+    ASSERT_FALSE(x.causes.empty()) << x.verdict;
+    const bool named = std::any_of(x.causes.begin(), x.causes.end(), [&](const auto& k) { return k.name == p.name; });
+    EXPECT_TRUE(named) << x.verdict;
+    EXPECT_TRUE(x.causes.front().exact) << x.verdict;
+    EXPECT_NE(x.verdict.find(x.causes.front().name), std::string::npos) << x.verdict;
+  }
+}
+
+TEST(FaultCatalogue, UnzeroedScalePaddingIsDetected) {
+  cases::Case c = cases::make_case("quantize");
+  FloatMatrix x = xt::ones<float>({16, 32});
+  c.inputs["x"] = io::from_float_matrix(x, io::FloatType::F32);
+  const cases::TensorMap expected = cases::ReferenceBackend().run(c);
+  cases::TensorMap actual = expected;
+  actual.at("scale").bytes.back() = 0xA5;  // row 127: padding
+  const compare::Explanation e = compare::explain(c, expected, actual);
+  ASSERT_FALSE(e.causes.empty()) << e.verdict;
+  EXPECT_EQ(e.causes.front().name, "scale-padding-unzeroed") << e.verdict;
+}
+
+TEST(FaultCatalogue, NamesAreUniqueAndDocumented) {
+  std::ifstream in(std::string(NVFP4_SOURCE_DIR) + "/docs/spec/faults.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(doc.empty());
+  std::set<std::string_view> names;
+  for (const compare::FaultPattern& p : compare::fault_patterns()) {
+    EXPECT_TRUE(names.insert(p.name).second) << p.name;
+    EXPECT_NE(doc.find("| `" + std::string(p.name) + "` | " + std::string(p.ops) + " |"), std::string::npos)
+        << p.name << ": no row of docs/spec/faults.md with its operations";
+    EXPECT_EQ(compare::find_fault_pattern(p.name), &p);
+    EXPECT_NE(bool(p.apply), bool(p.detects)) << p.name << ": a variant or a detector";
+  }
+}
+
+}  // namespace
+}  // namespace nvfp4
