@@ -141,18 +141,39 @@ def _element(alpha, t, beta, c):
     return rn_f32((ma * t << (e1 - e)) + (mb * mc << (e2 - e)), e)  # one rounding; 0 -> +0.0
 
 
+def _alpha_times(alpha, t):
+    """(F, ok): F float64 [M, N] with RN32(F · 2^-22) = RN32(α·T·2^-22) for the entries where ok
+    (|T| < 2^53), all at once. T = Th + Tl with Tl = T mod 2^29: α·Th (24 + 25 bits) and α·Tl
+    (24 + 29 bits) are exact in binary64, TwoSum gives their sum exactly as s + err, and F is s
+    rounded to odd (s, or its neighbour towards err when s is even): rounding to odd at 53 bits,
+    then to nearest at 24 or fewer, equals one rounding to nearest (53 >= 24 + 2)."""
+    ok = np.abs(t) < 1 << 53
+    t = np.where(ok, t, 0)
+    tl = t & ((1 << 29) - 1)
+    p1, p0 = alpha * (t - tl).astype(np.float64), alpha * tl.astype(np.float64)
+    s = p1 + p0
+    v = s - p1
+    err = (p1 - (s - v)) + (p0 - v)           # Knuth's TwoSum: p1 + p0 = s + err exactly
+    even = (s.view(np.uint64) & 1) == 0
+    s = np.where((err != 0) & even, np.nextafter(s, np.copysign(np.inf, err)), s)
+    return np.where(s == 0, 0.0, s), ok       # an exact zero is +0.0 (α < 0 would give -0.0)
+
+
 def _epilogue(alpha, t, beta, c, nan_mn):
     """float32 [M, N]: RN(α·S_exact + β·C) for every output (beta None: no C term)."""
-    alpha, rows = float(alpha), t.tolist()
-    if beta is None and math.isfinite(alpha):   # the common case: one integer product each
+    alpha = float(alpha)
+    if beta is None and math.isfinite(alpha):   # the common case, vectorised
+        f, ok = _alpha_times(alpha, t)
+        with np.errstate(over="ignore"):
+            d = (f * 2.0 ** -22).astype(np.float32)   # exact scaling, then the one rounding
         ma, ea = _dyadic(alpha)
-        d = [[rn_f32(ma * v, ea - 22) for v in row] for row in rows]
+        for m, n in zip(*np.nonzero(~ok)):      # |T| >= 2^53 (long K, large scales): integers
+            d[m, n] = rn_f32(ma * int(t[m, n]), ea - 22)
     else:
         cl = None if beta is None else c.astype(np.float32).tolist()
         b = None if beta is None else float(beta)
-        d = [[_element(alpha, v, b, cl[m][n] if cl else 0.0) for n, v in enumerate(row)]
-             for m, row in enumerate(rows)]
-    d = np.array(d, dtype=np.float32).reshape(t.shape)
+        d = np.array([[_element(alpha, v, b, cl[m][n] if cl else 0.0) for n, v in enumerate(row)]
+                      for m, row in enumerate(t.tolist())], dtype=np.float32).reshape(t.shape)
     d[nan_mn] = np.nan                          # a NaN scale byte in the row of A or of B
     return d
 
