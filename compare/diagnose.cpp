@@ -83,6 +83,12 @@ Fit fit(const TensorMap& expected, const TensorMap& actual, const TensorMap& can
   return f;
 }
 
+bool same_outputs(const TensorMap& a, const TensorMap& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
+           return x.first == y.first && same_tensor(x.second, y.second);
+         });
+}
+
 std::optional<TensorMap> run_or_none(const Variant& v, const Case& original) {
   try {
     return run_variant(v, original);
@@ -185,12 +191,6 @@ class Diagnosis {
     });
   }
 
-  static bool same_outputs(const TensorMap& a, const TensorMap& b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
-             return x.first == y.first && same_tensor(x.second, y.second);
-           });
-  }
-
   void pairs(const std::vector<const FaultPattern*>& variants) {
     for (std::size_t i = 0; i < variants.size(); ++i)
       for (std::size_t j = i + 1; j < variants.size(); ++j) {
@@ -253,20 +253,22 @@ std::vector<std::string> ties(const Explanation& x) {
   return out;
 }
 
-std::string verdict_of(const Explanation& x, const std::string& detail) {
+std::string verdict_of(const Explanation& x, std::string_view note = {}) {
   std::string v;
   if (x.causes.empty()) {
     v = "no catalogue pattern, profile or single-knob variant reproduces the actual outputs";
   } else {
+    std::vector<std::string> first, others;
+    for (std::size_t i = 0; i < x.causes.size(); ++i) (i < std::max<std::size_t>(x.tied, 1) ? first : others).push_back(x.causes[i].name);
     const Explanation::Cause& c = x.causes.front();
-    v = fmt::format("{}: {} (reproduces {})", c.name, c.summary, c.exact ? "every output byte" : "every differing byte");
-    if (x.causes.size() > 1) {
-      std::vector<std::string> others;
-      for (std::size_t i = 1; i < x.causes.size(); ++i) others.push_back(x.causes[i].name);
-      v += fmt::format("; also reproduced by {}", fmt::join(others, ", "));
-    }
+    if (first.size() == 1)
+      v = fmt::format("{}: {} (reproduces {})", c.name, c.summary, c.exact ? "every output byte" : "every differing byte");
+    else
+      v = fmt::format("{}: each reproduces every output byte, and this case cannot tell them apart", fmt::join(first, " or "));
+    if (!note.empty()) v += fmt::format(" ({})", note);
+    if (!others.empty()) v += fmt::format("; also reproduced by {}", fmt::join(others, ", "));
   }
-  if (!detail.empty()) v += ". " + detail;
+  if (!x.detail.empty()) v += ". " + x.detail;
   for (const std::string& t : x.ties) v += ". " + t;
   return v;
 }
@@ -287,14 +289,35 @@ void diagnose(const Case& c, const TensorMap& expected, const TensorMap& actual,
       return;
     }
   }
-  const std::string detail = x.verdict;
+  x.detail = x.verdict;
   if (!experts && input_elements(c) <= kMaxSearchElements) {
-    for (Candidate& k : Diagnosis(c, expected, actual, x).run()) x.causes.push_back(std::move(k.cause));
+    const std::vector<Candidate> found = Diagnosis(c, expected, actual, x).run();
+    for (const Candidate& k : found) {
+      const Candidate& top = found.front();
+      const bool alike = k.cause.exact && top.cause.exact && k.cls == top.cls && k.outputs && top.outputs &&
+                         same_outputs(*k.outputs, *top.outputs);
+      if (&k != &top && !alike) break;
+      ++x.tied;
+    }
+    for (const Candidate& k : found) x.causes.push_back(k.cause);
     x.ties = ties(x);
-    x.verdict = verdict_of(x, detail);
-  } else if (detail.empty()) {
+    x.verdict = verdict_of(x);
+  } else if (x.detail.empty()) {
     x.verdict = "the case is too large to search the catalogue (more than 2^20 input elements); shrink it first";
   }
+}
+
+void break_tie(Explanation& shrunk, const Explanation& found) {
+  if (shrunk.tied < 2) return;
+  const auto reproduces_found = [&](const Explanation::Cause& c) {
+    return std::any_of(found.causes.begin(), found.causes.end(), [&](const auto& k) { return k.name == c.name && k.exact; });
+  };
+  const auto tied_end = shrunk.causes.begin() + std::ptrdiff_t(shrunk.tied);
+  const auto kept = std::stable_partition(shrunk.causes.begin(), tied_end, reproduces_found);
+  const std::size_t n = std::size_t(kept - shrunk.causes.begin());
+  if (n == 0 || n == shrunk.tied) return;
+  shrunk.tied = n;
+  shrunk.verdict = verdict_of(shrunk, "the case as found, before shrinking, tells it apart from the others tied on the shrunk case");
 }
 
 }  // namespace nvfp4::compare

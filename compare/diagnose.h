@@ -13,4 +13,9 @@ namespace nvfp4::compare {
 // verdict as a detail after the cause). Cases of more than 2^20 input elements are not searched.
 void diagnose(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual, Explanation& x);
 
+// A shrunk case can lose what tells tied causes apart: keeps first those of shrunk's tied causes
+// that also reproduce every output byte of the case as found (`found`, its explanation), when
+// that narrows them, and says so in the verdict.
+void break_tie(Explanation& shrunk, const Explanation& found);
+
 }  // namespace nvfp4::compare

@@ -103,7 +103,11 @@ struct Explanation {
     bool exact = false;   // reproduces every output byte (else every byte where actual differs)
   };
   std::vector<Cause> causes;
+  // How many leading causes reproduce every output byte alike: the case cannot tell them apart
+  // (1 when the first stands alone, 0 without causes).
+  std::size_t tied = 0;
   std::vector<std::string> ties;  // ties that decide a differing byte, in words
+  std::string detail;             // the operation's explainer's own sentence (cast_master_weights, rht)
   // The first sentence a reader needs: the cause named, or that nothing reproduces the outputs.
   std::string verdict;
 };

@@ -58,13 +58,76 @@ void each_output(TensorMap& out, std::initializer_list<const char*> names, ByteM
 
 // ---- the patterns' functions ----
 
+float case_alpha(const Case& c) {
+  if (const auto a = c.params.f32("alpha")) return *a;
+  return gemm_alpha(1.0f, io::to_float_vector(c.inputs.at("a_amax"), "fault", "a_amax")(0),
+                    io::to_float_vector(c.inputs.at("b_amax"), "fault", "b_amax")(0));
+}
+bool per_tensor_gemm(const Case& c) { return gemm_op(c) && !row_scaled(c); }
+bool gemm_alpha_from_amaxes(const Case& c) { return per_tensor_gemm(c) && !c.params.f32("alpha"); }
+
+
 void nibble_swap(Variant& v) {
   if (is_quantize(v.c)) {
     v.outputs.push_back([](const Case&, TensorMap& out) { each_output(out, {"data", "data_t"}, faults::swap_nibbles); });
     return;
   }
-  for (const char* n : {"data", "a_data", "b_data"})  // dequantize and gemm read their inputs swapped
-    if (v.c.inputs.count(n)) v.c.inputs[n] = map_bytes(v.c.inputs.at(n), faults::swap_nibbles);
+  // dequantize reads its data swapped; a GEMM the weight's (B): with both operands swapped every
+  // block's sum is the same.
+  const char* name = gemm_op(v.c) ? "b_data" : "data";
+  v.c.inputs[name] = map_bytes(v.c.inputs.at(name), faults::swap_nibbles);
+}
+
+// e4m3-subnormal-as-normal in a GEMM: an operand whose scales the faulty decoder reads otherwise
+// (one with a byte of exponent field 0) runs exactly on bytes of twice the faulty values, which
+// E4M3 holds below 256 ((8 + m) * 2^-10 doubled is byte 0x08 | m, a normal byte doubled is the
+// next exponent), and alpha is halved for it: the products alpha * S are the faulty kernel's.
+std::uint8_t doubled_faulty_scale(std::uint8_t b) {
+  if ((b & 0x7F) == 0x7F) return b;                                      // NaN
+  if ((b & 0x78) == 0) return std::uint8_t((b & 0x80) | 0x08 | (b & 0x7));  // exponent field 0, zero included
+  return std::uint8_t(b + 8);
+}
+struct ScaleBytesRead {
+  bool exponent_zero = false;  // the faulty decoder reads some byte otherwise
+  bool doubles = true;         // every byte is below 256 or NaN
+};
+ScaleBytesRead scale_bytes_read(const Case& c, const char* data, const char* scale) {
+  ScaleBytesRead out;
+  const ByteMatrix s = io::to_byte_matrix(c.inputs.at(scale), "fault", scale);
+  if (s.shape(0) % 128 || s.shape(1) % 4) return {false, false};  // the reference rejects it
+  const ByteMatrix compact = swizzled(c) ? unswizzle_scales(s) : s;
+  const auto& d = c.inputs.at(data).shape;
+  for (std::size_t r = 0; r < std::min<std::size_t>(std::size_t(d.at(0)), compact.shape(0)); ++r)
+    for (std::size_t j = 0; j < std::min<std::size_t>(std::size_t(d.at(1)) / 8, compact.shape(1)); ++j) {
+      const std::uint8_t b = compact(r, j);
+      out.exponent_zero |= (b & 0x78) == 0;
+      out.doubles &= (b & 0x78) != 0x78 || (b & 0x7F) == 0x7F;
+    }
+  return out;
+}
+constexpr std::pair<const char*, const char*> kGemmOperands[] = {{"a_data", "a_scale"}, {"b_data", "b_scale"}};
+bool gemm_scales_double(const Case& c) {
+  if (!per_tensor_gemm(c)) return false;
+  bool any = false;
+  for (const auto& [data, scale] : kGemmOperands) {
+    const ScaleBytesRead s = scale_bytes_read(c, data, scale);
+    if (s.exponent_zero && !s.doubles) return false;
+    any |= s.exponent_zero;
+  }
+  return any;
+}
+void subnormal_as_normal(Variant& v) {
+  if (dequantize_op(v.c)) {
+    v.dequantize.scale_decode = faults::e4m3_decode_subnormal_as_normal;
+    return;
+  }
+  float alpha = case_alpha(v.c);
+  for (const auto& [data, scale] : kGemmOperands) {
+    if (!scale_bytes_read(v.c, data, scale).exponent_zero) continue;
+    alpha /= 2.0f;  // exact: a power of two
+    for (std::uint8_t& b : v.c.inputs[scale].bytes) b = doubled_faulty_scale(b);
+  }
+  set_f32(v.c, "alpha", alpha);
 }
 
 void swizzle_row_order(Variant& v) {
@@ -141,14 +204,6 @@ void scales_per_32(Variant& v) {
     v.c.inputs[n] = map_bytes(v.c.inputs.at(n), swizzled(v.c) ? per_32_swizzled : faults::scales_per_32);
 }
 
-float case_alpha(const Case& c) {
-  if (const auto a = c.params.f32("alpha")) return *a;
-  return gemm_alpha(1.0f, io::to_float_vector(c.inputs.at("a_amax"), "fault", "a_amax")(0),
-                    io::to_float_vector(c.inputs.at("b_amax"), "fault", "b_amax")(0));
-}
-bool per_tensor_gemm(const Case& c) { return gemm_op(c) && !row_scaled(c); }
-bool gemm_alpha_from_amaxes(const Case& c) { return per_tensor_gemm(c) && !c.params.f32("alpha"); }
-
 // ---- detectors ----
 
 bool only_kind(const Explanation& x, MismatchKind k) {
@@ -175,8 +230,8 @@ constexpr FaultPattern kPatterns[] = {
     {"e4m3-overflow-nan", "block scale above 464 cast to NaN (0x7F) instead of saturating to 448 (E4M3=TORCH)",
      "ModelOpt <= 0.44", "quantize", [](const Case& c) { return is_quantize(c) && knob_differs<&Profile::e4m3, E4M3Cast::TORCH>(c); },
      knob<&Profile::e4m3, E4M3Cast::TORCH>, nullptr},
-    {"e4m3-subnormal-as-normal", "subnormal E4M3 scales decoded as if normal", "FlashInfer #3932", "dequantize", dequantize_op,
-     VARIANT(v.dequantize.scale_decode = faults::e4m3_decode_subnormal_as_normal), nullptr},
+    {"e4m3-subnormal-as-normal", "subnormal E4M3 scales decoded as if normal", "FlashInfer #3932", "dequantize, gemm",
+     [](const Case& c) { return dequantize_op(c) || gemm_scales_double(c); }, subnormal_as_normal, nullptr},
     {"amax-signed-max", "global amax taken as max(x) instead of max(|x|)", "TensorRT-LLM #6523", "quantize",
      [](const Case& c) { return is_quantize(c) && !c.params.f32("amax"); }, VARIANT(v.quantize.amax_step = faults::amax_signed_step),
      nullptr},

@@ -75,6 +75,7 @@ FailureRecord failure_from_json(const json& j) {
   f.problem = j.at("problem").get<std::string>();
   f.explanation = j.at("explanation").get<std::string>();
   f.causes = j.at("causes").get<std::vector<std::string>>();
+  f.tied = j.at("tied").get<std::size_t>();
   f.shape = j.at("shape").get<std::vector<std::int64_t>>();
   f.round = j.at("round").get<std::uint64_t>();
   f.cases_to_detection = j.at("cases_to_detection").get<std::size_t>();
@@ -120,6 +121,7 @@ CampaignRecord campaign_record(const CampaignOptions& o, const CampaignResult& r
     x.problem = f.comparison.problem;
     x.explanation = f.explanation.verdict;
     for (const compare::Explanation::Cause& cause : f.explanation.causes) x.causes.push_back(cause.name);
+    x.tied = f.explanation.tied;
     if (!f.shrunk.c.inputs.empty()) x.shape = f.shrunk.c.inputs.begin()->second.shape;
     x.round = f.round;
     x.cases_to_detection = f.cases_to_detection;
@@ -138,6 +140,7 @@ json record_to_json(const CampaignRecord& r) {
                         {"problem", f.problem},
                         {"explanation", f.explanation},
                         {"causes", f.causes},
+                        {"tied", f.tied},
                         {"shape", f.shape},
                         {"round", f.round},
                         {"cases_to_detection", f.cases_to_detection},

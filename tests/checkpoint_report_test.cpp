@@ -139,9 +139,10 @@ TEST_F(CheckpointReportTest, FaultyTensorHasAPageWithTheExplanation) {
 
   const std::string page = slurp_text(dir_ / "report" / (down + ".html"));
   ASSERT_FALSE(page.empty());
-  // The explanation's verdict: nothing reproduces a byte-order bug.
-  EXPECT_NE(page.find("id=\"verdict\">no profile or single-knob formula variant reproduces the"), std::string::npos)
-      << page.substr(0, 4000);
+  // The explanation's verdict names the byte-order bug, and the console says so under the tensor's line.
+  EXPECT_NE(page.find("id=\"verdict\">nibble-order-swapped: "), std::string::npos) << page.substr(0, 4000);
+  EXPECT_NE(r.out.find(down + ": MISMATCH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  verdict: nibble-order-swapped: "), std::string::npos) << r.out;
   EXPECT_NE(page.find("nibble order"), std::string::npos);
   EXPECT_NE(page.find("check-checkpoint --source"), std::string::npos);  // the replay line
   EXPECT_NE(page.find("<svg"), std::string::npos);                       // the block map

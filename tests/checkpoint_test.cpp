@@ -150,12 +150,17 @@ TEST_F(CheckpointTest, TheJunitFileReadsBackWithEveryModulesVerdictAsPrinted) {
   EXPECT_EQ(suites[0]->attr("name"), "check-checkpoint (modelopt)");
   EXPECT_EQ(suites[0]->attr("failures"), "1");
   // A testcase per verdict line printed, in order, named by its module; a mismatch fails with
-  // its line.
-  std::vector<std::string> lines;
+  // its line and the explanation's verdict printed under it.
+  std::vector<std::string> lines, verdicts;
   std::istringstream out(r.out);
   for (std::string line; std::getline(out, line) && !line.starts_with("check-checkpoint: ");) {
+    if (line.starts_with("  verdict: ")) {
+      verdicts.back() = line.substr(11);
+      continue;
+    }
     const std::size_t x = line.find('\x01');
     lines.push_back(x == std::string::npos ? line : line.replace(x, 1, "\xEF\xBF\xBD"));  // U+FFFD
+    verdicts.emplace_back();
   }
   const auto cases = suites[0]->all("testcase");
   ASSERT_EQ(cases.size(), lines.size()) << r.out;
@@ -169,7 +174,8 @@ TEST_F(CheckpointTest, TheJunitFileReadsBackWithEveryModulesVerdictAsPrinted) {
       EXPECT_TRUE(failure.empty()) << line;
     } else {
       ASSERT_EQ(failure.size(), 1u) << line;
-      EXPECT_EQ(failure[0]->attr("message"), line);
+      ASSERT_FALSE(verdicts[i].empty()) << line;
+      EXPECT_EQ(failure[0]->attr("message"), line + ". " + verdicts[i]);
     }
   }
   EXPECT_NE(r.out.find(odd + ": MISMATCH"), std::string::npos) << r.out;

@@ -97,20 +97,23 @@ TEST(FaultCatalogue, EachVariantIsNamedFirstOnAMismatchItProduces) {
   const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}();
   for (const compare::FaultPattern& p : compare::fault_patterns()) {
     if (!p.apply) continue;  // detectors: below
-    SCOPED_TRACE(std::string(p.name) + ", seed " + std::to_string(seed));
-    const std::string op(p.ops.substr(0, p.ops.find(',')));
-    const auto found = exercised_case(p, op, seed);
-    if (!found) {
-      ADD_FAILURE() << "no case of " << op << " in 400 draws exercises the pattern";
-      continue;
+    for (std::string_view ops = p.ops; !ops.empty();) {  // each operation the pattern applies to
+      const std::string op(ops.substr(0, ops.find(',')));
+      ops.remove_prefix(std::min(ops.size(), op.size() + 2));
+      SCOPED_TRACE(std::string(p.name) + " through " + op + ", seed " + std::to_string(seed));
+      const auto found = exercised_case(p, op, seed);
+      if (!found) {
+        ADD_FAILURE() << "no case of " << op << " in 400 draws exercises the pattern";
+        continue;
+      }
+      const auto& [c, actual] = *found;
+      const compare::Explanation x = compare::explain(c, cases::ReferenceBackend().run(c), actual);
+      ASSERT_FALSE(x.causes.empty()) << x.verdict;
+      const bool named = std::any_of(x.causes.begin(), x.causes.end(), [&](const auto& k) { return k.name == p.name; });
+      EXPECT_TRUE(named) << x.verdict;
+      EXPECT_TRUE(x.causes.front().exact) << x.verdict;
+      EXPECT_NE(x.verdict.find(x.causes.front().name), std::string::npos) << x.verdict;
     }
-    const auto& [c, actual] = *found;
-    const compare::Explanation x = compare::explain(c, cases::ReferenceBackend().run(c), actual);
-    ASSERT_FALSE(x.causes.empty()) << x.verdict;
-    const bool named = std::any_of(x.causes.begin(), x.causes.end(), [&](const auto& k) { return k.name == p.name; });
-    EXPECT_TRUE(named) << x.verdict;
-    EXPECT_TRUE(x.causes.front().exact) << x.verdict;
-    EXPECT_NE(x.verdict.find(x.causes.front().name), std::string::npos) << x.verdict;
   }
 }
 

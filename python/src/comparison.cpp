@@ -75,6 +75,7 @@ json explanation_json(const compare::Explanation& x) {
   return {{"total_mismatches", x.total_mismatches},
           {"verdict", x.verdict},
           {"causes", std::move(causes)},
+          {"tied", x.tied},
           {"ties", x.ties},
           {"kinds", std::move(kinds)},
           {"mismatches", std::move(mismatches)},

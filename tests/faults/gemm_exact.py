@@ -5,7 +5,6 @@ alone: integer accumulation of the block products, one correct rounding to binar
 
 inputs and params are the worker protocol's (registry names). Faults (docs/spec/faults.md), each
 placed in the kernel step a buggy kernel gets wrong:
-  e4m3-subnormal-as-normal  scale decode gives exponent field 0 an implicit leading 1
   nibble-order-swapped      B's element 2i read from the high nibble, 2i+1 from the low one
                             (see _codes: swapping both operands cannot change D)
   swizzle-row-order         swizzled scales addressed with the tile's rows in plain order
@@ -20,7 +19,7 @@ import numpy as np
 
 from hadamard import bf16_rne, rn_f32
 
-FAULTS = ("e4m3-subnormal-as-normal", "nibble-order-swapped", "swizzle-row-order", "scale-layout-swapped",
+FAULTS = ("nibble-order-swapped", "swizzle-row-order", "scale-layout-swapped",
           "gemm-scale-per-32", "gemm-alpha-missing", "gemm-alpha-inverted")
 
 R7225344 = np.uint32(0x34149B93).view(np.float32)  # RN(1/(36·448²)), NUMERICS §1.2
@@ -80,14 +79,11 @@ def _scale_offsets(rows, blocks, cpad, layout, fault):
 
 
 def _scale_units(b, fault):
-    """(n, nan): scale bytes as integer multiples of 2^-10, and which are NaN (§2.2.1; signed).
-    2^-10 rather than the spec's 2^-9 so that the faulty decode (8+m)·2^-10 is an integer too."""
+    """(n, nan): scale bytes as integer multiples of 2^-10, and which are NaN (§2.2.1; signed)."""
     b = b.astype(np.int64)
     e, m = (b >> 3) & 0xF, b & 0x7
     n = (8 + m) << e                          # normal: (1 + m/8)·2^(e-7) = (8+m)·2^(e-10)
-    if fault != "e4m3-subnormal-as-normal":
-        n = np.where(e == 0, 2 * m, n)        # subnormal: m·2^-9 = 2m·2^-10
-    # (with the fault, e = 0 takes the normal formula: (8+m)·2^-10 = (1 + m/8)·2^-7)
+    n = np.where(e == 0, 2 * m, n)            # subnormal: m·2^-9 = 2m·2^-10
     n = np.where(b & 0x80, -n, n)
     nan = (b & 0x7F) == 0x7F
     return np.where(nan, 0, n), nan

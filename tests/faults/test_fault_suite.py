@@ -1,7 +1,8 @@
 """The labelled fault suite: each pattern of docs/spec/faults.md built by hand into a worker
 (tests/faults/*_worker.py, `--fault NAME`), run as a short campaign through the worker path. The
 campaign must catch it, shrink it, save it, and name it: the first failure's "causes" (the
-catalogue patterns that reproduce it, best first) must start with the pattern.
+catalogue patterns that reproduce it, best first) must start with the pattern, alone or among the
+first `tied` causes that the shrunk case cannot tell apart (the table prints those as "a | b").
 
     NVFP4_VERIFY_CLI=build/cli/nvfp4-verify python -m pytest tests/faults -v
 
@@ -87,9 +88,9 @@ def test_fault_is_caught_shrunk_and_named(cli, worker_env, first_inputs, detecti
     x = tensors[first_inputs[first["operation"]]]
     nonzero = int(np.count_nonzero(x.astype(np.float32))) if x.dtype.kind == "f" or x.dtype.name == "bfloat16" else None
     shape = "x".join(map(str, x.shape)) + f" {x.dtype.name}" + (f", {nonzero} nonzero" if nonzero is not None else "")
-    causes = first.get("causes")
+    causes, tied = first.get("causes"), max(first.get("tied", 1), 1)
     detection_table.append((fault, " ".join(spec["ops"]), c["seed"], c["cases"], first["cases_to_detection"], shape,
-                            causes[0] if causes else "(no causes field)"))
+                            " | ".join(causes[:tied]) if causes else "(none)"))
     assert x.size <= c["max_dim"] ** 2
     if nonzero is not None:
         assert nonzero <= MAX_NONZERO_AFTER_SHRINK, f"{fault}: the shrunk {shape} input keeps {nonzero} nonzero elements"
@@ -97,10 +98,8 @@ def test_fault_is_caught_shrunk_and_named(cli, worker_env, first_inputs, detecti
                             env=worker_env, capture_output=True, text=True, timeout=300)
     assert replay.returncode == 1, f"{fault}: the saved case no longer fails on replay:\n{replay.stdout}"
 
-    # Named: the verdict's first cause is the pattern itself. (Fails until the harness writes
-    # "causes" into campaign.json's failures.)
-    assert causes is not None, f"{fault}: campaign.json's failure has no 'causes' field: {first}"
-    assert causes and causes[0] == fault, f"{fault}: the verdict names {causes}"
+    # Named: the verdict's first cause is the pattern itself, or one the case cannot tell it from.
+    assert fault in causes[:tied], f"{fault}: the verdict names {causes[:tied]} first: {first['explanation']}"
 
 
 @pytest.mark.parametrize("path", list(WORKERS), ids=[p.stem for p in WORKERS])
