@@ -1,6 +1,7 @@
 """Fixtures of the fault suite: the nvfp4-verify command line under test (NVFP4_VERIFY_CLI, as in
 python/tests/conftest.py), the environment its workers run in, and the detection table printed
 at the end of the run."""
+import importlib.util
 import os
 import pathlib
 import sys
@@ -9,8 +10,11 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-# The workers import nvfp4_verify.worker (pure Python): the tree's own package, unless one is installed.
-sys.path.insert(0, str(REPO / "python"))
+# The suite reads case files with nvfp4_verify (pure Python): the package under test where one is
+# importable (python/tests in the same session must keep seeing its native extension), else the
+# tree's own. The workers get the tree's through worker_env.
+if importlib.util.find_spec("nvfp4_verify") is None:
+    sys.path.append(str(REPO / "python"))
 
 _TABLE = []  # one row per fault campaign that ran, printed by pytest_terminal_summary
 
