@@ -28,8 +28,8 @@ enum class Class { kPattern, kKnob, kProfile, kPair };
 struct Candidate {
   Explanation::Cause cause;
   Class cls = Class::kPattern;
-  std::size_t changed = 0;  // bytes where the candidate differs from the reference's outputs
-  std::size_t order = 0;    // position among the candidates tried
+  std::size_t changed = 0;           // bytes where the candidate differs from the reference's outputs
+  std::size_t order = 0;             // position among the candidates tried
   std::optional<TensorMap> outputs;  // none for a detector
 };
 
@@ -177,7 +177,8 @@ class Diagnosis {
     for (const NamedProfile& p : all_profiles()) {
       if (p.name == base_name) continue;
       const auto values = knob_values(p.knobs);
-      const bool exercised = std::any_of(runs.begin(), runs.end(), [&](const KnobRun& r) { return r.changes && values[r.knob].second == r.value; });
+      const bool exercised =
+          std::any_of(runs.begin(), runs.end(), [&](const KnobRun& r) { return r.changes && values[r.knob].second == r.value; });
       if (!exercised) continue;
       Variant v{c_, {}, {}, {}};
       v.c.knobs = p.knobs;
@@ -221,10 +222,11 @@ std::optional<std::string> scale_tie(const BlockTrace& t) {
   const std::uint8_t m = t.scale_byte & 0x7F;
   for (int lo = std::max(0, m - 1); lo <= m && lo + 1 <= 0x7E; ++lo)
     if (a == 0.5f * (e4m3_decode(std::uint8_t(lo)) + e4m3_decode(std::uint8_t(lo + 1))))
-      return fmt::format("the pre-cast scale {} of {} block ({}, {}) lies exactly halfway between E4M3 {} and {}; the expected side "
-                         "rounds to even ({})",
-                         t.precast, t.direction, t.row, t.block, e4m3_hex(std::uint8_t(lo)), e4m3_hex(std::uint8_t(lo + 1)),
-                         e4m3_hex(t.scale_byte));
+      return fmt::format(
+          "the pre-cast scale {} of {} block ({}, {}) lies exactly halfway between E4M3 {} and {}; the expected side "
+          "rounds to even ({})",
+          t.precast, t.direction, t.row, t.block, e4m3_hex(std::uint8_t(lo)), e4m3_hex(std::uint8_t(lo + 1)),
+          e4m3_hex(t.scale_byte));
   return std::nullopt;
 }
 
@@ -245,9 +247,10 @@ std::vector<std::string> ties(const Explanation& x) {
       if (auto s = scale_tie(*t); s && std::find(out.begin(), out.end(), *s) == out.end()) out.push_back(*s);
     } else if (m.kind == MismatchKind::kTieFlipped) {
       const float y = t->scaled[std::size_t(m.col % 16)];
-      out.push_back(fmt::format("element ({}, {}) of {}: y = {} lies exactly halfway between two E2M1 values; the expected side "
-                                "rounds to even (0x{:X}), the actual gives 0x{:X}",
-                                m.row, m.col, m.tensor, y, m.expected, m.actual));
+      out.push_back(
+          fmt::format("element ({}, {}) of {}: y = {} lies exactly halfway between two E2M1 values; the expected side "
+                      "rounds to even (0x{:X}), the actual gives 0x{:X}",
+                      m.row, m.col, m.tensor, y, m.expected, m.actual));
     }
   }
   return out;
@@ -259,7 +262,8 @@ std::string verdict_of(const Explanation& x, std::string_view note = {}) {
     v = "no catalogue pattern, profile or single-knob variant reproduces the actual outputs";
   } else {
     std::vector<std::string> first, others;
-    for (std::size_t i = 0; i < x.causes.size(); ++i) (i < std::max<std::size_t>(x.tied, 1) ? first : others).push_back(x.causes[i].name);
+    for (std::size_t i = 0; i < x.causes.size(); ++i)
+      (i < std::max<std::size_t>(x.tied, 1) ? first : others).push_back(x.causes[i].name);
     const Explanation::Cause& c = x.causes.front();
     if (first.size() == 1)
       v = fmt::format("{}: {} (reproduces {})", c.name, c.summary, c.exact ? "every output byte" : "every differing byte");
@@ -317,7 +321,8 @@ void break_tie(Explanation& shrunk, const Explanation& found) {
   const std::size_t n = std::size_t(kept - shrunk.causes.begin());
   if (n == 0 || n == shrunk.tied) return;
   shrunk.tied = n;
-  shrunk.verdict = verdict_of(shrunk, "the case as found, before shrinking, tells it apart from the others tied on the shrunk case");
+  shrunk.verdict =
+      verdict_of(shrunk, "the case as found, before shrinking, tells it apart from the others tied on the shrunk case");
 }
 
 }  // namespace nvfp4::compare

@@ -377,7 +377,8 @@ Explanation explain(const cases::Case& c, const cases::TensorMap& expected, cons
     x = explain_bytes(c, expected, actual);
     x.verdict = fmt::format("the actual outputs are not laid out as the reference's ({})", fmt::join(schema, "; "));
   } else {
-    const auto row = std::find_if(std::begin(kExplainers), std::end(kExplainers), [&](const ExplainerRow& r) { return r.op == c.op; });
+    const auto row =
+        std::find_if(std::begin(kExplainers), std::end(kExplainers), [&](const ExplainerRow& r) { return r.op == c.op; });
     x = row != std::end(kExplainers) ? row->explain(c, expected, actual) : explain_bytes(c, expected, actual);
   }
   diagnose(c, expected, actual, x);

@@ -44,7 +44,9 @@ bool knob_differs(const Case& c) {
 
 void set_f32(Case& c, const char* name, float v) { c.params.set(name, cases::F32Bits{bits_of(v)}); }
 
-io::Tensor map_bytes(const io::Tensor& t, ByteMatrix (*f)(const ByteMatrix&)) { return io::from_byte_matrix(f(io::to_byte_matrix(t, "fault", "scale"))); }
+io::Tensor map_bytes(const io::Tensor& t, ByteMatrix (*f)(const ByteMatrix&)) {
+  return io::from_byte_matrix(f(io::to_byte_matrix(t, "fault", "scale")));
+}
 
 // Swizzled scales as the kernel reads them with the plain-row formula, laid out again as specified.
 ByteMatrix reread_plain_rows(const ByteMatrix& s) { return swizzle_scales(faults::unswizzle_scales_plain_rows(s)); }
@@ -66,7 +68,6 @@ float case_alpha(const Case& c) {
 bool per_tensor_gemm(const Case& c) { return gemm_op(c) && !row_scaled(c); }
 bool gemm_alpha_from_amaxes(const Case& c) { return per_tensor_gemm(c) && !c.params.f32("alpha"); }
 
-
 void nibble_swap(Variant& v) {
   if (is_quantize(v.c)) {
     v.outputs.push_back([](const Case&, TensorMap& out) { each_output(out, {"data", "data_t"}, faults::swap_nibbles); });
@@ -83,7 +84,7 @@ void nibble_swap(Variant& v) {
 // E4M3 holds below 256 ((8 + m) * 2^-10 doubled is byte 0x08 | m, a normal byte doubled is the
 // next exponent), and alpha is halved for it: the products alpha * S are the faulty kernel's.
 std::uint8_t doubled_faulty_scale(std::uint8_t b) {
-  if ((b & 0x7F) == 0x7F) return b;                                      // NaN
+  if ((b & 0x7F) == 0x7F) return b;                                         // NaN
   if ((b & 0x78) == 0) return std::uint8_t((b & 0x80) | 0x08 | (b & 0x7));  // exponent field 0, zero included
   return std::uint8_t(b + 8);
 }
@@ -132,9 +133,12 @@ void subnormal_as_normal(Variant& v) {
 
 void swizzle_row_order(Variant& v) {
   if (v.c.op == "swizzle") {
-    v.outputs.push_back([](const Case& c, TensorMap& out) { out["scale"] = map_bytes(c.inputs.at("scale"), faults::swizzle_scales_plain_rows); });
+    v.outputs.push_back(
+        [](const Case& c, TensorMap& out) { out["scale"] = map_bytes(c.inputs.at("scale"), faults::swizzle_scales_plain_rows); });
   } else if (v.c.op == "unswizzle") {
-    v.outputs.push_back([](const Case& c, TensorMap& out) { out["scale"] = map_bytes(c.inputs.at("scale"), faults::unswizzle_scales_plain_rows); });
+    v.outputs.push_back([](const Case& c, TensorMap& out) {
+      out["scale"] = map_bytes(c.inputs.at("scale"), faults::unswizzle_scales_plain_rows);
+    });
   } else if (gemm_op(v.c)) {
     for (const char* n : {"a_scale", "b_scale"}) v.c.inputs[n] = map_bytes(v.c.inputs.at(n), reread_plain_rows);
   } else {
@@ -182,7 +186,9 @@ void row_amax_global(Variant& v) {
   });
 }
 
-void reverse_mask(Variant& v) { v.c.params.set("rht_mask", std::uint64_t(faults::reverse_mask_bits(cases::rht_mask_param(v.c)))); }
+void reverse_mask(Variant& v) {
+  v.c.params.set("rht_mask", std::uint64_t(faults::reverse_mask_bits(cases::rht_mask_param(v.c))));
+}
 bool mask_not_palindrome(const Case& c) {
   if (c.op != "rht" && !with_rht(c)) return false;
   const std::uint16_t m = cases::rht_mask_param(c);
@@ -211,9 +217,8 @@ bool only_kind(const Explanation& x, MismatchKind k) {
          std::all_of(x.kind_counts.begin(), x.kind_counts.end(), [&](const auto& kn) { return kn.first == k; });
 }
 bool only_root(const Explanation& x, std::initializer_list<MismatchKind> ks) {
-  return !x.root_kinds.empty() && std::all_of(x.root_kinds.begin(), x.root_kinds.end(), [&](MismatchKind k) {
-    return std::find(ks.begin(), ks.end(), k) != ks.end();
-  });
+  return !x.root_kinds.empty() && std::all_of(x.root_kinds.begin(), x.root_kinds.end(),
+                                              [&](MismatchKind k) { return std::find(ks.begin(), ks.end(), k) != ks.end(); });
 }
 
 #define VARIANT(body) [](Variant& v) { body; }
@@ -228,21 +233,22 @@ constexpr FaultPattern kPatterns[] = {
     {"e4m3-ties-up", "block scale's E4M3 ties rounded up instead of to even", "hand-written E4M3 casts", "quantize", quantize_op,
      VARIANT(v.quantize.e4m3_cast = faults::e4m3_ties_up), nullptr},
     {"e4m3-overflow-nan", "block scale above 464 cast to NaN (0x7F) instead of saturating to 448 (E4M3=TORCH)",
-     "ModelOpt <= 0.44", "quantize", [](const Case& c) { return is_quantize(c) && knob_differs<&Profile::e4m3, E4M3Cast::TORCH>(c); },
+     "ModelOpt <= 0.44", "quantize",
+     [](const Case& c) { return is_quantize(c) && knob_differs<&Profile::e4m3, E4M3Cast::TORCH>(c); },
      knob<&Profile::e4m3, E4M3Cast::TORCH>, nullptr},
     {"e4m3-subnormal-as-normal", "subnormal E4M3 scales decoded as if normal", "FlashInfer #3932", "dequantize, gemm",
      [](const Case& c) { return dequantize_op(c) || gemm_scales_double(c); }, subnormal_as_normal, nullptr},
     {"amax-signed-max", "global amax taken as max(x) instead of max(|x|)", "TensorRT-LLM #6523", "quantize",
-     [](const Case& c) { return is_quantize(c) && !c.params.f32("amax"); }, VARIANT(v.quantize.amax_step = faults::amax_signed_step),
-     nullptr},
+     [](const Case& c) { return is_quantize(c) && !c.params.f32("amax"); },
+     VARIANT(v.quantize.amax_step = faults::amax_signed_step), nullptr},
     {"gs-no-zero-guard", "global scale without its guard for amax 0", "TE PyTorch reference", "quantize",
      [](const Case& c) { return is_quantize(c) && cases::case_profile(c).gs == GlobalScaleRule::TE; },
      VARIANT(v.quantize.global_scale = faults::global_scale_no_zero_guard), nullptr},
     {"gs-reciprocal", "encode and decode global scales exchanged (amax/2688 read as 2688/amax)", "modular #6600, vLLM #55643",
      "quantize", [](const Case& c) { return is_quantize(c) && cases::case_profile(c).gs != GlobalScaleRule::NONE; },
      VARIANT(v.quantize.global_scale = faults::global_scale_reciprocal), nullptr},
-    {"dq-senc-for-sdec", "dequantize multiplies by the encode scale S_enc where S_dec belongs", "checkpoint loaders", "dequantize",
-     dequantize_op, VARIANT(v.dequantize.encode_scale = true), nullptr},
+    {"dq-senc-for-sdec", "dequantize multiplies by the encode scale S_enc where S_dec belongs", "checkpoint loaders",
+     "dequantize", dequantize_op, VARIANT(v.dequantize.encode_scale = true), nullptr},
     {"dq-drops-global", "dequantize leaves out the global scale (DQ=SF_ONLY)", "single-level dequantizers", "dequantize",
      [](const Case& c) { return dequantize_op(c) && knob_differs<&Profile::dq, DequantRule::SF_ONLY>(c); },
      knob<&Profile::dq, DequantRule::SF_ONLY>, nullptr},
@@ -259,8 +265,8 @@ constexpr FaultPattern kPatterns[] = {
      swizzle_row_order, nullptr},
     {"scale-layout-swapped", "scales in the other layout (compact where swizzled belongs, or the reverse)",
      "exporters and loaders", "quantize, gemm", [](const Case& c) { return is_quantize(c) || gemm_op(c); }, layout_swap, nullptr},
-    {"scale-padding-unzeroed", "padding entries of the scale tensor left unzeroed", "vLLM #45741", "quantize", quantize_op, nullptr,
-     [](const Case&, const Explanation& x) { return only_kind(x, MismatchKind::kPadding); }},
+    {"scale-padding-unzeroed", "padding entries of the scale tensor left unzeroed", "vLLM #45741", "quantize", quantize_op,
+     nullptr, [](const Case&, const Explanation& x) { return only_kind(x, MismatchKind::kPadding); }},
     {"scale-rows-unpadded", "scale tensor not padded to a multiple of 128 rows", "kernels sizing scales by the data", "quantize",
      [](const Case& c) { return is_quantize(c) && !swizzled(c); }, unpadded_rows, nullptr},
     {"tile-amax-1x16", "2D (16x16) quantization with 1x16 block amaxes", "2D recipes on 1D kernels", "quantize",
@@ -269,8 +275,8 @@ constexpr FaultPattern kPatterns[] = {
      VARIANT(v.quantize.block_amax = faults::block_amax_span_32), nullptr},
     {"row-amax-global", "row-scaled quantization with the tensor's amax in every row", "row-scaled paths", "quantize",
      [](const Case& c) { return is_quantize(c) && row_scaled(c); }, row_amax_global, nullptr},
-    {"rht-fp32-output", "RHT output kept in FP32 instead of rounded to BF16 before quantization", "TE fused RHT cast",
-     "quantize", with_rht, VARIANT(v.quantize.rht = faults::rht_binary32), nullptr},
+    {"rht-fp32-output", "RHT output kept in FP32 instead of rounded to BF16 before quantization", "TE fused RHT cast", "quantize",
+     with_rht, VARIANT(v.quantize.rht = faults::rht_binary32), nullptr},
     {"rht-mask-bit-order", "RHT sign mask read with its bit order reversed", "sign vectors packed MSB first", "rht, quantize",
      mask_not_palindrome, reverse_mask, nullptr},
     {"rht-missing-norm", "RHT without its 1/4 normalisation", "Hadamard kernels", "rht, quantize",
@@ -289,12 +295,16 @@ constexpr FaultPattern kPatterns[] = {
      VARIANT(set_f32(v.c, "alpha", div_rn(1.0f, case_alpha(v.c)))), nullptr},
     {"partial-cast-shard-shift", "a rank starting at an odd element writes its element pairs one byte low (§5.1)",
      "TransformerEngine nvfp4_2d_partial_cast_kernel", "cast_master_weights", master_weights_op, nullptr,
-     [](const Case&, const Explanation& x) { return only_root(x, {MismatchKind::kShardByteShift, MismatchKind::kShiftOrSharedNibble}); }},
+     [](const Case&, const Explanation& x) {
+       return only_root(x, {MismatchKind::kShardByteShift, MismatchKind::kShiftOrSharedNibble});
+     }},
     {"partial-cast-shared-nibble", "a byte shared by two ranks keeps one rank's nibble (§5.3)",
      "TransformerEngine byte all-gather", "cast_master_weights", master_weights_op, nullptr,
-     [](const Case&, const Explanation& x) { return only_root(x, {MismatchKind::kSharedByteNibble, MismatchKind::kShiftOrSharedNibble}); }},
-    {"fused-scale-row-pitch", "expanded rowwise scales written at row pitch K/16 (§5.2)", "TransformerEngine nvfp4_fused_scale_kernel",
-     "cast_master_weights", master_weights_op, nullptr,
+     [](const Case&, const Explanation& x) {
+       return only_root(x, {MismatchKind::kSharedByteNibble, MismatchKind::kShiftOrSharedNibble});
+     }},
+    {"fused-scale-row-pitch", "expanded rowwise scales written at row pitch K/16 (§5.2)",
+     "TransformerEngine nvfp4_fused_scale_kernel", "cast_master_weights", master_weights_op, nullptr,
      [](const Case&, const Explanation& x) { return only_root(x, {MismatchKind::kScaleRowPitch}); }},
 };
 

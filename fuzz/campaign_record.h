@@ -40,10 +40,10 @@ struct CampaignIdentity {
 
 struct FailureRecord {
   std::string operation, profile, verdict, problem;
-  std::string explanation;               // the explanation's verdict: the named cause, or that none reproduces it
-  std::vector<std::string> causes;       // the fault catalogue's names (or profiles, knob variants) that reproduce it, best first
-  std::size_t tied = 0;                  // how many leading causes the case cannot tell apart
-  std::vector<std::int64_t> shape;       // the shrunk case's first input's shape
+  std::string explanation;             // the explanation's verdict: the named cause, or that none reproduces it
+  std::vector<std::string> causes;     // the fault catalogue's names (or profiles, knob variants) that reproduce it, best first
+  std::size_t tied = 0;                // how many leading causes the case cannot tell apart
+  std::vector<std::int64_t> shape;     // the shrunk case's first input's shape
   std::uint64_t round = 0;             // the campaign's round that found it
   std::size_t cases_to_detection = 0;  // the shard's generated cases before it
   std::string case_file;               // the saved case, relative to the shard's directory ("" = not saved)

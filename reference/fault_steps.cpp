@@ -47,7 +47,7 @@ std::uint8_t e4m3_ties_up(E4M3Cast cast, float t) {
 }
 
 float e4m3_decode_subnormal_as_normal(std::uint8_t b) {
-  if ((b & 0x78) != 0) return e4m3_decode(b);             // normal or NaN: decoded as specified
+  if ((b & 0x78) != 0) return e4m3_decode(b);               // normal or NaN: decoded as specified
   const float v = (1.0f + float(b & 0x7) / 8.0f) / 128.0f;  // no exponent-0 branch, zero included; exact
   return (b & 0x80) ? -v : v;
 }

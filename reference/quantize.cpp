@@ -119,7 +119,8 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
     std::uint8_t* out = &q.data(r, 0);
     for (std::size_t j = 0; j < blocks; ++j) {
       const float A = block_amax(r, j);
-      const BlockEncoding b = steps.blocks_replaced() ? encode_block_with(profile, gs, g, A, steps) : encode_block(profile, gs, g, A);
+      const BlockEncoding b =
+          steps.blocks_replaced() ? encode_block_with(profile, gs, g, A, steps) : encode_block(profile, gs, g, A);
       q.scale(r, j) = b.scale_byte;
       if (stochastic) {
         // The block's stored index is (r*K + 16j) / 16: one Philox draw per block (§3.18.3).
@@ -161,7 +162,8 @@ Quantization quantize(const FloatMatrix& x, const QuantizeOptions& o) {
     }
   }
   if (!o.row_scaled && o.profile.exported != ExportedGlobal::NONE)
-    out.global_scale = exported_global(o.profile, o.steps.global_scale ? o.steps.global_scale(o.profile.gs, g) : global_scale(o.profile.gs, g), g);
+    out.global_scale = exported_global(
+        o.profile, o.steps.global_scale ? o.steps.global_scale(o.profile.gs, g) : global_scale(o.profile.gs, g), g);
   return out;
 }
 

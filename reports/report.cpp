@@ -380,8 +380,9 @@ void section_inputs(Out o, const cases::Case& c) {
 // The fault catalogue's patterns (and profiles, knob variants) that reproduce the actual outputs, best first.
 void section_causes(Out o, const compare::Explanation& e) {
   if (e.causes.empty()) return;
-  fmt::format_to(o, "<section id=\"causes-section\">\n<h2>Causes</h2>\n<table id=\"causes\">\n"
-                    "<tr><th>#</th><th>cause</th><th>what the kernel does</th><th>reproduces</th></tr>\n");
+  fmt::format_to(o,
+                 "<section id=\"causes-section\">\n<h2>Causes</h2>\n<table id=\"causes\">\n"
+                 "<tr><th>#</th><th>cause</th><th>what the kernel does</th><th>reproduces</th></tr>\n");
   for (std::size_t i = 0; i < e.causes.size(); ++i)
     fmt::format_to(o, "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>\n", i + 1,
                    escape_markup(e.causes[i].name), escape_markup(e.causes[i].summary),
@@ -405,10 +406,10 @@ std::string render_failure(const FailureReport& r) {
   section_inputs(o, r.c);
   fmt::format_to(o, "<p class=\"count\"><span id=\"mismatch-count\">{}</span> mismatching element{} / byte{}</p>\n", total,
                  total == 1 ? "" : "s", total == 1 ? "" : "s");
-  fmt::format_to(
-      o, "<p class=\"verdict\" id=\"verdict\">{}</p>\n",
-      e.verdict.empty() ? std::string("no catalogue pattern, profile or single-knob variant reproduces the actual outputs")
-                        : escape_markup(e.verdict));
+  fmt::format_to(o, "<p class=\"verdict\" id=\"verdict\">{}</p>\n",
+                 e.verdict.empty()
+                     ? std::string("no catalogue pattern, profile or single-knob variant reproduces the actual outputs")
+                     : escape_markup(e.verdict));
   fmt::format_to(o,
                  "<div class=\"replay\"><span class=\"muted\">replay</span><code id=\"replay\">{}</code>"
                  "<button type=\"button\" "

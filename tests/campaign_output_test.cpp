@@ -173,7 +173,8 @@ TEST_F(CampaignOutputTest, PropertyLibraryLinesNeverReachTheUser) {
     expect_no_rapidcheck(fuzz, "fuzz");
     // The campaign's own way to reproduce a failure: the FAIL line and the saved case.
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(fuzz.out, m, std::regex(R"(  FAIL quantize \S+ after \d+ cases: .*\n +verdict: .*\n +saved (\S+))")))
+    ASSERT_TRUE(
+        std::regex_search(fuzz.out, m, std::regex(R"(  FAIL quantize \S+ after \d+ cases: .*\n +verdict: .*\n +saved (\S+))")))
         << fuzz.out;
     EXPECT_TRUE(fs::is_regular_file(m[1].str())) << m[1];
 

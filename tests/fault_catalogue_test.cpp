@@ -25,14 +25,14 @@ using faults::e2m1_ties_away;
 using faults::e2m1_toward_zero;
 
 TEST(FaultSteps, E2m1RoundingsDeviateOnlyWhereTheirPatternSays) {
-  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, 0.25f), 0x1);   // RNE gives 0x0
-  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, -2.5f), 0xD);   // -3, RNE gives -2 (0xC)
-  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, 5.0f), 0x7);    // 6, RNE gives 4
-  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, 0.3f), 0x1);    // no tie: as the encoder
-  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, 0.9f), 0x1);  // 0.5, RNE gives 1
-  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, 5.9f), 0x6);  // 4
-  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, 7.0f), 0x7);  // saturates at 6
-  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, -0.4f), 0x8);      // -0 under HW
+  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, 0.25f), 0x1);          // RNE gives 0x0
+  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, -2.5f), 0xD);          // -3, RNE gives -2 (0xC)
+  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, 5.0f), 0x7);           // 6, RNE gives 4
+  EXPECT_EQ(e2m1_ties_away(E2M1Encoder::HW, 0.3f), 0x1);           // no tie: as the encoder
+  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, 0.9f), 0x1);         // 0.5, RNE gives 1
+  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, 5.9f), 0x6);         // 4
+  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, 7.0f), 0x7);         // saturates at 6
+  EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::HW, -0.4f), 0x8);        // -0 under HW
   EXPECT_EQ(e2m1_toward_zero(E2M1Encoder::TABLE_TE, -0.4f), 0x0);  // TE's table has no -0
   EXPECT_EQ(e2m1_no_saturation(E2M1Encoder::HW, 6.0f), 0x7);
   EXPECT_EQ(e2m1_no_saturation(E2M1Encoder::HW, 6.5f), 0x0);
@@ -46,11 +46,11 @@ TEST(FaultSteps, E4m3TiesUpAndSubnormalsDecodedAsNormal) {
   EXPECT_EQ(e4m3sat(0.1953125f), 0x24);
   EXPECT_EQ(faults::e4m3_ties_up(E4M3Cast::SAT, 0.1953125f), 0x25);
   EXPECT_EQ(faults::e4m3_ties_up(E4M3Cast::SAT, 0.19f), e4m3sat(0.19f));
-  EXPECT_EQ(faults::e4m3_ties_up(E4M3Cast::SAT, 464.0f), 0x7E);  // no larger finite value
+  EXPECT_EQ(faults::e4m3_ties_up(E4M3Cast::SAT, 464.0f), 0x7E);            // no larger finite value
   EXPECT_EQ(faults::e4m3_decode_subnormal_as_normal(0x01), 1.125f / 128);  // m * 2^-9 would be 2^-9
   EXPECT_EQ(faults::e4m3_decode_subnormal_as_normal(0x87), -1.875f / 128);
   EXPECT_EQ(faults::e4m3_decode_subnormal_as_normal(0x00), 1.0f / 128);  // no exponent-0 branch at all
-  EXPECT_EQ(faults::e4m3_decode_subnormal_as_normal(0x08), 1.0f / 64);  // normal: as specified
+  EXPECT_EQ(faults::e4m3_decode_subnormal_as_normal(0x08), 1.0f / 64);   // normal: as specified
 }
 
 TEST(FaultSteps, MasksLayoutsAndSpans) {
@@ -60,7 +60,7 @@ TEST(FaultSteps, MasksLayoutsAndSpans) {
   compact(1, 0) = 0x11;
   compact(32, 3) = 0x22;
   const ByteMatrix plain = faults::swizzle_scales_plain_rows(compact);
-  EXPECT_EQ(plain.data()[4], 0x11);        // row 1 right after row 0, where the specified layout has row 32
+  EXPECT_EQ(plain.data()[4], 0x11);  // row 1 right after row 0, where the specified layout has row 32
   EXPECT_EQ(plain.data()[32 * 4 + 3], 0x22);
   EXPECT_EQ(faults::unswizzle_scales_plain_rows(plain), compact);
   FloatMatrix a = {{1.0f, 3.0f, 2.0f}};
@@ -70,7 +70,7 @@ TEST(FaultSteps, MasksLayoutsAndSpans) {
 
 // A random case of the pattern's operation that the pattern's variant changes, or none in 400 draws.
 std::optional<std::pair<cases::Case, cases::TensorMap>> exercised_case(const compare::FaultPattern& p, std::string op,
-                                                                      std::uint64_t seed) {
+                                                                       std::uint64_t seed) {
   fuzz::CaseSpace space;
   space.ops = {op};
   space.max_dim = 48;
@@ -85,9 +85,10 @@ std::optional<std::pair<cases::Case, cases::TensorMap>> exercised_case(const com
     } catch (const std::exception&) {
       continue;
     }
-    const bool same = std::equal(expected.begin(), expected.end(), actual.begin(), actual.end(), [](const auto& a, const auto& b) {
-      return a.first == b.first && a.second.shape == b.second.shape && a.second.bytes == b.second.bytes;
-    });
+    const bool same =
+        std::equal(expected.begin(), expected.end(), actual.begin(), actual.end(), [](const auto& a, const auto& b) {
+          return a.first == b.first && a.second.shape == b.second.shape && a.second.bytes == b.second.bytes;
+        });
     if (!same) return std::pair{r.c, actual};
   }
   return std::nullopt;
@@ -96,7 +97,7 @@ std::optional<std::pair<cases::Case, cases::TensorMap>> exercised_case(const com
 TEST(FaultCatalogue, EachVariantIsNamedFirstOnAMismatchItProduces) {
   const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}();
   for (const compare::FaultPattern& p : compare::fault_patterns()) {
-    if (!p.apply) continue;  // detectors: below
+    if (!p.apply) continue;                              // detectors: below
     for (std::string_view ops = p.ops; !ops.empty();) {  // each operation the pattern applies to
       const std::string op(ops.substr(0, ops.find(',')));
       ops.remove_prefix(std::min(ops.size(), op.size() + 2));

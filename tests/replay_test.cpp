@@ -212,8 +212,8 @@ TEST_F(ReplayTest, LibraryComparisonCatchesABrokenBackendOnACommittedCase) {
   EXPECT_EQ(cmp.diffs[0].first_index, 0u);
   EXPECT_FALSE(cmp.problem.empty());
   // The failure page replay --report writes for it.
-  const std::string page =
-      reports::write_failure_page(dir_ / "report", "broken", r, cmp, compare::explain_comparison(r.c, cmp), "reference vs flipping", "case.safetensors");
+  const std::string page = reports::write_failure_page(dir_ / "report", "broken", r, cmp, compare::explain_comparison(r.c, cmp),
+                                                       "reference vs flipping", "case.safetensors");
   EXPECT_TRUE(fs::is_regular_file(dir_ / "report" / page));
 }
 

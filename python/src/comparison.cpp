@@ -71,7 +71,8 @@ json explanation_json(const compare::Explanation& x) {
                    {"single_rounding", t.single_rounding}});
   }
   json causes = json::array();
-  for (const compare::Explanation::Cause& c : x.causes) causes.push_back({{"name", c.name}, {"summary", c.summary}, {"exact", c.exact}});
+  for (const compare::Explanation::Cause& c : x.causes)
+    causes.push_back({{"name", c.name}, {"summary", c.summary}, {"exact", c.exact}});
   return {{"total_mismatches", x.total_mismatches},
           {"verdict", x.verdict},
           {"causes", std::move(causes)},
