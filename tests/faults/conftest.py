@@ -1,6 +1,5 @@
-"""Fixtures of the fault suite: the nvfp4-verify command line under test (NVFP4_VERIFY_CLI, as in
-python/tests/conftest.py), the environment its workers run in, and the detection table printed
-at the end of the run."""
+"""Fixtures of the fault suite: the environment its workers run in and the detection table printed
+at the end of the run (the command line under test, `cli`, is the repository's conftest.py's)."""
 import importlib.util
 import os
 import pathlib
@@ -17,14 +16,6 @@ if importlib.util.find_spec("nvfp4_verify") is None:
     sys.path.append(str(REPO / "python"))
 
 _TABLE = []  # one row per fault campaign that ran, printed by pytest_terminal_summary
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = pathlib.Path(os.environ.get("NVFP4_VERIFY_CLI") or REPO / "build" / "cli" / "nvfp4-verify")
-    if not path.is_file():
-        pytest.skip(f"the nvfp4-verify command line is not built at {path} (scripts/build, or set NVFP4_VERIFY_CLI)")
-    return path
 
 
 @pytest.fixture(scope="session")
