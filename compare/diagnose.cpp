@@ -60,6 +60,7 @@ Fit fit(const TensorMap& expected, const TensorMap& actual, const TensorMap& can
   for (const std::string& n : names) {
     const auto e = expected.find(n), a = actual.find(n), c = cand.find(n);
     const bool has_e = e != expected.end(), has_a = a != actual.end(), has_c = c != cand.end();
+    if (!has_e && !has_a) continue;  // an output only the candidate's profile writes (its exported scale)
     if (has_c && has_e && same_layout(c->second, e->second)) {
       for (std::int64_t i = 0; i < c->second.numel(); ++i) f.changed += !same_element(c->second, e->second, std::size_t(i));
     } else if (has_c || has_e) {
@@ -151,39 +152,45 @@ class Diagnosis {
   }
 
   // The single-knob variants of the case's profile, then the other profiles: a profile is a cause
-  // only when one of the knobs in which it differs changes this case's outputs on its own.
+  // only when one of the knobs in which it differs matters on this case: putting that knob back to
+  // the case profile's value changes the profile's outputs.
   void knobs_and_profiles() {
     const std::string& base_name = c_.params.text("profile");
     const Profile base = cases::case_profile(c_);
-    const auto base_values = knob_values(base);
-    struct KnobRun {
-      std::size_t knob;
-      std::string_view value;
-      bool changes;
-    };
-    std::vector<KnobRun> runs;
     for (const auto& [name, knobs] : single_knob_variants(base)) {
       Variant v{c_, {}, {}, {}};
       v.c.knobs = knobs;
       const std::size_t before = found_.size();
-      const std::optional<TensorMap> out = try_candidate(v, {base_name + " with " + name, "the profile's " + name}, Class::kKnob);
+      try_candidate(v, {base_name + " with " + name, "the profile's " + name}, Class::kKnob);
       // A knob value that is also a catalogue pattern is named by the pattern alone.
       if (found_.size() > before && duplicates_a_pattern(*found_.back().outputs)) found_.pop_back();
-      const auto values = knob_values(knobs);
-      for (std::size_t i = 0; i < values.size(); ++i)
-        if (values[i].second != base_values[i].second)
-          runs.push_back({i, values[i].second, out && !same_outputs(*out, expected_)});
     }
+    const auto base_values = knob_values(base);
     for (const NamedProfile& p : all_profiles()) {
       if (p.name == base_name) continue;
-      const auto values = knob_values(p.knobs);
-      const bool exercised =
-          std::any_of(runs.begin(), runs.end(), [&](const KnobRun& r) { return r.changes && values[r.knob].second == r.value; });
-      if (!exercised) continue;
       Variant v{c_, {}, {}, {}};
       v.c.knobs = p.knobs;
+      const std::size_t before = found_.size();
       try_candidate(v, {"profile " + std::string(p.name), std::string(p.reproduces)}, Class::kProfile);
+      if (found_.size() > before && !knob_matters(p.knobs, base_values, *found_.back().outputs)) found_.pop_back();
     }
+  }
+
+  // Whether some knob in which `profile` differs from the case's changes its outputs when put back.
+  bool knob_matters(const Profile& profile, const std::vector<std::pair<std::string_view, std::string_view>>& base_values,
+                    const TensorMap& outputs) const {
+    const auto values = knob_values(profile);
+    for (const auto& [name, reverted] : single_knob_variants(profile)) {
+      const auto r = knob_values(reverted);
+      std::size_t k = 0;
+      while (k < r.size() && r[k].second == values[k].second) ++k;
+      if (k == r.size() || r[k].second != base_values[k].second) continue;  // not a knob put back
+      Variant v{c_, {}, {}, {}};
+      v.c.knobs = reverted;
+      const std::optional<TensorMap> out = run_or_none(v, c_);
+      if (!out || !same_outputs(*out, outputs)) return true;
+    }
+    return false;
   }
 
   bool duplicates_a_pattern(const TensorMap& out) const {
