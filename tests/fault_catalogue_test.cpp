@@ -121,6 +121,31 @@ TEST(FaultCatalogue, EachVariantIsNamedFirstOnAMismatchItProduces) {
   }
 }
 
+// NUMERICS.md §3.6 with g = 2688 (S = 1): A = 1.171875 gives t = RN(A * r6) = 0.1953125, halfway
+// between E4M3 0x24 (0.1875) and 0x25 (0.203125). A cast that rounds ties up writes 0x25; the
+// verdict names the pattern and the tie with its operands.
+TEST(FaultCatalogue, TheVerdictNamesTheTieThatDecidesAScaleByte) {
+  cases::Case c = cases::make_case("quantize");
+  c.params.set("amax", cases::F32Bits{bits_of(2688.0f)});
+  FloatMatrix x = xt::zeros<float>({16, 16});
+  x(0, 0) = 1.171875f;
+  x(0, 1) = -0.5f;
+  c.inputs["x"] = io::from_float_matrix(x, io::FloatType::F32);
+  const cases::TensorMap expected = cases::ReferenceBackend().run(c);
+  ASSERT_EQ(expected.at("scale").bytes[0], 0x24);
+  compare::Variant v{c, {}, {}, {}};  // the faulty cast; the codes follow the larger scale
+  compare::find_fault_pattern("e4m3-ties-up")->apply(v);
+  const cases::TensorMap actual = compare::run_variant(v, c);
+  ASSERT_EQ(actual.at("scale").bytes[0], 0x25);
+  const compare::Explanation e = compare::explain(c, expected, actual);
+  ASSERT_FALSE(e.causes.empty()) << e.verdict;
+  EXPECT_EQ(e.causes.front().name, "e4m3-ties-up") << e.verdict;
+  EXPECT_NE(e.verdict.find("the pre-cast scale 0.1953125 of rowwise block (0, 0) lies exactly halfway between E4M3 0x24 and "
+                           "0x25; the expected side rounds to even (0x24)"),
+            std::string::npos)
+      << e.verdict;
+}
+
 TEST(FaultCatalogue, UnzeroedScalePaddingIsDetected) {
   cases::Case c = cases::make_case("quantize");
   FloatMatrix x = xt::ones<float>({16, 32});

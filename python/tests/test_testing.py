@@ -82,3 +82,15 @@ def test_only_nan_is_relaxed(rng):
     zeros = np.zeros((16, 16), np.float32)
     with pytest.raises(AssertionError, match="expected 0x00000000, actual 0x80000000"):
         nv.assert_matches({"amax": np.array([-0.0], np.float32)}, zeros, op="amax_global")
+
+
+def test_the_verdict_comes_first_and_names_the_bug(rng):
+    # A kernel that packs the odd element into the low nibble: the message's second sentence names
+    # the fault catalogue's pattern (docs/spec/faults.md) before the per-tensor details.
+    x, q = quantized(rng, direction="both")
+    for name in ("data", "data_t"):
+        q[name] = ((q[name] << 4) | (q[name] >> 4)).astype(np.uint8)
+    with pytest.raises(AssertionError) as e:
+        nv.assert_matches(q, x, direction="both")
+    parts = str(e.value).split("; ")
+    assert parts[1].startswith("verdict: nibble-order-swapped: "), str(e.value)
