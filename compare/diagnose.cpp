@@ -3,10 +3,16 @@
 #include <algorithm>
 #include <optional>
 
+#include <xtensor/xview.hpp>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "cases/experts.h"
+#include "cases/reference_backend.h"
+#include "cases/tensor_edit.h"
+#include "io/tensor_convert.h"
+#include "reference/scale_layout.h"
 #include "compare/fault_catalogue.h"
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"
@@ -284,6 +290,61 @@ std::string verdict_of(const Explanation& x, std::string_view note = {}) {
   return v;
 }
 
+// ---- a large quantize case, by the band of its first mismatching block ----
+
+// Rows (or, columnwise, columns of x) [first, first + 16) of a quantize case run alone: their
+// quantization is the tensor's when they keep its global amax (an override), so the band's
+// outputs are slices of the tensor's.
+struct Band {
+  Case c;
+  TensorMap expected, actual;
+  std::string where;  // "rows 16..31" or "columns 16..31 (the columnwise copy)"
+};
+
+io::Tensor scale_rows_slice(const io::Tensor& t, std::int64_t first, bool swizzled) {
+  ByteMatrix s = io::to_byte_matrix(t, "diagnose", "scale");
+  if (swizzled) s = unswizzle_scales(s);
+  ByteMatrix band = xt::zeros<std::uint8_t>({std::size_t(128), s.shape(1)});
+  for (std::size_t r = 0; r < 16; ++r)
+    for (std::size_t j = 0; j < s.shape(1); ++j) band(r, j) = s(std::size_t(first) + r, j);
+  return io::from_byte_matrix(swizzled ? swizzle_scales(band) : band);
+}
+
+std::optional<Band> first_band(const Case& c, const TensorMap& expected, const TensorMap& actual, const Explanation& x) {
+  // Stochastic rounding draws by block index and rht transforms whole columns: no band of those.
+  if (c.op != "quantize" || c.params.flag("rht") || c.params.text("rounding") != "nearest" || c.inputs.at("x").shape.size() != 2)
+    return std::nullopt;
+  for (const Explanation::BlockMap& m : x.maps) {
+    const auto hit = std::find(m.mismatching.begin(), m.mismatching.end(), 1);
+    if (hit == m.mismatching.end() || m.blocks == 0 || m.rows <= 16) continue;
+    const std::string suffix = m.tensor == "data_t" ? "_t" : "";
+    const std::int64_t first = (hit - m.mismatching.begin()) / m.blocks / 16 * 16;
+    for (const char* n : {"data", "scale", "amax"})
+      if (!actual.count(n + suffix) || !same_layout(actual.at(n + suffix), expected.at(n + suffix))) return std::nullopt;
+    Band b;
+    const bool columnwise = !suffix.empty(), swizzled = c.params.text("scale_layout") == "swizzled";
+    const io::Tensor& x_in = c.inputs.at("x");
+    b.c = cases::with_input(c, "x", columnwise ? cases::transposed(cases::row_slice(cases::transposed(x_in), first, 16))
+                                               : cases::row_slice(x_in, first, 16));
+    b.c.params.set("direction", std::string(columnwise ? "columnwise" : "rowwise"));
+    const bool row_scaled = c.params.flag("row_scaled");
+    // The tensor's amax, which the band alone would not have (a row-scaled band has its rows' own):
+    // the band's reference outputs are then slices of the tensor's.
+    const FloatVector g = io::to_float_vector(expected.at("amax" + suffix), "diagnose", "amax");
+    if (!row_scaled && !c.params.f32("amax")) b.c.params.set("amax", cases::F32Bits{bits_of(g(0))});
+    b.expected = cases::ReferenceBackend().run(b.c);
+    b.actual["data" + suffix] = cases::row_slice(actual.at("data" + suffix), first, 16);
+    b.actual["scale" + suffix] = scale_rows_slice(actual.at("scale" + suffix), first, swizzled);
+    const FloatVector a = io::to_float_vector(actual.at("amax" + suffix), "diagnose", "amax");
+    b.actual["amax" + suffix] = io::from_float_vector(row_scaled ? FloatVector(xt::view(a, xt::range(first, first + 16))) : a);
+    if (actual.count("global_scale")) b.actual["global_scale"] = actual.at("global_scale");
+    b.where = columnwise ? fmt::format("columns {}..{} of x (the columnwise copy)", first, first + 15)
+                         : fmt::format("rows {}..{}", first, first + 15);
+    return b;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void diagnose(const Case& c, const TensorMap& expected, const TensorMap& actual, Explanation& x) {
@@ -313,6 +374,13 @@ void diagnose(const Case& c, const TensorMap& expected, const TensorMap& actual,
     for (const Candidate& k : found) x.causes.push_back(k.cause);
     x.ties = ties(x);
     x.verdict = verdict_of(x);
+  } else if (std::optional<Band> b = first_band(c, expected, actual, x)) {
+    // Too large to search whole: the first mismatching band, run alone with the tensor's amax.
+    const Explanation band = explain(b->c, b->expected, b->actual);
+    x.causes = band.causes;
+    x.tied = band.tied;
+    x.ties = band.ties;
+    x.verdict = fmt::format("in {}, run alone with the tensor's amax: {}", b->where, band.verdict);
   } else if (x.detail.empty()) {
     x.verdict = "the case is too large to search the catalogue (more than 2^20 input elements); shrink it first";
   }

@@ -10,7 +10,9 @@
 namespace nvfp4::compare {
 
 // Fills x.causes, x.ties and x.verdict (keeping what the operation's explainer wrote in the
-// verdict as a detail after the cause). Cases of more than 2^20 input elements are not searched.
+// verdict as a detail after the cause). A quantize case of more than 2^20 input elements is
+// searched on the 16-row band of its first mismatching block (docs/spec/faults.md, step 8); other
+// cases that large are not searched.
 void diagnose(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual, Explanation& x);
 
 // A shrunk case can lose what tells tied causes apart: keeps first those of shrunk's tied causes

@@ -146,6 +146,35 @@ TEST(FaultCatalogue, TheVerdictNamesTheTieThatDecidesAScaleByte) {
       << e.verdict;
 }
 
+// A tensor too large to search whole (a real checkpoint's weight, say) is diagnosed on the 16-row
+// band (16 columns, for the columnwise copy) of its first mismatching block, run alone with the
+// tensor's amax.
+TEST(FaultCatalogue, ALargeTensorIsDiagnosedOnItsFirstMismatchingBand) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> n;
+  FloatMatrix x = xt::empty<float>({std::size_t(1040), std::size_t(1024)});  // more than 2^20 elements
+  for (float& v : x) v = n(rng);
+  for (const char* direction : {"rowwise", "columnwise"})
+    for (const char* layout : {"compact", "swizzled"}) {
+      SCOPED_TRACE(std::string(direction) + ", " + layout);
+      cases::Case c = cases::make_case("quantize");
+      c.params.set("direction", std::string(direction));
+      c.params.set("scale_layout", std::string(layout));
+      c.inputs["x"] = io::from_float_matrix(x, io::FloatType::F32);
+      const cases::TensorMap expected = cases::ReferenceBackend().run(c);
+      // A quantizer whose block amax spans 32 elements: random data shows it in the first band.
+      compare::Variant v{c, {}, {}, {}};
+      compare::find_fault_pattern("block-amax-span-32")->apply(v);
+      const compare::Explanation e = compare::explain(c, expected, compare::run_variant(v, c));
+      ASSERT_FALSE(e.causes.empty()) << e.verdict;
+      EXPECT_EQ(e.causes.front().name, "block-amax-span-32") << e.verdict;
+      EXPECT_TRUE(e.causes.front().exact) << e.verdict;
+      EXPECT_TRUE(e.verdict.starts_with(std::string(direction) == "rowwise" ? "in rows 0..15, run alone with the tensor's amax: "
+                                                                            : "in columns 0..15 of x (the columnwise copy), run alone"))
+          << e.verdict;
+    }
+}
+
 TEST(FaultCatalogue, UnzeroedScalePaddingIsDetected) {
   cases::Case c = cases::make_case("quantize");
   FloatMatrix x = xt::ones<float>({16, 32});
