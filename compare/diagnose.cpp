@@ -11,12 +11,12 @@
 #include "cases/experts.h"
 #include "cases/reference_backend.h"
 #include "cases/tensor_edit.h"
-#include "io/tensor_convert.h"
-#include "reference/scale_layout.h"
 #include "compare/fault_catalogue.h"
+#include "io/tensor_convert.h"
 #include "reference/e2m1.h"
 #include "reference/e4m3.h"
 #include "reference/profiles.h"
+#include "reference/scale_layout.h"
 
 namespace nvfp4::compare {
 namespace {
@@ -324,8 +324,9 @@ std::optional<Band> first_band(const Case& c, const TensorMap& expected, const T
     Band b;
     const bool columnwise = !suffix.empty(), swizzled = c.params.text("scale_layout") == "swizzled";
     const io::Tensor& x_in = c.inputs.at("x");
-    b.c = cases::with_input(c, "x", columnwise ? cases::transposed(cases::row_slice(cases::transposed(x_in), first, 16))
-                                               : cases::row_slice(x_in, first, 16));
+    b.c = cases::with_input(
+        c, "x",
+        columnwise ? cases::transposed(cases::row_slice(cases::transposed(x_in), first, 16)) : cases::row_slice(x_in, first, 16));
     b.c.params.set("direction", std::string(columnwise ? "columnwise" : "rowwise"));
     const bool row_scaled = c.params.flag("row_scaled");
     // The tensor's amax, which the band alone would not have (a row-scaled band has its rows' own):

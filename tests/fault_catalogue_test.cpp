@@ -169,8 +169,9 @@ TEST(FaultCatalogue, ALargeTensorIsDiagnosedOnItsFirstMismatchingBand) {
       ASSERT_FALSE(e.causes.empty()) << e.verdict;
       EXPECT_EQ(e.causes.front().name, "block-amax-span-32") << e.verdict;
       EXPECT_TRUE(e.causes.front().exact) << e.verdict;
-      EXPECT_TRUE(e.verdict.starts_with(std::string(direction) == "rowwise" ? "in rows 0..15, run alone with the tensor's amax: "
-                                                                            : "in columns 0..15 of x (the columnwise copy), run alone"))
+      EXPECT_TRUE(e.verdict.starts_with(std::string(direction) == "rowwise"
+                                            ? "in rows 0..15, run alone with the tensor's amax: "
+                                            : "in columns 0..15 of x (the columnwise copy), run alone"))
           << e.verdict;
     }
 }
