@@ -38,6 +38,7 @@ void register_fuzz(CLI::App& app, int& exit_code);
 void register_gate(CLI::App& app, int& exit_code);
 void register_merge(CLI::App& app, int& exit_code);
 void register_replay(CLI::App& app, int& exit_code);
+void register_vectors(CLI::App& app, int& exit_code);
 void register_worker_selftest(CLI::App& app, int& exit_code);
 void register_check(CLI::App& app, int& exit_code);
 void register_seed_corpus(CLI::App& app);

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   register_missing_campaign_command(app, "worker-selftest");
 #endif
   nvfp4::cli::register_replay(app, exit_code);
+  nvfp4::cli::register_vectors(app, exit_code);
   nvfp4::cli::register_check(app, exit_code);
   nvfp4::cli::register_seed_corpus(app);
   nvfp4::cli::register_cast_master_weights(app);

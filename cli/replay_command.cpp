@@ -22,6 +22,7 @@
 #include "cli/backends.h"
 #include "cli/commands.h"
 #include "cli/compare_options.h"
+#include "cli/replay_report.h"
 #include "compare/compare.h"
 #include "compare/corpus_replay.h"
 #include "io/output_path.h"
@@ -99,7 +100,6 @@ bool print_unreplayed(const compare::ReplayedFile& f, reports::Summary& summary)
 
 int replay(const ReplayArgs& args) {
   if (!args.report.empty()) io::prepare_output_directory(args.report, "--report");
-  const compare::CompareMode mode = compare_mode(args.compare);
   const auto [a_name, b_name] = args.backends.empty() ? default_backends() : parse_backends(args.backends);
   const std::unique_ptr<cases::Backend> a = make_backend(a_name, args.external), b = make_backend(b_name, args.external);
   const std::string why = device_unavailable();
@@ -111,50 +111,66 @@ int replay(const ReplayArgs& args) {
 
   int errors = 0;
   const std::vector<fs::path> files = case_files(args, errors);
+  const ReplayRun run{
+      "replay", fmt::format("replay of {}", fmt::join(args.paths, " ")), a_name, *a, *b, compare_mode(args.compare), args.report};
+  return replay_and_report(run, compare::case_file_sources(files), errors);
+}
 
+}  // namespace
+
+int replay_and_report(const ReplayRun& run, const std::vector<compare::ReplaySource>& sources, int errors) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string backends_text = fmt::format("{} vs {}", a_name, b_name);
+  const std::string backends_text = fmt::format("{} vs {}", run.expected_name, run.actual.name());
+  cases::Backend& a = run.expected;
+  cases::Backend& b = run.actual;
+  const compare::CompareMode& mode = run.mode;
   reports::Summary summary;
-  summary.title = fmt::format("replay of {}", fmt::join(args.paths, " "));
+  summary.title = run.title;
   summary.backends = backends_text;
   std::set<std::string> page_names;
-  const auto outside = [&](const cases::Case& c) { return outside_backends(c, *a, *b); };
-  const compare::ReplayTally tally = compare::replay_files(files, *a, *b, mode, outside, [&](const compare::ReplayedFile& f) {
-    if (print_unreplayed(f, summary)) return;
-    const fs::path& file = f.file;
-    const std::string label = cases::case_label(f.record.c);
-    const cases::CaseRecord& rec = f.record;
-    const compare::Comparison& cmp = f.comparison;
-    std::string detail = cmp.problem;
-    if (cmp.agree && cmp.expected.empty() && cmp.actual.empty()) detail = "both reject: " + rejection(rec.c, *a);
-    if (cmp.agree)
-      for (const compare::UlpReport& u : cmp.ulp) detail += (detail.empty() ? "" : "; ") + u.brief();
-    reports::SummaryEntry entry{
-        file.string(), rec.c.op, cases::case_profile_name(rec.c), cmp.agree, label + (detail.empty() ? "" : "  " + detail), ""};
-    if (cmp.agree) {
-      fmt::print("PASS  {}  {}{}\n", file.string(), label, detail.empty() ? "" : "  (" + detail + ")");
-    } else {
-      // A case a campaign saved says how it failed then; replay says whether it fails the same way.
-      const std::string verdict = std::string(compare::verdict_name(cmp.verdict));
-      const std::string saved = rec.found.empty() ? "" : rec.found == verdict ? ", as saved" : ", saved as " + rec.found;
-      const compare::Explanation x = compare::explain_comparison(rec.c, cmp);
-      fmt::print("FAIL  {}  {}  [{}{}] {}\n      verdict: {}\n", file.string(), label, verdict, saved, detail, x.verdict);
-      entry.detail += ". " + x.verdict;
-      if (!args.report.empty()) {
-        std::string stem = file.stem().string();
-        for (int n = 2; page_names.count(stem); ++n) stem = fmt::format("{}-{}", file.stem().string(), n);
-        page_names.insert(stem);
-        try {
-          entry.report_link = reports::write_failure_page(args.report, stem, rec, cmp, x, backends_text, file);
-        } catch (const std::exception& e) {
-          fmt::print(stderr, "nvfp4-verify: replay: cannot write the report page of {}: {}\n", file.string(), e.what());
-          ++errors;
+  const auto outside = [&](const cases::Case& c) { return outside_backends(c, a, b); };
+  const compare::ReplayTally tally =
+      compare::replay(sources, run.expected_name, a, b, mode, outside, [&](const compare::ReplayedFile& f) {
+        if (print_unreplayed(f, summary)) return;
+        const fs::path& file = f.file;
+        const std::string label = cases::case_label(f.record.c);
+        const cases::CaseRecord& rec = f.record;
+        const compare::Comparison& cmp = f.comparison;
+        std::string detail = cmp.problem;
+        if (cmp.agree && cmp.expected.empty() && cmp.actual.empty()) detail = "both reject: " + rejection(rec.c, a);
+        if (cmp.agree)
+          for (const compare::UlpReport& u : cmp.ulp) detail += (detail.empty() ? "" : "; ") + u.brief();
+        reports::SummaryEntry entry{file.string(),
+                                    rec.c.op,
+                                    cases::case_profile_name(rec.c),
+                                    cmp.agree,
+                                    label + (detail.empty() ? "" : "  " + detail),
+                                    ""};
+        if (cmp.agree) {
+          fmt::print("PASS  {}  {}{}\n", file.string(), label, detail.empty() ? "" : "  (" + detail + ")");
+        } else {
+          // A case a campaign saved says how it failed then; replay says whether it fails the same way.
+          const std::string verdict = std::string(compare::verdict_name(cmp.verdict));
+          const std::string saved = rec.found.empty() ? "" : rec.found == verdict ? ", as saved" : ", saved as " + rec.found;
+          const compare::Explanation x = compare::explain_comparison(rec.c, cmp);
+          fmt::print("FAIL  {}  {}  [{}{}] {}\n      verdict: {}\n", file.string(), label, verdict, saved, detail, x.verdict);
+          entry.detail += ". " + x.verdict;
+          if (!run.report.empty()) {
+            std::string stem = compare::source_stem(file);
+            for (int n = 2; page_names.count(stem); ++n) stem = fmt::format("{}-{}", compare::source_stem(file), n);
+            page_names.insert(stem);
+            try {
+              entry.report_link = reports::write_failure_page(run.report, stem, rec, cmp, x, backends_text, file);
+            } catch (const std::exception& e) {
+              fmt::print(stderr, "nvfp4-verify: {}: cannot write the report page of {}: {}\n", run.command, file.string(),
+                         e.what());
+              ++errors;
+            }
+          }
         }
-      }
-    }
-    std::fflush(stdout);
-    summary.entries.push_back(std::move(entry));
-  });
+        std::fflush(stdout);
+        summary.entries.push_back(std::move(entry));
+      });
   errors += int(tally.unreadable);
   const std::size_t passed = tally.agreed, failed = tally.differed, skipped = tally.outside, not_gemm = tally.not_gemm;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -163,20 +179,18 @@ int replay(const ReplayArgs& args) {
     summary.ulp = tally.ulp;
   }
 
-  if (!args.report.empty()) {
-    reports::write_page(args.report, "index.html", reports::render_summary(summary));
-    fmt::print("replay: report written to {}\n", (fs::path(args.report) / "index.html").string());
+  if (!run.report.empty()) {
+    reports::write_page(run.report, "index.html", reports::render_summary(summary));
+    fmt::print("{}: report written to {}\n", run.command, (fs::path(run.report) / "index.html").string());
   }
   std::string skips = skipped ? fmt::format(", {} skipped (outside an external backend's declaration)", skipped) : "";
   if (not_gemm) skips += fmt::format(", {} skipped (not GEMM operations)", not_gemm);
   if (errors)
-    fmt::print("replay: {} passed, {} failed{}, {} unreadable or missing\n", passed, failed, skips, errors);
+    fmt::print("{}: {} passed, {} failed{}, {} unreadable or missing\n", run.command, passed, failed, skips, errors);
   else
-    fmt::print("replay: {} passed, {} failed{}\n", passed, failed, skips);
+    fmt::print("{}: {} passed, {} failed{}\n", run.command, passed, failed, skips);
   return errors ? 2 : failed ? 1 : 0;
 }
-
-}  // namespace
 
 void register_replay(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<ReplayArgs>();

@@ -18,7 +18,7 @@
 #   nvfp4verify::device_backend  device/backend/  the kernels as a backend of the case model
 # Headers go to include/nvfp4verify/<layer>/, which the targets carry as include directory; the
 # plugin ABI's header goes to include/nvfp4_verify/plugin.h, where a C compiler finds it.
-# fuzz/, reports/ and bench/ stay internal (fuzz/ needs RapidCheck); the CLI goes to bin/.
+# fuzz/, vectors/, reports/ and bench/ stay internal (fuzz/ needs RapidCheck); the CLI goes to bin/.
 include(CMakePackageConfigHelpers)
 
 set(_nvfp4verify_layers reference io cases compare)

@@ -11,9 +11,14 @@ namespace {
 
 // compare_backends lets exceptions other than the contract's errors (nvfp4::Error,
 // io::FormatError) through: such a crash is a failure of the case, not of the replay.
-Comparison compare_or_crash(const cases::Case& c, cases::Backend& a, cases::Backend& b, const CompareMode& mode) {
+Comparison compare_or_crash(const ReplayCase& rc, std::string_view expected_name, cases::Backend& a, cases::Backend& b,
+                            const CompareMode& mode) {
   try {
-    return compare_backends(c, a, b, mode);
+    if (!rc.expected) return compare_backends(rc.record.c, a, b, mode);
+    cases::Outcome stored;
+    stored.outputs = *rc.expected;
+    return compare_outcomes(expected_name, std::move(stored), b.name(), cases::run_outcome(b, rc.record.c),
+                            compare_mode_for(mode, rc.record.c.op));
   } catch (const cases::BackendUnavailable&) {
     throw;
   } catch (const std::exception& e) {
@@ -25,15 +30,31 @@ Comparison compare_or_crash(const cases::Case& c, cases::Backend& a, cases::Back
 
 }  // namespace
 
-ReplayTally replay_files(const std::vector<std::filesystem::path>& files, cases::Backend& expected, cases::Backend& actual,
-                         const CompareMode& mode, const OutsideBackends& outside,
-                         const std::function<void(const ReplayedFile&)>& on_file) {
+std::string source_stem(const std::filesystem::path& file) {
+  std::string name = file.filename().string();
+  if (const std::size_t hash = name.find(".safetensors#"); hash != std::string::npos)
+    return name.substr(0, hash) + "-" + name.substr(hash + 13);
+  return file.stem().string();
+}
+
+std::vector<ReplaySource> case_file_sources(const std::vector<std::filesystem::path>& files) {
+  std::vector<ReplaySource> out;
+  for (const std::filesystem::path& file : files)
+    out.push_back({file, [file] { return ReplayCase{cases::load_case(file), std::nullopt}; }});
+  return out;
+}
+
+ReplayTally replay(const std::vector<ReplaySource>& sources, std::string_view expected_name, cases::Backend& expected,
+                   cases::Backend& actual, const CompareMode& mode, const OutsideBackends& outside,
+                   const std::function<void(const ReplayedFile&)>& on_file) {
   ReplayTally tally;
   tally.ulp.bound = mode.max_ulp;
-  for (const std::filesystem::path& file : files) {
+  for (const ReplaySource& source : sources) {
+    const std::filesystem::path& file = source.file;
     const auto start = std::chrono::steady_clock::now();
     ReplayedFile r;
     r.file = file;
+    ReplayCase rc;
     const auto done = [&](ReplayedFile::Kind kind, std::size_t& count) {
       r.kind = kind;
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -41,7 +62,8 @@ ReplayTally replay_files(const std::vector<std::filesystem::path>& files, cases:
       on_file(r);
     };
     try {
-      r.record = cases::load_case(file);
+      rc = source.load();
+      r.record = rc.record;
     } catch (const io::FormatError& e) {
       r.problem = e.what();
       done(ReplayedFile::Kind::kUnreadable, tally.unreadable);
@@ -55,7 +77,7 @@ ReplayTally replay_files(const std::vector<std::filesystem::path>& files, cases:
       done(ReplayedFile::Kind::kOutside, tally.outside);
       continue;
     }
-    r.comparison = compare_or_crash(r.record.c, expected, actual, mode);
+    r.comparison = compare_or_crash(rc, expected_name, expected, actual, mode);
     for (const UlpReport& u : r.comparison.ulp) tally.ulp.add(u, file.filename().string());
     done(ReplayedFile::Kind::kCompared, r.comparison.agree ? tally.agreed : tally.differed);
   }

@@ -45,7 +45,8 @@ class CorpusReplayTest : public ::testing::Test {
   // Every outcome, in the order the loop reported them.
   compare::ReplayTally replay(cases::Backend& a, cases::Backend& b, const compare::CompareMode& mode,
                               const compare::OutsideBackends& outside) {
-    return compare::replay_files(files_, a, b, mode, outside, [&](const compare::ReplayedFile& f) { seen_.push_back(f); });
+    return compare::replay(compare::case_file_sources(files_), a.name(), a, b, mode, outside,
+                           [&](const compare::ReplayedFile& f) { seen_.push_back(f); });
   }
 
   fs::path dir_;

@@ -1,5 +1,5 @@
 // The layers of the source tree (README's Layout; the order of CMakeLists.txt):
-//   reference -> io -> cases -> device, compare, checkpoint, external -> fuzz, reports -> bench, python -> cli
+//   reference -> io -> cases -> device, compare, checkpoint, external -> fuzz, vectors, reports -> bench, python -> cli
 // and inside device/ (device/CMakeLists.txt): runtime -> kernels -> flow -> backend, with nccl/
 // on flow and plugin/ on backend. Each folder includes only itself and the folders below it, and
 // every folder that holds sources has its row here, so a new folder cannot slip past the rule.
@@ -31,12 +31,15 @@ const std::map<std::string, std::set<std::string>>& layers() {
       {"checkpoint", {"checkpoint", "cases", "io", "reference"}},
       {"external", {"external", "cases", "io", "reference", "include"}},
       {"fuzz", {"fuzz", "compare", "cases", "io", "reference"}},
+      // Conformance vector packs: generated from the reference, their stats through the fault catalogue.
+      {"vectors", {"vectors", "compare", "cases", "io", "reference"}},
       // check-checkpoint's report pages and JUnit suite.
       {"reports", {"reports", "compare", "checkpoint", "cases", "io", "reference"}},
       // The benchmark times the kernels, the external backends and fuzz campaigns.
       {"bench", {"bench", "fuzz", "device", "external", "compare", "cases", "io", "reference"}},
       {"python", {"python", "reports", "compare", "cases", "io", "reference"}},
-      {"cli", {"cli", "bench", "fuzz", "reports", "device", "compare", "checkpoint", "external", "cases", "io", "reference"}},
+      {"cli",
+       {"cli", "bench", "fuzz", "vectors", "reports", "device", "compare", "checkpoint", "external", "cases", "io", "reference"}},
   };
   return table;
 }

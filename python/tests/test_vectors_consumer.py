@@ -1,0 +1,95 @@
+"""The plain-Python consumer of docs/vectors.md, run as the document prints it, over a pack the CLI
+writes: with the package's reference functions as the framework it checks every vector of every
+operation, and with a framework one bit off it fails, naming the vector."""
+import pathlib
+import re
+import subprocess
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import nvfp4_verify as nv
+
+DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "vectors.md"
+
+
+def consumer():
+    """The namespace of the document's consumer block, executed."""
+    text = DOC.read_text()
+    code = re.search(r"<!-- consumer -->\n```python\n(.*?)```", text, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 40, "the consumer must stay within 40 lines"
+    assert "nvfp4_verify" not in code
+    namespace = {}
+    exec(compile(code, str(DOC), "exec"), namespace)
+    return namespace
+
+
+def as_bf16(tensors, bf16_names):
+    return {k: (a.view(ml_dtypes.bfloat16) if k in bf16_names else a) for k, a in tensors.items()}
+
+
+def framework(op):
+    """The package's reference as the framework: BF16 in and out as uint16 bit patterns."""
+    spec = nv._ops.operation(op)
+
+    def run(inputs, params):
+        bf16 = {k for k, a in inputs.items() if a.dtype == np.uint16}
+        out = getattr(nv, op)(as_bf16(inputs, bf16), **params)
+        return {k: (a.view(np.uint16) if a.dtype == ml_dtypes.bfloat16 else a) for k, a in out.items()}
+
+    assert spec["name"] == op
+    return run
+
+
+@pytest.fixture(scope="module")
+def pack(cli, tmp_path_factory):
+    out = tmp_path_factory.mktemp("vectors") / "pack"
+    subprocess.run([str(cli), "vectors", "--level", "1", "--profiles", "te,torchao", "--seed", "5", "--output", str(out)],
+                   check=True, capture_output=True, text=True)
+    return out
+
+
+@pytest.mark.parametrize("op", ["quantize", "dequantize", "cast_master_weights", "gemm", "rht", "swizzle", "unswizzle"])
+def test_the_documented_consumer_passes_on_the_reference(pack, op):
+    assert consumer()["check_pack"](pack, op, framework(op)) > 0
+
+
+def test_the_documented_consumer_catches_one_flipped_code_bit(pack, rng):
+    reference = framework("quantize")
+    calls = {"n": 0}
+    victim = int(rng.integers(200))
+
+    def faulty(inputs, params):
+        out = reference(inputs, params)
+        calls["n"] += 1
+        if calls["n"] == victim + 1:
+            out["data"] = out["data"].copy()
+            out["data"].flat[int(rng.integers(out["data"].size))] ^= 0x01
+        return out
+
+    with pytest.raises(AssertionError, match=r"quantize-\S+\.safetensors v\d{4} data"):
+        consumer()["check_pack"](pack, "quantize", faulty)
+
+
+def test_the_documented_consumer_refuses_a_damaged_file(pack, tmp_path):
+    damaged = tmp_path / "pack"
+    subprocess.run(["cp", "-r", str(pack), str(damaged)], check=True)
+    rht = damaged / "rht.safetensors"
+    raw = bytearray(rht.read_bytes())
+    raw[-1] ^= 0x40
+    rht.write_bytes(bytes(raw))
+    with pytest.raises(AssertionError, match="rht.safetensors: damaged"):
+        consumer()["check_pack"](damaged, "rht", framework("rht"))
+
+
+def test_vectors_check_through_a_worker_reports_like_replay(cli, pack, tmp_path):
+    """vectors --check with the package's worker example: every vector agrees."""
+    worker = pathlib.Path(__file__).resolve().parents[1] / "examples"
+    candidates = sorted(worker.glob("*worker*.py"))
+    if not candidates:
+        pytest.skip(f"no worker example in {worker}")
+    r = subprocess.run([str(cli), "vectors", "--check", str(pack), "--worker", f"python3 {candidates[0]}",
+                        "--report", str(tmp_path / "report")], capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stderr
+    assert re.search(r"^vectors: \d+ passed, 0 failed", r.stdout, re.M), r.stdout[-2000:]
