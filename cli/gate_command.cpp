@@ -34,7 +34,8 @@ struct GateArgs {
 // given a report page.
 struct ReplayOutcome {
   compare::ReplayTally tally;
-  std::size_t replayed = 0, failed = 0;  // replayed: not skipped as outside a backend or not a GEMM
+  std::size_t replayed = 0, failed = 0;       // replayed: not skipped as outside a backend or not a GEMM
+  std::size_t hashes = 0, hash_failures = 0;  // vector files whose hash was compared, and differed
 };
 
 ReplayOutcome replay_step(const std::string& step, const std::vector<compare::ReplaySource>& sources, const GateArgs& a,
@@ -87,7 +88,7 @@ ReplayOutcome replay_vectors(const GateArgs& a, cases::Backend& ba, cases::Backe
                              const std::string& backends, reports::Summary& summary, reports::JunitSuite& suite) {
   const vectors::Selection s;
   const std::vector<vectors::VectorSet> sets = vectors::generate(s);
-  std::size_t hash_failures = 0;
+  std::size_t hash_failures = 0, hashes = 0;
   if (a.vectors.empty() || !std::filesystem::exists(a.vectors)) {
     fmt::print("vectors: no committed hashes{}: the regenerated level 1 is replayed, its hashes not compared\n",
                a.vectors.empty() ? "" : " at " + a.vectors);
@@ -110,11 +111,14 @@ ReplayOutcome replay_vectors(const GateArgs& a, cases::Backend& ba, cases::Backe
       suite.cases.push_back({a.vectors, 0.0, problem});
     }
     hash_failures = diffs.size();
+    hashes = sets.size();
     if (diffs.empty()) fmt::print("vectors: the {} regenerated files of level 1 have the hashes of {}\n", sets.size(), a.vectors);
   }
   ReplayOutcome r =
       replay_step("vectors", vectors::replay_sources("vectors/level-1", sets, false), a, ba, bb, mode, backends, summary, suite);
   r.failed += hash_failures;
+  r.hashes = hashes;
+  r.hash_failures = hash_failures;
   return r;
 }
 
@@ -175,8 +179,8 @@ void run(const GateArgs& a, int& exit_code) {
   failed += r.failures.size();
 
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // The entries are the corpus cases and the campaign's failures; the totals count the corpus
-  // cases and every generated case.
+  // The entries are the corpus cases, the vectors (and any differing vector-file hash) and the
+  // campaign's failures; the totals count those and every generated case.
   summary.title = fmt::format("nvfp4-verify gate: {} corpus cases and {} level-1 vectors replayed, {} generated cases fuzzed",
                               corpus.replayed, vectors.replayed, r.cases);
   reports::write_page(a.report, "index.html", reports::render_summary(summary));
@@ -188,10 +192,11 @@ void run(const GateArgs& a, int& exit_code) {
     reports::write_junit(a.junit, "nvfp4-verify gate", suites);
   }
   fmt::print("report: {}\n", (std::filesystem::path(a.report) / "index.html").string());
-  fmt::print("gate: {} corpus cases, {} vectors and {} generated cases; {}\n", corpus.replayed, vectors.replayed, r.cases,
-             failed ? fmt::format("{} MISMATCHED", failed) : "no mismatch");
+  fmt::print("gate: {} corpus cases, {} vectors ({} file hashes compared) and {} generated cases; {}\n", corpus.replayed,
+             vectors.replayed, vectors.hashes, r.cases, failed ? fmt::format("{} MISMATCHED", failed) : "no mismatch");
   // The closing line in the form CI runners read: cases that agreed, cases that did not.
-  const std::size_t total = replayed + r.cases;
+  // A differing hash is one more failed check; the equal ones are the vectors' own precondition.
+  const std::size_t total = replayed + vectors.hash_failures + r.cases;
   fmt::print("gate: {} passed, {} failed\n", total - failed, failed);
   exit_code = failed ? 1 : 0;
 }

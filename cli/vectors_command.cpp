@@ -78,8 +78,8 @@ int run(const VectorsArgs& a) {
     return 0;
   }
   vectors::write_pack(a.output, s, sets);
-  fmt::print("vectors: level {}, seed {}: {} vectors in {} files written to {} (manifest.json)\n", a.level, a.seed,
-             count(sets), sets.size(), a.output);
+  fmt::print("vectors: level {}, seed {}: {} vectors in {} files written to {} (manifest.json)\n", a.level, a.seed, count(sets),
+             sets.size(), a.output);
   return 0;
 }
 
@@ -87,8 +87,9 @@ int run(const VectorsArgs& a) {
 
 void register_vectors(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<VectorsArgs>();
-  CLI::App* cmd = app.add_subcommand("vectors", "Conformance vector packs: write one, check an implementation against one, "
-                                                "or print how well one tells profiles and faults apart");
+  CLI::App* cmd = app.add_subcommand("vectors",
+                                     "Conformance vector packs: write one, check an implementation against one, "
+                                     "or print how well one tells profiles and faults apart");
   cmd->add_option("--level", a->level, "1: regimes x the small pattern set; 2: every pattern, mode and a second shape")
       ->check(CLI::IsMember({1, 2}))
       ->capture_default_str();

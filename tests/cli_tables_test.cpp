@@ -138,6 +138,7 @@ TEST_F(CliTablesTest, EveryChoiceListIsTheRegistrysOrTheCliOwn) {
       {{"fuzz", "--compare"}, "how two backends' outputs compare"},
       {{"gate", "--compare"}, "as fuzz's"},
       {{"replay", "--compare"}, "as fuzz's"},
+      {{"vectors", "--level"}, "the vector pack's levels (docs/vectors.md)"},
   };
   std::set<Key> seen;
   for (const std::string& command : subcommands())

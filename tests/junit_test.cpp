@@ -104,15 +104,17 @@ TEST(JunitFile, TheGatesNamesEveryCorpusFileAndEveryOperationItFuzzed) {
   std::ofstream(bad) << "not a case file";
   const test_support::CliRun g = test_support::run_cli(
       "gate --corpus " + (dir / "corpus").string() + " --time 1s --jobs 1 --backends reference,metamorphic --found " +
-          (dir / "found").string() + " --report " + (dir / "report").string() + " --junit " + (dir / "j.xml").string(),
+          (dir / "found").string() + " --report " + (dir / "report").string() + " --junit " + (dir / "j.xml").string() +
+          " --vectors " + NVFP4_SOURCE_DIR + "/corpora/vectors/level-1.json",
       dir);
   EXPECT_EQ(g.exit_code, 1) << g.out << g.err;
   const XmlElement root = parsed(test_support::slurp_text(dir / "j.xml"));
   EXPECT_EQ(root.attr("name"), "nvfp4-verify gate");
   const auto suites = root.all("testsuite");
-  ASSERT_EQ(suites.size(), 2u);
+  ASSERT_EQ(suites.size(), 3u);
   EXPECT_EQ(suites[0]->attr("name"), "campaign");
   EXPECT_EQ(suites[1]->attr("name"), "corpus");
+  EXPECT_EQ(suites[2]->attr("name"), "vectors");
 
   // The campaign: one testcase per operation of the summary table, timed.
   const auto ops = suites[0]->all("testcase");
@@ -143,6 +145,16 @@ TEST(JunitFile, TheGatesNamesEveryCorpusFileAndEveryOperationItFuzzed) {
   EXPECT_EQ(files[1]->attr("name"), good.string());
   EXPECT_TRUE(files[1]->children.empty());
   EXPECT_NE(g.out.find("corpus: 2 cases replayed, 1 failed"), std::string::npos) << g.out;
+
+  // The level-1 vectors: each one a testcase, named PACK/FILE#ID, none failing.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(g.out, m, std::regex(R"(vectors: (\d+) cases replayed, 0 failed)"))) << g.out;
+  EXPECT_EQ(suites[2]->attr("tests"), m[1].str());
+  EXPECT_EQ(suites[2]->attr("failures"), "0");
+  const auto vectors = suites[2]->all("testcase");
+  ASSERT_FALSE(vectors.empty());
+  EXPECT_EQ(vectors[0]->attr("name"), "vectors/level-1/quantize-te.safetensors#v0000");
+  EXPECT_NE(g.out.find("vectors: the 27 regenerated files of level 1 have the hashes of"), std::string::npos) << g.out;
   fs::remove_all(dir);
 }
 

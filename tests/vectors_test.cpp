@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <random>
+#include <regex>
 
 #include "io/sha256.h"
 #include "reference/profiles.h"
@@ -26,8 +27,7 @@ const std::vector<VectorSet>& level1() {
   return sets;
 }
 
-const vectors::Vector& find_vector(const VectorSet& s, std::string_view regime, std::string_view pattern,
-                                   std::string_view mode) {
+const vectors::Vector& find_vector(const VectorSet& s, std::string_view regime, std::string_view pattern, std::string_view mode) {
   for (const vectors::Vector& v : s.vectors)
     if (v.regime == regime && v.pattern == pattern && v.mode == mode) return v;
   throw std::runtime_error("no such vector");
@@ -152,6 +152,8 @@ TEST(Vectors, EveryClassHasItsRowInTheDocs) {
     for (std::size_t at = doc.find("\n### "); at != std::string::npos && !found; at = doc.find("\n### ", at + 1))
       found = doc.substr(at, doc.find('\n', at + 1) - at).find("`" + std::string(op) + "`") != std::string::npos;
     EXPECT_TRUE(found) << op << ": no section of docs/vectors.md";
+    for (std::string_view mode : vectors::operation_modes(op))
+      EXPECT_NE(doc.find("| `" + std::string(mode) + "` |"), std::string::npos) << op << " mode " << mode;
   }
 }
 
@@ -176,6 +178,28 @@ TEST_F(VectorPackTest, CheckAgainstAWorkerPassesSkipsAndFailsLikeReplay) {
   bool page = false;
   for (const auto& e : fs::directory_iterator(dir_ / "report")) page |= e.path().filename().string().starts_with("quantize-te-v");
   EXPECT_TRUE(page) << "no failure page named after its vector";
+}
+
+// The gate regenerates level 1: a committed hash that differs (the reference's outputs changed)
+// fails it, naming the file, and the vectors still replay.
+TEST_F(VectorPackTest, TheGateFailsOnAChangedLevel1Hash) {
+  std::ifstream in(std::string(NVFP4_SOURCE_DIR) + "/corpora/vectors/level-1.json");
+  nlohmann::json committed = nlohmann::json::parse(in);
+  std::string& h = committed.at("files").at("rht.safetensors").get_ref<std::string&>();
+  h[0] = h[0] == '0' ? '1' : '0';
+  const fs::path hashes = dir_ / "level-1.json";
+  std::ofstream(hashes) << committed.dump(2);
+  const test_support::CliRun r = test_support::run_cli(
+      "gate --time 1s --jobs 1 --backends reference,metamorphic --corpus " + (dir_ / "none").string() + " --vectors " +
+          hashes.string() + " --report " + (dir_ / "report").string() + " --found " + (dir_ / "found").string(),
+      dir_);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL " + hashes.string() + ": level-1 vectors: rht.safetensors: regenerated SHA-256 "), std::string::npos)
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nvectors: [1-9][0-9]* cases replayed, 0 failed\n"))) << r.out;
+  EXPECT_NE(r.out.find(" vectors (27 file hashes compared) and "), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\ngate: [0-9]+ passed, 1 failed\n"))) << r.out;
+  EXPECT_NE(r.out.find("; 1 MISMATCHED\n"), std::string::npos) << r.out;
 }
 
 TEST_F(VectorPackTest, BadRequestsAreOneLineAndExitTwo) {

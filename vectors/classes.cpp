@@ -66,9 +66,10 @@ Values in_units(const Values& units, float A, FloatType t, int ulps = 0) {
 
 constexpr Values kGrid = {6, -4, 3, -2, 1.5f, -1, 0.5f, -0.0f, 0, -0.5f, 1, -1.5f, 2, -3, 4, -6};
 constexpr Values kMidpoints = {6, 0.25f, -0.75f, 1.25f, -1.75f, 2.5f, -3.5f, 5, -0.25f, 0.75f, -1.25f, 1.75f, -2.5f, 3.5f, -5, 0};
-constexpr Values kSignedZeros = {6, -0.0f, 0, 0.125f, -0.125f, 0.25f, -0.25f, 0.2f, -0.2f, 0.26f, -0.26f, -0.0f, 0, 0.0625f, -0.0625f, -6};
-constexpr Values kQuarters = {6,     0.125f, -0.375f, 0.625f, -0.875f, 1.125f, -1.375f, 1.625f,
-                              -1.875f, 2.25f, -2.75f,  3.25f,  -3.75f,  4.5f,   -5.5f,   0};
+constexpr Values kSignedZeros = {6,     -0.0f, 0,      0.125f, -0.125f, 0.25f,   -0.25f,   0.2f,
+                                 -0.2f, 0.26f, -0.26f, -0.0f,  0,       0.0625f, -0.0625f, -6};
+constexpr Values kQuarters = {6,       0.125f, -0.375f, 0.625f, -0.875f, 1.125f, -1.375f, 1.625f,
+                              -1.875f, 2.25f,  -2.75f,  3.25f,  -3.75f,  4.5f,   -5.5f,   0};
 
 // The dtype's subnormals (and the normals beside them) in a block whose maximum is A.
 Values subnormals(float A, FloatType t) {
@@ -130,8 +131,10 @@ const Regime kRegimes[] = {
     {"at-global", "block amax = global amax = 6: scale 448 (0x7E), encode factor 1 (§6.11)",
      [](FloatType, SplitMix64&) { return same(6); }, std::nullopt, nullptr},
     {"seeded", "block amaxes drawn from the seed, amax computed: ordinary blocks below the global amax",
-     [](FloatType, SplitMix64& rng) { return std::array<float, 2>{seeded_amax(rng), seeded_amax(rng)}; }, std::nullopt,
-     nullptr},
+     [](FloatType, SplitMix64& rng) {
+       return std::array<float, 2>{seeded_amax(rng), seeded_amax(rng)};
+     },
+     std::nullopt, nullptr},
     {"order-a", "§6.7: same scale byte, the encode chain decides a tie",
      [](FloatType, SplitMix64&) { return same(float_of(0x3F5F0000)); }, 0x40BA0000u, nullptr},
     {"order-b", "§6.8: the scale byte depends on whether A/6 is rounded first",
@@ -141,20 +144,31 @@ const Regime kRegimes[] = {
     {"order-c2", "§6.9 C2: a tiny block under a small global amax",
      [](FloatType, SplitMix64&) { return same(float_of(0x3A490000)); }, 0x40E40000u, nullptr},
     {"scale-tie", "pre-cast block scales exactly on E4M3 ties: 0.1953125 (0x24/0x25) and 1.5 * 2^-9 (subnormal)",
-     [](FloatType, SplitMix64&) { return std::array<float, 2>{6 * 0.1953125f, 6 * 0.0029296875f}; }, kG2688, nullptr},
+     [](FloatType, SplitMix64&) {
+       return std::array<float, 2>{6 * 0.1953125f, 6 * 0.0029296875f};
+     },
+     kG2688, nullptr},
     {"scale-subnormal", "block scales 2^-8 and 3 * 2^-9: E4M3 subnormals",
-     [](FloatType, SplitMix64&) { return std::array<float, 2>{6 * 0.00390625f, 6 * 0.005859375f}; }, kG2688, nullptr},
+     [](FloatType, SplitMix64&) {
+       return std::array<float, 2>{6 * 0.00390625f, 6 * 0.005859375f};
+     },
+     kG2688, nullptr},
     {"scale-underflow", "block scales 2^-11 and 2^-10 (the underflow tie): E4M3 0, the ZERO and LO rules",
-     [](FloatType, SplitMix64&) { return std::array<float, 2>{6 * 0.00048828125f, 6 * 0.0009765625f}; }, kG2688, nullptr},
+     [](FloatType, SplitMix64&) {
+       return std::array<float, 2>{6 * 0.00048828125f, 6 * 0.0009765625f};
+     },
+     kG2688, nullptr},
     {"scale-saturate", "block scales 512 and 464 (E4M3's overflow tie): saturation, NaN or clamp",
-     [](FloatType, SplitMix64&) { return std::array<float, 2>{6 * 512.0f, 6 * 464.0f}; }, kG2688, nullptr},
-    {"dtype-max", "the input dtype's largest finite value as the amax", [](FloatType t, SplitMix64&) { return same(dtype_max(t)); },
-     std::nullopt, nullptr},
+     [](FloatType, SplitMix64&) {
+       return std::array<float, 2>{6 * 512.0f, 6 * 464.0f};
+     },
+     kG2688, nullptr},
+    {"dtype-max", "the input dtype's largest finite value as the amax",
+     [](FloatType t, SplitMix64&) { return same(dtype_max(t)); }, std::nullopt, nullptr},
     {"tiny-global", "6 times the dtype's smallest normal as the amax: S_enc overflows (F32, BF16)",
      [](FloatType t, SplitMix64&) { return same(6 * dtype_min_normal(t)); }, std::nullopt, nullptr},
     {"inf", "+inf (even tile columns) and -inf (odd) at each block's maximum position: g = inf",
-     [](FloatType, SplitMix64&) { return same(6); }, std::nullopt,
-     [](FloatMatrix& x, FloatType) { at_maximum(x, INFINITY); }},
+     [](FloatType, SplitMix64&) { return same(6); }, std::nullopt, [](FloatMatrix& x, FloatType) { at_maximum(x, INFINITY); }},
     {"nan", "NaN at each block's maximum position: the AMAX NaN rules and NaN codes",
      [](FloatType, SplitMix64&) { return same(6); }, std::nullopt, [](FloatMatrix& x, FloatType) { at_maximum(x, NAN); }},
     {"row-spread", "rows scaled by 2^-60 .. 2^60 (F16: 2^-8 .. 2^7): row amaxes orders of magnitude apart",

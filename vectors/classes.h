@@ -27,7 +27,7 @@ struct Regime {
   // The block amaxes of the even and odd 16-column tile columns, for an input of dtype t; rng draws
   // the seeded regime's values.
   std::array<float, 2> (*amaxes)(io::FloatType t, cases::SplitMix64& rng);
-  std::optional<std::uint32_t> amax_bits;  // the global amax given as quantize's `amax`, or computed
+  std::optional<std::uint32_t> amax_bits;         // the global amax given as quantize's `amax`, or computed
   void (*edit)(FloatMatrix& x, io::FloatType t);  // after the layout (specials, row spread); may be null
 };
 

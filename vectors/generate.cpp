@@ -161,7 +161,7 @@ void cuts(Case& c) {
   c.params.set("cuts", std::vector<std::int64_t>{Cuts...});
 }
 const Mode kMasterWeightModes[] = {
-    {"one-odd-cut", true, FloatType::F32, cuts<17>},                    // inside the first tile row
+    {"one-odd-cut", true, FloatType::F32, cuts<17>},                          // inside the first tile row
     {"odd-cuts-across-weights", false, FloatType::F32, cuts<255, 513, 769>},  // the second cut is in w1's first byte
 };
 
@@ -169,8 +169,7 @@ const Mode kMasterWeightModes[] = {
 void gemm_inputs(const Point& p, Case& c) {
   p.mode.params(c);
   const bool row_scaled = c.params.flag("row_scaled");
-  const ScaleLayout layout =
-      c.params.text("scale_layout") == "swizzled" ? ScaleLayout::kSwizzled : ScaleLayout::kCompact;
+  const ScaleLayout layout = c.params.text("scale_layout") == "swizzled" ? ScaleLayout::kSwizzled : ScaleLayout::kCompact;
   const TensorMap a = quantized(p, "te", FloatType::BF16, row_scaled, layout);
   const Regime& seeded = *std::find_if(regimes().begin(), regimes().end(), [](const Regime& r) { return r.name == "seeded"; });
   const Point q{seeded, patterns(Level::k1)[0], p.mode, p.shape, p.profile, p.rng};
@@ -260,8 +259,8 @@ VectorSet generate_set(const OpVectors& op, std::string_view profile, const Sele
   std::size_t n = 0;
   const auto add = [&](const Regime& r, const Pattern& pt, const Mode& m, Shape shape) {
     cases::SplitMix64 rng(s.seed ^ fnv1a(op.op) ^ (0x9E3779B97F4A7C15ull * (n + 1)));
-    Vector v{fmt::format("v{:04d}", n++), std::string(r.name), std::string(pt.name), std::string(m.name),
-             cases::make_case(op.op), {}};
+    Vector v{fmt::format("v{:04d}", n++), std::string(r.name),     std::string(pt.name),
+             std::string(m.name),         cases::make_case(op.op), {}};
     op.inputs(Point{r, pt, m, shape, profile, rng}, v.c);
     cases::validate_case(v.c);
     v.expected = cases::ReferenceBackend().run(v.c);
@@ -289,6 +288,14 @@ std::string VectorSet::file_name() const { return profile.empty() ? op + ".safet
 std::vector<std::string_view> vector_operations() {
   std::vector<std::string_view> out;
   for (const OpVectors& o : kOps) out.push_back(o.op);
+  return out;
+}
+
+std::vector<std::string_view> operation_modes(std::string_view op) {
+  std::vector<std::string_view> out;
+  for (const OpVectors& o : kOps)
+    if (o.op == op)
+      for (const Mode& m : o.modes) out.push_back(m.name);
   return out;
 }
 

@@ -39,8 +39,9 @@ struct Selection {
   std::vector<std::string> ops, profiles;  // empty: all
 };
 
-// The operations packs cover, in pack order.
+// The operations packs cover, in pack order, and each one's modes (docs/vectors.md's tables).
 std::vector<std::string_view> vector_operations();
+std::vector<std::string_view> operation_modes(std::string_view op);
 
 // Every set of the selection, in pack order (operations, then profiles in the profile table's
 // order). Throws nvfp4::Error (E_UNSUPPORTED) for an operation no pack covers or an unknown profile.

@@ -59,8 +59,12 @@ VectorSet set_from_file(const fs::path& path, const io::File& f) {
     return t->second;
   };
   for (const json& e : d.at("vectors")) {
-    Vector v{e.at("id").get<std::string>(), e.at("regime").get<std::string>(), e.at("pattern").get<std::string>(),
-             e.at("mode").get<std::string>(), case_from_json(path, set.op, e.at("params")), {}};
+    Vector v{e.at("id").get<std::string>(),
+             e.at("regime").get<std::string>(),
+             e.at("pattern").get<std::string>(),
+             e.at("mode").get<std::string>(),
+             case_from_json(path, set.op, e.at("params")),
+             {}};
     for (const auto& [name, stored] : e.at("inputs").items()) v.c.inputs[name] = tensor(stored.get<std::string>());
     for (const auto& [name, stored] : e.at("outputs").items()) v.expected[name] = tensor(stored.get<std::string>());
     try {
@@ -133,12 +137,17 @@ json manifest(const Selection& s, const std::vector<VectorSet>& sets, const std:
                          {"mode", v.mode},
                          {"shape", first_shape(v)}});
   }
+  json regime_names = json::object(), pattern_names = json::object();
+  for (const Regime& r : regimes()) regime_names[std::string(r.name)] = r.exercises;
+  for (const Pattern& p : patterns(s.level)) pattern_names[std::string(p.name)] = p.exercises;
   return {{"format", "nvfp4-verify vector pack"},
           {"format_version", kPackFormatVersion},
           {"specification", {{"document", "NUMERICS.md"}, {"version", kSpecificationVersion}}},
           {"tool_version", NVFP4_VERSION},
           {"generator", {{"version", kGeneratorVersion}, {"level", int(s.level)}, {"seed", s.seed}}},
           {"profiles", std::move(profiles)},
+          {"regimes", std::move(regime_names)},
+          {"patterns", std::move(pattern_names)},
           {"files", std::move(files)},
           {"vectors", std::move(vectors)}};
 }
@@ -184,7 +193,7 @@ std::vector<std::string> hash_differences(const json& committed, const json& reg
       out.push_back(fmt::format("{}: regenerated, but has no committed hash", file));
     else if (a.at(file) != hash)
       out.push_back(fmt::format("{}: regenerated SHA-256 {} differs from the committed {}", file, hash.get<std::string>(),
-                                a.at(file).dump()));
+                                a.at(file).is_string() ? a.at(file).get<std::string>() : a.at(file).dump()));
   }
   for (const auto& [file, hash] : a.items())
     if (!b.contains(file)) out.push_back(fmt::format("{}: has a committed hash, but is not regenerated", file));

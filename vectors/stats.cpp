@@ -56,9 +56,8 @@ ProfilePairs profile_pairs(const std::vector<VectorSet>& sets) {
         for (std::size_t k = 0; k < s.vectors.size(); ++k) {
           const Vector& v = s.vectors[k];
           // Where profile j's file holds the same inputs (quantize), its expected outputs are the run.
-          const Vector* w = other != by_key.end() && other->second->vectors.size() == s.vectors.size()
-                                ? &other->second->vectors[k]
-                                : nullptr;
+          const Vector* w =
+              other != by_key.end() && other->second->vectors.size() == s.vectors.size() ? &other->second->vectors[k] : nullptr;
           std::optional<cases::TensorMap> theirs;
           if (w && same_inputs(w->c.inputs, v.c.inputs))
             theirs = w->expected;
