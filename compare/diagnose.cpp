@@ -169,7 +169,7 @@ class Diagnosis {
       const std::size_t before = found_.size();
       try_candidate(v, {base_name + " with " + name, "the profile's " + name}, Class::kKnob);
       // A knob value that is also a catalogue pattern is named by the pattern alone.
-      if (found_.size() > before && duplicates_a_pattern(*found_.back().outputs)) found_.pop_back();
+      if (found_.size() > before && named_by_a_pattern(name)) found_.pop_back();
     }
     const auto base_values = knob_values(base);
     for (const NamedProfile& p : all_profiles()) {
@@ -199,9 +199,11 @@ class Diagnosis {
     return false;
   }
 
-  bool duplicates_a_pattern(const TensorMap& out) const {
+  // Whether a pattern found reproducing the case is this knob value (e4m3-overflow-nan is E4M3=TORCH).
+  bool named_by_a_pattern(const std::string& knob) const {
     return std::any_of(found_.begin(), found_.end() - 1, [&](const Candidate& k) {
-      return k.cls == Class::kPattern && k.outputs && same_outputs(*k.outputs, out);
+      const FaultPattern* p = k.cls == Class::kPattern ? find_fault_pattern(k.cause.name) : nullptr;
+      return p && p->knob == knob;
     });
   }
 
@@ -367,12 +369,14 @@ void diagnose(const Case& c, const TensorMap& expected, const TensorMap& actual,
     const std::vector<Candidate> found = Diagnosis(c, expected, actual, x).run();
     for (const Candidate& k : found) {
       const Candidate& top = found.front();
-      const bool alike = k.cause.exact && top.cause.exact && k.cls == top.cls && k.outputs && top.outputs &&
-                         same_outputs(*k.outputs, *top.outputs);
+      // Alike whatever their class: a pattern and a knob with the same outputs are one verdict
+      // this case cannot split (the ranking still puts the pattern first).
+      const bool alike = k.cause.exact && top.cause.exact && k.outputs && top.outputs && same_outputs(*k.outputs, *top.outputs);
       if (&k != &top && !alike) break;
       ++x.tied;
     }
     for (const Candidate& k : found) x.causes.push_back(k.cause);
+    x.searched = true;
     x.ties = ties(x);
     x.verdict = verdict_of(x);
   } else if (std::optional<Band> b = first_band(c, expected, actual, x)) {
@@ -380,6 +384,7 @@ void diagnose(const Case& c, const TensorMap& expected, const TensorMap& actual,
     const Explanation band = explain(b->c, b->expected, b->actual);
     x.causes = band.causes;
     x.tied = band.tied;
+    x.searched = band.searched;
     x.ties = band.ties;
     x.verdict = fmt::format("in {}, run alone with the tensor's amax: {}", b->where, band.verdict);
   } else if (x.detail.empty()) {
@@ -387,18 +392,42 @@ void diagnose(const Case& c, const TensorMap& expected, const TensorMap& actual,
   }
 }
 
-void break_tie(Explanation& shrunk, const Explanation& found) {
-  if (shrunk.tied < 2) return;
+void confirm_with_found(Explanation& shrunk, const Explanation& found) {
+  if (shrunk.causes.empty() || !found.searched) return;
   const auto reproduces_found = [&](const Explanation::Cause& c) {
     return std::any_of(found.causes.begin(), found.causes.end(), [&](const auto& k) { return k.name == c.name && k.exact; });
   };
-  const auto tied_end = shrunk.causes.begin() + std::ptrdiff_t(shrunk.tied);
+  const std::size_t tied = std::max<std::size_t>(shrunk.tied, 1);
+  const auto tied_end = shrunk.causes.begin() + std::ptrdiff_t(tied);
   const auto kept = std::stable_partition(shrunk.causes.begin(), tied_end, reproduces_found);
   const std::size_t n = std::size_t(kept - shrunk.causes.begin());
-  if (n == 0 || n == shrunk.tied) return;
-  shrunk.tied = n;
-  shrunk.verdict =
-      verdict_of(shrunk, "the case as found, before shrinking, tells it apart from the others tied on the shrunk case");
+  if (n == tied) return;  // every leading cause reproduces the case as found too
+  if (n > 0) {
+    shrunk.tied = n;
+    shrunk.verdict =
+        verdict_of(shrunk, "the case as found, before shrinking, tells it apart from the others tied on the shrunk case");
+    return;
+  }
+  // No leading cause of the shrunk case reproduces the case as found: the few elements left
+  // agreed with it by coincidence. The case as found names the cause, or none does.
+  const std::string ruled_out = shrunk.causes.front().name;
+  shrunk.causes.clear();
+  for (const Explanation::Cause& c : found.causes)
+    if (c.exact) shrunk.causes.push_back(c);
+  shrunk.tied = shrunk.causes.empty() ? 0 : std::min(std::max<std::size_t>(found.tied, 1), shrunk.causes.size());
+  const std::string note = fmt::format(
+      "named on the case as found, before shrinking: the shrunk case is also "
+      "reproduced by {}, which the case as found rules out",
+      ruled_out);
+  if (shrunk.causes.empty()) {
+    shrunk.verdict = fmt::format(
+        "no catalogue pattern, profile or single-knob variant reproduces the case as found, before "
+        "shrinking ({} reproduces the shrunk case only: too few elements are left to tell)",
+        ruled_out);
+    if (!shrunk.detail.empty()) shrunk.verdict += ". " + shrunk.detail;
+  } else {
+    shrunk.verdict = verdict_of(shrunk, note);
+  }
 }
 
 }  // namespace nvfp4::compare

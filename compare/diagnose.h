@@ -15,9 +15,12 @@ namespace nvfp4::compare {
 // cases that large are not searched.
 void diagnose(const cases::Case& c, const cases::TensorMap& expected, const cases::TensorMap& actual, Explanation& x);
 
-// A shrunk case can lose what tells tied causes apart: keeps first those of shrunk's tied causes
-// that also reproduce every output byte of the case as found (`found`, its explanation), when
-// that narrows them, and says so in the verdict.
-void break_tie(Explanation& shrunk, const Explanation& found);
+// A shrunk case can lose what tells causes apart: its leading causes are checked on the case as
+// found (`found`, its explanation). Of tied ones, those that reproduce every output byte of the
+// case as found too are kept first, and the verdict says so. When none of them does, the shrunk
+// case's few elements agreed by coincidence: the exact causes of the case as found replace them,
+// or, with none, the verdict says that nothing reproduces the case as found. Nothing changes when
+// the case as found was too large to search.
+void confirm_with_found(Explanation& shrunk, const Explanation& found);
 
 }  // namespace nvfp4::compare

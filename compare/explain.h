@@ -107,6 +107,7 @@ struct Explanation {
   // (1 when the first stands alone, 0 without causes).
   std::size_t tied = 0;
   std::vector<std::string> ties;  // ties that decide a differing byte, in words
+  bool searched = false;          // the catalogue was searched (not a case too large to search)
   std::string detail;             // the operation's explainer's own sentence (cast_master_weights, rht)
   // The first sentence a reader needs: the cause named, or that nothing reproduces the outputs.
   std::string verdict;

@@ -29,6 +29,7 @@ struct FaultPattern {
   std::string_view summary;  // one line: what the kernel does wrong
   std::string_view source;   // the public report it comes from, or the kind of code that does it
   std::string_view ops;      // the operations it applies to, comma-separated (for the docs)
+  std::string_view knob;     // the single-knob variant it is ("E4M3=TORCH"), named by the pattern alone; or ""
   // Whether the pattern can change this case's outputs (a swizzle pattern needs swizzled scales).
   bool (*applies)(const cases::Case& c);
   // Turns v into the pattern's variant. Null for a detector.

@@ -252,9 +252,9 @@ RoundResult run_round(const CampaignOptions& o, const CaseSpace& space, std::uin
   f.comparison = last_failing ? *runs.last_failure() : std::move(*batch_failure);
   f.shrunk.found = std::string(compare::verdict_name(f.comparison.verdict));
   f.explanation = compare::explain_comparison(f.shrunk.c, f.comparison);
-  // Shrinking can lose what tells tied causes apart; the case as found may still have it.
-  if (last_failing && f.explanation.tied > 1 && batch_failure)
-    compare::break_tie(f.explanation, compare::explain_comparison(cases[*first_failure], *batch_failure));
+  // Shrinking can lose what tells causes apart; the case as found may still have it.
+  if (last_failing && !f.explanation.causes.empty() && batch_failure)
+    compare::confirm_with_found(f.explanation, compare::explain_comparison(cases[*first_failure], *batch_failure));
   f.cases_to_detection = *first_failure + 1;
   f.round = round;
   ++res.per_operation[f.shrunk.c.op].failures;

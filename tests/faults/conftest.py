@@ -16,6 +16,7 @@ if importlib.util.find_spec("nvfp4_verify") is None:
     sys.path.append(str(REPO / "python"))
 
 _TABLE = []  # one row per fault campaign that ran, printed by pytest_terminal_summary
+_OUTSIDE = []  # one row per campaign of a fault outside the catalogue
 
 
 @pytest.fixture(scope="session")
@@ -29,12 +30,24 @@ def detection_table():
     return _TABLE
 
 
-def pytest_terminal_summary(terminalreporter):
-    if not _TABLE:
-        return
-    terminalreporter.section("fault suite: detection")
-    header = ("pattern", "ops", "seed", "cases", "cases to detection", "shrunk first input", "first cause")
-    rows = [header] + [tuple(str(v) for v in row) for row in _TABLE]
+@pytest.fixture(scope="session")
+def outside_table():
+    return _OUTSIDE
+
+
+def _write_table(terminalreporter, title, header, table):
+    terminalreporter.section(title)
+    rows = [header] + [tuple(str(v) for v in row) for row in table]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for row in rows:
         terminalreporter.write_line("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _TABLE:
+        _write_table(terminalreporter, "fault suite: detection",
+                     ("pattern", "ops", "seed", "cases", "cases to detection", "shrunk first input", "first cause"), _TABLE)
+    if _OUTSIDE:
+        named = sum(1 for row in _OUTSIDE if row[-1] == "named")
+        _write_table(terminalreporter, f"faults outside the catalogue: {named} of {len(_OUTSIDE)} named",
+                     ("fault", "cases to detection", "first causes", "verdict"), _OUTSIDE)

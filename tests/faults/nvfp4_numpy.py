@@ -28,6 +28,7 @@ R2688 = bits_f32(0x39C30C31)     # RN(1/2688)
 FLT_MAX = bits_f32(0x7F7FFFFF)
 C2688 = F32(2688)
 ONE, ZERO = F32(1), F32(0)
+FLT_MIN = bits_f32(0x00800000)
 
 # E2M1 code -> value (NUMERICS §2.1.1).
 F4 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], F32)
@@ -65,6 +66,8 @@ def e4m3_cast(v, fault=None):
         # A hand-written cast: half a quantum always rounds up, 2^-10 (half of 2^-9) included;
         # n + 0.5 is exact for n < 16.
         n = np.floor(n + F32(0.5))
+    elif fault == "e4m3-truncated":
+        n = np.floor(n)  # a cast that drops the bits below the quantum: toward zero
     else:
         n = np.rint(n)  # ties to even (n even <=> the code's lowest bit is clear)
     with np.errstate(invalid="ignore"):  # inf/NaN lanes are replaced below
@@ -110,7 +113,14 @@ def _code_of_magnitude(v):
 def e2m1_encode(y, fault=None):
     """E2M1 codes (uint8, one per element) of binary32 y, round to nearest (§2.1.2 `HW`)."""
     nan, a = np.isnan(y), np.abs(y)
-    if fault in ("e2m1-ties-away", "e2m1-toward-zero"):
+    if fault == "e2m1-half-up":
+        # floor(y / step + 0.5) on the signed value: positive ties go up, negative ties toward zero.
+        step = _grid_step(a)
+        units = np.floor((np.where(np.signbit(y), -a, a) / step).astype(np.float64) + 0.5)
+        with np.errstate(invalid="ignore"):
+            mag = np.minimum(np.abs(units) * step, 6.0)
+        m = _code_of_magnitude(np.where(nan, 0.0, mag))
+    elif fault in ("e2m1-ties-away", "e2m1-toward-zero"):
         # A software encoder that scales |y| to units of the grid step and rounds that number.
         step = _grid_step(a)
         units = (a / step).astype(np.float64)  # exact; float64 keeps "+ 0.5" exact too
@@ -177,11 +187,16 @@ def sr_e2m1(y, r8):
 def global_scale(g, fault=None):
     """(S_enc, S_dec) of global amaxes g (float32 array), GS = TE (§3.5)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        S = np.fmin(C2688 / g, FLT_MAX)  # fminf: inf and NaN -> FLT_MAX
+        if fault == "gs-fast-recip":
+            S = np.fmin(C2688 * (ONE / g), FLT_MAX)  # 2688 * (1/g): the reciprocal rounded first
+        else:
+            S = np.fmin(C2688 / g, FLT_MAX)  # fminf: inf and NaN -> FLT_MAX
         if fault == "gs-no-zero-guard":
             S = np.where(S == 0, ONE, S)  # only the g = inf guard: g = 0 keeps FLT_MAX
         else:
             S = np.where((g == 0) | (S == 0), ONE, S)
+        if fault == "gs-bf16":
+            S = bf16_round(S.astype(F32)).astype(F32)  # the encode scale kept in a BF16 register
         Sd = ONE / S
     if fault == "gs-reciprocal":
         S, Sd = Sd, S  # a decode scale passed where the encode scale belongs, and back
@@ -193,8 +208,15 @@ def abs_max(v, axis):
     return np.fmax.reduce(np.abs(v), axis=axis, initial=ZERO).astype(F32)
 
 
+def nan_max_abs(v, axis):
+    """max |v| with NaN propagating (torch.amax), +0 when empty."""
+    return np.maximum.reduce(np.abs(v), axis=axis, initial=ZERO).astype(F32)
+
+
 def global_amax(v, axis, fault=None):
     """The amax that sets a global scale: max |v| (or, faulty, the largest signed element)."""
+    if fault == "amax-nan-propagates":
+        return nan_max_abs(v, axis)
     if fault == "amax-signed-max":
         # max(0, max x), NaN ignored; "+ 0" makes a -0 maximum +0, as max(0, .) would.
         return (np.fmax.reduce(v, axis=axis, initial=ZERO) + ZERO).astype(F32)
@@ -214,6 +236,8 @@ def block_amax(xd, block, fault):
         # odd block is alone in its span (the row is padded with zeros to a multiple of 32).
         spans = abs_max(np.pad(xd, ((0, 0), (0, K % 32))).reshape(M, -1, 32), axis=2)
         return np.repeat(spans, 2, axis=1)[:, : K // 16]
+    if fault == "amax-nan-propagates":
+        return nan_max_abs(xd.reshape(M, K // 16, 16), axis=2)
     return abs_max(xd.reshape(M, K // 16, 16), axis=2)
 
 
@@ -223,14 +247,21 @@ def encode_rows(xd, A, g_rows, sr, direction, fault):
     S, Sd = global_scale(g_rows, fault)
     S, Sd = S[:, None], Sd[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        t = np.fmin(A * (S * R6), FLT_MAX)  # BS = A_MUL_SR6: one rounding on A; CAP = fminf
+        if fault == "bs-div6-first":
+            t = np.fmin((A / F32(6)) * S, FLT_MAX)  # A/6 rounded first, then times S
+        else:
+            t = np.fmin(A * (S * R6), FLT_MAX)  # BS = A_MUL_SR6: one rounding on A; CAP = fminf
+        if fault == "zero-scale-one":
+            t = np.where(t == 0, ONE, t)  # a zero block's scale replaced by 1 before the cast
         sb = e4m3_cast(t, fault)
         sf = F8[sb]
         if fault == "enc-s-div-sf":
             enc = S / sf  # TE <= 2.13 non-transpose kernel: S_enc / sf, no cap
         else:
             d = t if fault == "enc-unrounded-scale" else sf  # the fault keeps the pre-cast scale
-            enc = np.fmin(ONE / (d * Sd), FLT_MAX)
+            enc = ONE / (d * Sd)
+            if fault != "enc-no-cap":  # the fault lets a zero scale's 1/0 through as inf
+                enc = np.fmin(enc, FLT_MAX)
         y = xd.reshape(M, K // 16, 16) * enc[:, :, None]
     y = y.reshape(M, K)
     if sr is None:
@@ -325,12 +356,18 @@ def quantize(x, p, fault=None):
     if p["row_scaled"] and override is not None:
         fail(op, "E_UNSUPPORTED", "an amax override is not defined for row-scaled quantization")
     x2 = widen(x).reshape(M, K)
+    if fault == "ftz-inputs":  # a fast-math kernel: subnormal inputs read as zero (sign kept)
+        x2 = np.where(np.abs(x2) < FLT_MIN, np.copysign(ZERO, x2), x2).astype(F32)
     g = bits_f32(int(override["bits"], 16)) if override is not None else global_amax(x2, None, fault)
     out = {}
     if p["direction"] != "columnwise":
         out["data"], out["scale"], out["amax"] = quantize_copy(x2, g, p, 0, fault)
     if p["direction"] != "rowwise":  # the rowwise algorithm on x^T (§3.10, §3.11)
-        out["data_t"], out["scale_t"], out["amax_t"] = quantize_copy(np.ascontiguousarray(x2.T), g, p, 1, fault)
+        xc = x2
+        if fault == "columnwise-from-rowwise":  # the columnwise copy requantized from the rowwise one
+            data, scale, amax = quantize_copy(x2, g, {**p, "scale_layout": "compact"}, 0, None)
+            xc = dequantize(data, scale, amax, {"profile": "te", "output_dtype": "F32"})["x"]
+        out["data_t"], out["scale_t"], out["amax_t"] = quantize_copy(np.ascontiguousarray(xc.T), g, p, 1, fault)
     return out
 
 

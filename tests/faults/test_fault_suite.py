@@ -102,6 +102,29 @@ def test_fault_is_caught_shrunk_and_named(cli, worker_env, first_inputs, detecti
     assert fault in causes[:tied], f"{fault}: the verdict names {causes[:tied]} first: {first['explanation']}"
 
 
+OUTSIDE_PARAMS = [pytest.param(path, name, spec, id=f"{path.stem.removesuffix('_worker')}:{name}")
+                  for path, module in WORKERS.items() for name, spec in getattr(module, "OUTSIDE", {}).items()]
+
+
+@pytest.mark.parametrize("path, fault, spec", OUTSIDE_PARAMS)
+def test_outside_fault_is_caught_and_never_misnamed(cli, worker_env, outside_table, tmp_path, path, fault, spec):
+    """A real fault the catalogue was not written for: caught, and its verdict either names it (a
+    cause in spec["named"] among the first tied causes) or says that nothing reproduces it; it
+    never names a wrong cause. The table printed at the end says which."""
+    c = {**DEFAULT_CAMPAIGN, **spec.get("campaign", {})}
+    run = fuzz(cli, worker_env, worker_command(path, fault), spec["ops"], tmp_path, **c)
+    print(run.stdout[-3000:], run.stderr[-2000:], sep="\n")
+    assert run.returncode == 1, f"{fault}: a campaign that finds a failure exits 1, not {run.returncode}"
+    failures = json.loads((tmp_path / "campaign.json").read_text())["failures"]
+    assert failures, f"{fault}: not caught in {c['cases']} cases (seed {c['seed']})"
+    first = failures[0]
+    causes, tied = first.get("causes") or [], max(first.get("tied", 1), 1)
+    named = [n for n in causes[:tied] if n in spec["named"]]
+    outcome = "named" if named else "none reproduces" if not causes else "MISNAMED"
+    outside_table.append((fault, first["cases_to_detection"], " | ".join(causes[:tied]) or "(none)", outcome))
+    assert outcome != "MISNAMED", f"{fault}: the verdict names {causes[:tied]}: {first['explanation']}"
+
+
 @pytest.mark.parametrize("path", list(WORKERS), ids=[p.stem for p in WORKERS])
 def test_correct_kernel_passes(cli, worker_env, tmp_path, path):
     command = worker_command(path)
