@@ -202,6 +202,16 @@ TEST_F(VectorPackTest, TheGateFailsOnAChangedLevel1Hash) {
   EXPECT_NE(r.out.find("; 1 MISMATCHED\n"), std::string::npos) << r.out;
 }
 
+// A plugin that declares none of the pack's operations (the example plugin: amax_global) checks
+// nothing, and says so with exit 1 rather than passing.
+TEST_F(VectorPackTest, CheckingNothingIsNotAPass) {
+  const std::string pack = (dir_ / "pack").string();
+  ASSERT_EQ(test_support::run_cli("vectors --ops rht --output " + pack, dir_).exit_code, 0);
+  const test_support::CliRun r = test_support::run_cli("vectors --check " + pack + " --plugin " + NVFP4_EXAMPLE_PLUGIN, dir_);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("declares none of the pack's vectors: nothing to check"), std::string::npos) << r.out;
+}
+
 TEST_F(VectorPackTest, BadRequestsAreOneLineAndExitTwo) {
   using test_support::run_cli;
   for (const std::string args : {std::string("vectors --output ") + (dir_ / "p").string() + " --stats",
