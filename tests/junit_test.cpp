@@ -154,7 +154,8 @@ TEST(JunitFile, TheGatesNamesEveryCorpusFileAndEveryOperationItFuzzed) {
   const auto vectors = suites[2]->all("testcase");
   ASSERT_FALSE(vectors.empty());
   EXPECT_EQ(vectors[0]->attr("name"), "vectors/level-1/quantize-te.safetensors#v0000");
-  EXPECT_NE(g.out.find("vectors: the 27 regenerated files of level 1 have the hashes of"), std::string::npos) << g.out;
+  EXPECT_TRUE(std::regex_search(g.out, std::regex("\nvectors: the [0-9]+ regenerated files of level 1 have the hashes of ")))
+      << g.out;
   fs::remove_all(dir);
 }
 

@@ -197,7 +197,7 @@ TEST_F(VectorPackTest, TheGateFailsOnAChangedLevel1Hash) {
   EXPECT_NE(r.out.find("FAIL " + hashes.string() + ": level-1 vectors: rht.safetensors: regenerated SHA-256 "), std::string::npos)
       << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\nvectors: [1-9][0-9]* cases replayed, 0 failed\n"))) << r.out;
-  EXPECT_NE(r.out.find(" vectors (27 file hashes compared) and "), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(" vectors \\([0-9]+ file hashes compared\\) and "))) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\ngate: [0-9]+ passed, 1 failed\n"))) << r.out;
   EXPECT_NE(r.out.find("; 1 MISMATCHED\n"), std::string::npos) << r.out;
 }

@@ -12,6 +12,7 @@
 #include "io/tensor_convert.h"
 #include "reference/error.h"
 #include "reference/profiles.h"
+#include "reference/shard.h"
 
 namespace nvfp4::vectors {
 namespace {
@@ -165,6 +166,54 @@ const Mode kMasterWeightModes[] = {
     {"odd-cuts-across-weights", false, FloatType::F32, cuts<255, 513, 769>},  // the second cut is in w1's first byte
 };
 
+// A shard [start, start + length) of the point's BF16 weight [M, K], cast into its owned nibbles
+// of prior bytes drawn from the seed (every other nibble must survive): the tile scales and S
+// from the reference's tile amaxes and fused scale of the whole weight (§3.15, §3.16).
+struct ShardMode {
+  std::string_view mode;
+  std::int64_t start, length;
+  bool whole;  // the destination: the whole tensor [M, K/2], or the shard-local bytes
+};
+constexpr ShardMode kShards[] = {
+    {"odd-start-local", 17, 301, false}, {"odd-start-whole", 255, 257, true}, {"one-element-local", 33, 1, false}};
+
+void partial_cast_inputs(const Point& p, Case& c) {
+  const ShardMode& m =
+      *std::find_if(std::begin(kShards), std::end(kShards), [&](const ShardMode& s) { return s.mode == p.mode.name; });
+  set_profile(c, p.profile);
+  c.params.set("M", p.shape.M);
+  c.params.set("K", p.shape.K);
+  c.params.set("shard_start", m.start);
+  const io::Tensor w = x_tensor(p, p.shape, FloatType::BF16);
+  Case tiles = cases::make_case("amax_tiles_16x16");
+  set_profile(tiles, p.profile);
+  tiles.inputs["x"] = w;
+  Case fused = cases::make_case("fused_scale_2d");
+  set_profile(fused, p.profile);
+  fused.inputs["tile_amax"] = cases::ReferenceBackend().run(tiles).at("amax");
+  if (p.regime.amax_bits) {
+    fused.inputs["amax"] = io::from_float_vector(FloatVector({float_of(*p.regime.amax_bits)}));
+  } else {
+    Case global = cases::make_case("amax_global");
+    set_profile(global, p.profile);
+    global.inputs["x"] = w;
+    fused.inputs["amax"] = cases::ReferenceBackend().run(global).at("amax");
+  }
+  const TensorMap scales = cases::ReferenceBackend().run(fused);
+  c.inputs["tile_scale"] = scales.at("tile_scale");
+  c.inputs["global_scale"] = scales.at("global_scale");
+  const FloatMatrix values = io::to_float_matrix(w, "vectors", "x");
+  FloatVector xs = xt::empty<float>({std::size_t(m.length)});
+  for (std::int64_t i = 0; i < m.length; ++i) xs(std::size_t(i)) = values.data()[m.start + i];
+  c.inputs["xs"] = io::from_bf16_values(xs);
+  const Shard shard{m.start, m.length};
+  const std::int64_t bytes = m.whole ? p.shape.M * p.shape.K / 2 : shard.local_bytes();
+  std::vector<std::uint8_t> prior(static_cast<std::size_t>(bytes));
+  for (std::uint8_t& b : prior) b = std::uint8_t(p.rng.next());
+  io::Tensor data = io::from_byte_vector(prior);
+  if (m.whole) data.shape = {p.shape.M, p.shape.K / 2};
+  c.inputs["data"] = std::move(data);
+}
 // A: the point's x quantized under te; B: a seeded grid operand of the same shape.
 void gemm_inputs(const Point& p, Case& c) {
   p.mode.params(c);
@@ -233,9 +282,17 @@ struct OpVectors {
   std::string_view only_profile = {};  // the one profile the operation defines, or "" for all
 };
 
+// partial_cast_2d's modes are its shards (kShards): their parameters are set from the shard.
+const Mode kPartialCastModes[] = {
+    {"odd-start-local", true, FloatType::BF16, [](Case&) {}},
+    {"odd-start-whole", false, FloatType::BF16, [](Case&) {}},
+    {"one-element-local", false, FloatType::BF16, [](Case&) {}},
+};
+
 const OpVectors kOps[] = {
     {"quantize", kQuantizeModes, quantize_inputs},
     {"dequantize", kDequantizeModes, dequantize_inputs},
+    {"partial_cast_2d", kPartialCastModes, partial_cast_inputs, "te"},
     {"cast_master_weights", kMasterWeightModes, master_weights_inputs, "te"},  // TE's kernels only (§3.15-§3.17)
     {"gemm", kGemmModes, gemm_inputs},
     {"rht", kRhtModes, rht_inputs},
