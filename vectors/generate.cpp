@@ -1,7 +1,6 @@
 #include "vectors/generate.h"
 
 #include <algorithm>
-#include <functional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,7 +26,7 @@ using io::FloatType;
 struct Mode {
   std::string_view name;
   bool full;
-  FloatType dtype;
+  FloatType dtype;  // of the float tensor the vector starts from (x, the weights, or what is quantized)
   void (*params)(Case& c);
 };
 
@@ -133,7 +132,7 @@ void dequantize_inputs(const Point& p, Case& c) {
   set_profile(c, p.profile);
   p.mode.params(c);
   const bool row_scaled = p.mode.name == "row-scaled";
-  TensorMap q = quantized(p, p.profile, FloatType::BF16, row_scaled, ScaleLayout::kCompact);
+  TensorMap q = quantized(p, p.profile, p.mode.dtype, row_scaled, ScaleLayout::kCompact);
   c.inputs = {{"data", q.at("data")}, {"scale", q.at("scale")}, {"amax", q.at("amax")}};
 }
 
@@ -154,8 +153,8 @@ const Mode kDequantizeModes[] = {
 void master_weights_inputs(const Point& p, Case& c) {
   set_profile(c, p.profile);
   p.mode.params(c);
-  c.inputs["w0"] = x_tensor(p, p.shape, FloatType::F32);
-  c.inputs["w1"] = x_tensor(p, {p.shape.K, p.shape.M}, FloatType::F32);
+  c.inputs["w0"] = x_tensor(p, p.shape, p.mode.dtype);
+  c.inputs["w1"] = x_tensor(p, {p.shape.K, p.shape.M}, p.mode.dtype);
 }
 template <std::int64_t... Cuts>
 void cuts(Case& c) {
@@ -184,7 +183,7 @@ void partial_cast_inputs(const Point& p, Case& c) {
   c.params.set("M", p.shape.M);
   c.params.set("K", p.shape.K);
   c.params.set("shard_start", m.start);
-  const io::Tensor w = x_tensor(p, p.shape, FloatType::BF16);
+  const io::Tensor w = x_tensor(p, p.shape, p.mode.dtype);
   Case tiles = cases::make_case("amax_tiles_16x16");
   set_profile(tiles, p.profile);
   tiles.inputs["x"] = w;
@@ -219,10 +218,10 @@ void gemm_inputs(const Point& p, Case& c) {
   p.mode.params(c);
   const bool row_scaled = c.params.flag("row_scaled");
   const ScaleLayout layout = c.params.text("scale_layout") == "swizzled" ? ScaleLayout::kSwizzled : ScaleLayout::kCompact;
-  const TensorMap a = quantized(p, "te", FloatType::BF16, row_scaled, layout);
+  const TensorMap a = quantized(p, "te", p.mode.dtype, row_scaled, layout);
   const Regime& seeded = *std::find_if(regimes().begin(), regimes().end(), [](const Regime& r) { return r.name == "seeded"; });
   const Point q{seeded, patterns(Level::k1)[0], p.mode, p.shape, p.profile, p.rng};
-  const TensorMap b = quantized(q, "te", FloatType::BF16, row_scaled, layout);
+  const TensorMap b = quantized(q, "te", p.mode.dtype, row_scaled, layout);
   for (const char* n : {"data", "scale", "amax"}) {
     c.inputs[std::string("a_") + n] = a.at(n);
     c.inputs[std::string("b_") + n] = b.at(n);
@@ -256,7 +255,7 @@ const Mode kGemmModes[] = {
 
 void rht_inputs(const Point& p, Case& c) {
   p.mode.params(c);
-  c.inputs["x"] = x_tensor(p, p.shape, FloatType::BF16);
+  c.inputs["x"] = x_tensor(p, p.shape, p.mode.dtype);
 }
 template <std::uint64_t Mask>
 void mask(Case& c) {
@@ -271,7 +270,7 @@ const Mode kRhtModes[] = {
 // The compact scales of the point's x quantized under te (swizzle), or their swizzled form (unswizzle).
 template <ScaleLayout L>
 void layout_inputs(const Point& p, Case& c) {
-  c.inputs["scale"] = quantized(p, "te", FloatType::F32, false, L).at("scale");
+  c.inputs["scale"] = quantized(p, "te", p.mode.dtype, false, L).at("scale");
 }
 const Mode kLayoutModes[] = {{"te-scales", true, FloatType::F32, [](Case&) {}}};
 
