@@ -176,6 +176,14 @@ io::File case_to_file(const CaseRecord& r) {
   return f;
 }
 
+Params params_from_json(const OperationSpec& op, const json& params) {
+  try {
+    return parse_params(op, params, kCaseFormatVersion);
+  } catch (const Bad& e) {
+    throw io::FormatError(e.what());
+  }
+}
+
 CaseRecord case_from_file(const io::File& f, std::string_view origin) {
   const auto it = f.metadata.find(kMetadataKey);
   if (it == f.metadata.end())

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cases/case.h"
+#include "cases/operation.h"
 #include "cases/recipe.h"
 
 namespace nvfp4::cases {
@@ -30,6 +31,11 @@ struct CaseRecord {
 // The description JSON (operation, parameters, recipes, origin, note, format version).
 nlohmann::json describe_case(const CaseRecord& r);
 io::File case_to_file(const CaseRecord& r);
+// The parameters of operation `op` from their JSON object (the registry's encoding, as case files
+// store them), the others at their defaults. Throws io::FormatError naming an unknown parameter
+// or a value of the wrong type or set.
+Params params_from_json(const OperationSpec& op, const nlohmann::json& params);
+
 // Reads a case; an input whose tensor is absent is regenerated from its recipe. Throws
 // io::FormatError (with `origin` in the message) on a missing/invalid description.
 CaseRecord case_from_file(const io::File& f, std::string_view origin);

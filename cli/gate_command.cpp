@@ -2,7 +2,6 @@
 // time-boxed campaign over every operation; writes JUnit XML and the HTML summary; exits 0 only
 // if nothing mismatched. An unreadable corpus file is a failure, and the rest of the corpus runs.
 #include <chrono>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -93,14 +92,8 @@ ReplayOutcome replay_vectors(const GateArgs& a, cases::Backend& ba, cases::Backe
     fmt::print("vectors: no committed hashes{}: the regenerated level 1 is replayed, its hashes not compared\n",
                a.vectors.empty() ? "" : " at " + a.vectors);
   } else {
-    std::ifstream in(a.vectors, std::ios::binary);
-    nlohmann::json committed;
-    try {
-      committed = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw io::FormatError(fmt::format("{}: not valid JSON: {}", a.vectors, e.what()));
-    }
-    const std::vector<std::string> diffs = vectors::hash_differences(committed, vectors::hashes_json(s, sets));
+    const std::vector<std::string> diffs =
+        vectors::hash_differences(vectors::read_hashes(a.vectors), vectors::hashes_json(s, sets));
     for (const std::string& d : diffs) {
       const std::string problem = fmt::format(
           "level-1 vectors: {} (a change of the reference's outputs; if intended, "

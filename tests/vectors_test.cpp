@@ -108,10 +108,9 @@ TEST_F(VectorPackTest, APackReadsBackWithItsHashesAndADamagedFileIsRefused) {
 
 // corpora/vectors/level-1.json is what the gate compares the regenerated level 1 with.
 TEST(Vectors, TheCommittedLevel1HashesAreCurrent) {
-  std::ifstream in(std::string(NVFP4_SOURCE_DIR) + "/corpora/vectors/level-1.json");
-  ASSERT_TRUE(in) << "corpora/vectors/level-1.json is missing";
   const std::vector<std::string> d =
-      vectors::hash_differences(nlohmann::json::parse(in), vectors::hashes_json(Selection{}, level1()));
+      vectors::hash_differences(vectors::read_hashes(std::string(NVFP4_SOURCE_DIR) + "/corpora/vectors/level-1.json"),
+                                vectors::hashes_json(Selection{}, level1()));
   for (const std::string& line : d) ADD_FAILURE() << line;
 }
 
@@ -183,8 +182,7 @@ TEST_F(VectorPackTest, CheckAgainstAWorkerPassesSkipsAndFailsLikeReplay) {
 // The gate regenerates level 1: a committed hash that differs (the reference's outputs changed)
 // fails it, naming the file, and the vectors still replay.
 TEST_F(VectorPackTest, TheGateFailsOnAChangedLevel1Hash) {
-  std::ifstream in(std::string(NVFP4_SOURCE_DIR) + "/corpora/vectors/level-1.json");
-  nlohmann::json committed = nlohmann::json::parse(in);
+  nlohmann::json committed = vectors::read_hashes(std::string(NVFP4_SOURCE_DIR) + "/corpora/vectors/level-1.json");
   std::string& h = committed.at("files").at("rht.safetensors").get_ref<std::string&>();
   h[0] = h[0] == '0' ? '1' : '0';
   const fs::path hashes = dir_ / "level-1.json";

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "reference/arith.h"
+#include "reference/constants.h"
 #include "reference/half_float.h"
 
 namespace nvfp4::vectors {
@@ -11,6 +12,9 @@ namespace {
 
 using io::FloatType;
 using Values = std::array<float, 16>;
+using constants::bf16_max;
+using constants::flt_max;
+using constants::flt_min;
 
 // ---- values exact in an input dtype ----
 
@@ -44,10 +48,8 @@ float step_ulps(float v, FloatType t, int n) {
   return v;
 }
 
-float dtype_max(FloatType t) {
-  return t == FloatType::F32 ? float_of(0x7F7FFFFFu) : t == FloatType::BF16 ? float_of(0x7F7F0000u) : 65504.0f;
-}
-float dtype_min_normal(FloatType t) { return t == FloatType::F16 ? std::ldexp(1.0f, -14) : std::ldexp(1.0f, -126); }
+float dtype_max(FloatType t) { return t == FloatType::F32 ? flt_max() : t == FloatType::BF16 ? bf16_max() : 65504.0f; }
+float dtype_min_normal(FloatType t) { return t == FloatType::F16 ? std::ldexp(1.0f, -14) : flt_min(); }
 float dtype_min_subnormal(FloatType t) {
   return t == FloatType::F32 ? std::ldexp(1.0f, -149) : t == FloatType::BF16 ? std::ldexp(1.0f, -133) : std::ldexp(1.0f, -24);
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cases/case_io.h"
 #include "cases/registry.h"
 #include "io/atomic_directory.h"
 #include "io/sha256.h"
@@ -38,12 +39,23 @@ cases::Case case_from_json(const fs::path& file, const std::string& op_name, con
   const cases::OperationSpec* op = cases::find_operation(op_name);
   if (!op) bad(file, fmt::format("unknown operation '{}'", op_name));
   cases::Case c = cases::make_case(op_name);
-  for (const auto& [name, value] : params.items()) {
-    const cases::ParamSpec* spec = op->param(name);
-    if (!spec) bad(file, fmt::format("operation {} has no parameter '{}'", op_name, name));
-    c.params.set(name, cases::param_from_json(*op, *spec, value));
+  try {
+    c.params = cases::params_from_json(*op, params);
+  } catch (const io::FormatError& e) {
+    bad(file, e.what());
   }
   return c;
+}
+
+// A JSON file of a pack or of the committed hashes.
+json read_json(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) bad(file, "cannot read the file");
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    bad(file, fmt::format("not valid JSON: {}", e.what()));
+  }
 }
 
 VectorSet set_from_file(const fs::path& path, const io::File& f) {
@@ -179,6 +191,8 @@ json hashes_json(const Selection& s, const std::vector<VectorSet>& sets) {
           {"files", std::move(files)}};
 }
 
+json read_hashes(const fs::path& file) { return read_json(file); }
+
 std::vector<std::string> hash_differences(const json& committed, const json& regenerated) {
   std::vector<std::string> out;
   for (const char* key : {"specification_version", "generator_version", "level", "seed"})
@@ -214,11 +228,9 @@ std::vector<compare::ReplaySource> replay_sources(const fs::path& where, const s
 
 Pack read_pack(const fs::path& dir) {
   const fs::path manifest_path = dir / "manifest.json";
-  std::ifstream in(manifest_path, std::ios::binary);
-  if (!in) bad(manifest_path, "cannot read the pack's manifest");
   Pack p;
+  p.manifest = read_json(manifest_path);
   try {
-    p.manifest = json::parse(in);
     if (p.manifest.at("format_version").get<int>() != kPackFormatVersion)
       bad(manifest_path, fmt::format("pack format version {} is not supported (this build reads {})",
                                      p.manifest.at("format_version").dump(), kPackFormatVersion));

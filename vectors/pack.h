@@ -33,6 +33,8 @@ std::vector<std::string> set_hashes(const std::vector<VectorSet>& sets);
 // The SHA-256 of each file of the selection's pack, as JSON (corpora/vectors/level-1.json): what
 // the gate regenerates and compares instead of keeping the pack's files.
 nlohmann::json hashes_json(const Selection& s, const std::vector<VectorSet>& sets);
+// A hashes file as written (corpora/vectors/level-1.json). Throws io::FormatError.
+nlohmann::json read_hashes(const std::filesystem::path& file);
 // How two such JSON documents differ, one line each (a file missing from either, a different
 // hash or generator); empty when equal.
 std::vector<std::string> hash_differences(const nlohmann::json& committed, const nlohmann::json& regenerated);
