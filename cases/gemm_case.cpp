@@ -34,6 +34,7 @@ GemmOptions gemm_options(const Case& c) {
   o.output = out == "BF16" ? GemmOutput::BF16 : out == "F16" ? GemmOutput::F16 : GemmOutput::F32;
   o.row_scaled = c.params.flag("row_scaled");
   o.accumulate = c.params.flag("accumulate");
+  o.accumulation = *accumulation_of(c.params.text("accumulation"));  // the registry allows only the models' names
   return o;
 }
 

@@ -54,6 +54,7 @@ Case group_case(const Case& c) {
   Case g = make_case("gemm");
   g.params.set("output_dtype", c.params.text("output_dtype"));
   g.params.set("row_scaled", c.params.flag("row_scaled"));
+  g.params.set("accumulation", c.params.text("accumulation"));
   return g;
 }
 

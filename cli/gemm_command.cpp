@@ -1,5 +1,6 @@
-// `nvfp4-verify gemm`: the EXACT GEMM (docs/NUMERICS.md §3.20) of two files as `quantize` writes
-// them: D = alpha * A * B^T (+ beta * C) (+ bias), both operands K-major, B stored [N, K].
+// `nvfp4-verify gemm`: the NVFP4 GEMM (docs/NUMERICS.md §3.20) of two files as `quantize` writes
+// them: D = alpha * A * B^T (+ beta * C) (+ bias), both operands K-major, B stored [N, K], in EXACT
+// mode or an MMA mode (--accumulation, §3.20.6).
 #include <fmt/format.h>
 
 #include "cases/registry.h"
@@ -14,7 +15,7 @@ namespace nvfp4::cli {
 namespace {
 
 struct GemmArgs {
-  std::string a, b, output, alpha, beta, c, bias, out_dtype = "f32", backend = "reference";
+  std::string a, b, output, alpha, beta, c, bias, out_dtype = "f32", accumulation = "exact", backend = "reference";
 };
 
 const io::Tensor& require(const io::File& f, const std::string& path, const std::string& name) {
@@ -67,14 +68,16 @@ void run(const GemmArgs& a) {
     c.inputs["bias"] = only_tensor(a.bias, "bias");
   }
   c.params.set("output_dtype", registry_value("gemm", "output_dtype", a.out_dtype));
+  c.params.set("accumulation", a.accumulation);
   // Row-scaled operands (one amax per row) take the post-scale path of §3.20.4.
   c.params.set("row_scaled", c.inputs.at("a_amax").numel() > 1 || c.inputs.at("b_amax").numel() > 1);
   cases::validate_case(c);
 
   io::File out;
   out.tensors["d"] = make_backend(a.backend)->run(c).at("d");
-  out.metadata = {{"format", "nvfp4-verify gemm"},        {"mode", "exact"}, {"backend", a.backend}, {"a", a.a}, {"b", a.b},
-                  {"tool", "nvfp4-verify " NVFP4_VERSION}};
+  out.metadata = {
+      {"format", "nvfp4-verify gemm"},        {"mode", a.accumulation}, {"backend", a.backend}, {"a", a.a}, {"b", a.b},
+      {"tool", "nvfp4-verify " NVFP4_VERSION}};
   io::write_file_atomic(a.output, out);
 }
 
@@ -83,7 +86,9 @@ void run(const GemmArgs& a) {
 void register_gemm(CLI::App& app) {
   auto a = std::make_shared<GemmArgs>();
   CLI::App* cmd =
-      app.add_subcommand("gemm", "EXACT NVFP4 GEMM: d = alpha * A * B^T (+ beta * C) (+ bias), one rounding of the exact result");
+      app.add_subcommand("gemm",
+                         "NVFP4 GEMM: d = alpha * A * B^T (+ beta * C) (+ bias), one rounding of the exact result (EXACT) or "
+                         "as Blackwell's MMA instructions chain it (--accumulation mma-sm100|mma-sm120)");
   cmd->add_option("--a", a->a, "operand A [M, K]: a file as `quantize` writes it (data, scale, amax)")->required();
   cmd->add_option("--b", a->b, "operand B [N, K], K-major like A")->required();
   cmd->add_option("--output", a->output, "output .safetensors file (tensor d [M, N])")->required();
@@ -93,6 +98,10 @@ void register_gemm(CLI::App& app) {
   cmd->add_option("--bias", a->bias, "bias [N] F32 (.safetensors, its only tensor or one named bias)");
   cmd->add_option("--out-dtype", a->out_dtype, "output dtype")
       ->check(CLI::IsMember(registry_choices("gemm", "output_dtype", Spelling::kLowerCase)))
+      ->capture_default_str();
+  cmd->add_option("--accumulation", a->accumulation,
+                  "exact, or the modelled MMA instruction chained along K (NUMERICS.md §3.20.6)")
+      ->check(CLI::IsMember(registry_choices("gemm", "accumulation")))
       ->capture_default_str();
   add_output_backend_option(cmd, a->backend);
   cmd->callback([a] { run(*a); });

@@ -10,6 +10,7 @@
 #include "reference/grouped_layout.h"
 #include "reference/hadamard.h"
 #include "reference/layout.h"
+#include "reference/mma.h"
 #include "reference/partition.h"
 #include "reference/scale_layout.h"
 
@@ -389,6 +390,13 @@ void cancel_blocks(const GemmOperandBytes& a, GemmOperandBytes& b, std::size_t m
   if (K >= 48) b.data(0, 0) ^= 0x01;  // one block differs: its remainder survives
 }
 
+// EXACT half the time, else one of the modelled MMA instructions (§3.20.6).
+std::string accumulation() {
+  std::vector<std::string> mma;
+  for (const MmaModel& m : mma_models()) mma.emplace_back(m.name);
+  return *rc::gen::weightedOneOf<std::string>({{1, rc::gen::just(std::string("exact"))}, {1, rc::gen::elementOf(mma)}});
+}
+
 void gemm_case(CasePlan& p, std::string_view) {
   const Shape s = shape_of_recipe(take_x(p));
   cases::CaseRecord& plan = p.record;
@@ -415,6 +423,7 @@ void gemm_case(CasePlan& p, std::string_view) {
   plan.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
   const io::DType out = *rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16);
   plan.c.params.set("output_dtype", std::string(io::dtype_name(out)));
+  plan.c.params.set("accumulation", accumulation());
   int beta = 0;  // 0: no C; 1: beta * C random; 2: C = D itself with beta = -1
   float bv = 0.0f;
   cases::Params before_c;  // the parameters of the GEMM whose D becomes C (beta = 2)
@@ -517,6 +526,7 @@ void grouped_gemm_case(CasePlan& p, std::string_view) {
   plan.c.params.set("group_sizes", sizes);
   plan.c.params.set("scale_layout", std::string(swizzled ? "swizzled" : "compact"));
   plan.c.params.set("row_scaled", row_scaled);
+  plan.c.params.set("accumulation", accumulation());
   plan.c.params.set("output_dtype",
                     std::string(io::dtype_name(*rc::gen::element(io::DType::F32, io::DType::BF16, io::DType::F16))));
   const GroupAxis axis = k_grouped ? GroupAxis::kInner : GroupAxis::kOuter;

@@ -82,6 +82,32 @@ __int128 exact_sum_of_blocks(const IntegerOperand& a, std::int64_t m, const Inte
   return t;
 }
 
+// §3.20.6: the chain of one modelled instruction per chunk of K, in increasing K, from +0.0.
+// Scale bytes as stored (the model reads them as UE4M3); the last chunk may hold fewer groups.
+float mma_accumulator(const MmaModel& model, const IntegerOperand& a, const ByteMatrix& a_scale, std::int64_t m,
+                      const IntegerOperand& b, const ByteMatrix& b_scale, std::int64_t n) {
+  const std::int64_t per_chunk = model.chunk / 16;
+  std::vector<std::uint8_t> sa(static_cast<std::size_t>(per_chunk)), sb(static_cast<std::size_t>(per_chunk));
+  float acc = 0.0f;
+  for (std::int64_t j0 = 0; j0 < a.blocks; j0 += per_chunk) {
+    const int groups = int(std::min(per_chunk, a.blocks - j0));
+    for (int g = 0; g < groups; ++g) {
+      sa[std::size_t(g)] = a_scale(m, j0 + g);
+      sb[std::size_t(g)] = b_scale(n, j0 + g);
+    }
+    acc = mma_fused_dot_add(model, acc, &a.twice_code[std::size_t(m * a.K + 16 * j0)],
+                            &b.twice_code[std::size_t(n * b.K + 16 * j0)], sa.data(), sb.data(), groups);
+  }
+  return acc;
+}
+
+// The MMA modes' epilogue, CUTLASS's linear combination: RN(α·acc), then fma32(β, C, ·) when
+// C is read. IEEE special values throughout; NaN canonical.
+float mma_element(float acc, float alpha, std::optional<float> beta, float c) {
+  const float t = mul_rn(alpha, acc);
+  return beta && *beta != 0.0f ? fma_rn(*beta, c, t) : t;
+}
+
 // RN(α·S_exact + β·C) with the special values of §3.20.3. `bc` is β·C[m][n] when β ≠ 0.
 float exact_element(bool nan_operand, float alpha, __int128 t, std::optional<float> beta, float c) {
   if (nan_operand || is_nan(alpha)) return canonical_nan();
@@ -191,12 +217,15 @@ FloatMatrix gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& 
   const float alpha = o.alpha ? *o.alpha : o.row_scaled ? gemm_alpha(1.0f, 1.0f, 1.0f) : gemm_alpha(1.0f, a.amax(0), b.amax(0));
   const std::optional<float> beta = o.row_scaled ? std::nullopt : o.beta;
   const bool row_scalar = a.amax.size() == 1, col_scalar = b.amax.size() == 1;
+  const MmaModel* model = o.accumulation == GemmAccumulation::EXACT ? nullptr : &mma_model(o.accumulation);
   FloatMatrix d = xt::zeros<float>({std::size_t(M), std::size_t(N)});
   for_each_row(M, N * (K / 16), kBlockProductsPerThread, [&](std::int64_t m) {
     for (std::int64_t n = 0; n < N; ++n) {
       const bool nan_operand = ia.nan_row[std::size_t(m)] || ib.nan_row[std::size_t(n)];
       const float c = beta && *beta != 0.0f ? (*o.c)(m, n) : 0.0f;  // C is never read when β = 0
-      float v = exact_element(nan_operand, alpha, exact_sum_of_blocks(ia, m, ib, n), beta, c);
+      float v = o.accumulation == GemmAccumulation::EXACT
+                    ? exact_element(nan_operand, alpha, exact_sum_of_blocks(ia, m, ib, n), beta, c)
+                    : mma_element(mma_accumulator(*model, ia, a.scale, m, ib, b.scale, n), alpha, beta, c);
       if (o.row_scaled) v = post_scale(v, a.amax(row_scalar ? 0 : m), b.amax(col_scalar ? 0 : n), row_scalar, col_scalar);
       if (o.bias) v = add_rn(v, (*o.bias)(n));  // after the product, an FP32 add
       v = round_output(v, o.output);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "reference/arith.h"
+#include "reference/mma.h"
 #include "reference/tensor.h"
 
 namespace nvfp4 {
@@ -34,9 +35,12 @@ struct GemmOptions {
   GemmOutput output = GemmOutput::F32;
   bool row_scaled = false;  // the post-scale path of §3.20.4
   bool accumulate = false;  // row-scaled only: C = RNout(float(C) + float(RNout(out)))
+  // EXACT: one rounding of the exact result (§3.20.3); an MMA mode: a chain of the modelled
+  // instruction along K, then the epilogue fma32(β, C, RN(α·acc)) (§3.20.6).
+  GemmAccumulation accumulation = GemmAccumulation::EXACT;
 };
 
-// D [M, N] = a · b^T by §3.20.3 (or §3.20.4 when row_scaled), each value already rounded to
+// D [M, N] = a · b^T by §3.20.3 or §3.20.6 (and §3.20.4 when row_scaled), each value already rounded to
 // options.output and held exactly as binary32. Throws nvfp4::Error (E_GEMM_K, E_SCALE_SHAPE,
 // E_DATA_SHAPE, E_AMAX_SHAPE, E_UNSUPPORTED) for inconsistent operands.
 FloatMatrix gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& options);

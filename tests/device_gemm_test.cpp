@@ -103,6 +103,7 @@ struct Options {
   std::optional<FloatMatrix> c;
   std::optional<FloatVector> bias;
   bool row_scaled = false, accumulate = false;
+  std::string accumulation = "exact";
 };
 
 io::FloatType float_type(io::DType t) {
@@ -128,14 +129,15 @@ cases::Case gemm_case(const Operand& a, const Operand& b, const Options& o) {
   }
   c.params.set("row_scaled", o.row_scaled);
   c.params.set("accumulate", o.accumulate);
+  c.params.set("accumulation", o.accumulation);
   return c;
 }
 
 std::string describe_options(const Options& o) {
-  return fmt::format("out={} swizzled={} alpha={} beta={} c={} bias={} row_scaled={} accumulate={}", io::dtype_name(o.out),
-                     o.swizzled, o.alpha ? fmt::format("0x{:08X}", bits_of(*o.alpha)) : "amax",
+  return fmt::format("out={} swizzled={} alpha={} beta={} c={} bias={} row_scaled={} accumulate={} accumulation={}",
+                     io::dtype_name(o.out), o.swizzled, o.alpha ? fmt::format("0x{:08X}", bits_of(*o.alpha)) : "amax",
                      o.beta ? fmt::format("0x{:08X}", bits_of(*o.beta)) : "none", o.c.has_value(), o.bias.has_value(),
-                     o.row_scaled, o.accumulate);
+                     o.row_scaled, o.accumulate, o.accumulation);
 }
 
 void expect_device_equals_reference(const cases::Case& c, const std::string& what) {
@@ -527,6 +529,90 @@ TEST(DeviceGemm, RejectsKBeyondTheKernelLimitNamingIt) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::E_UNSUPPORTED) << e.what();
     EXPECT_NE(std::string(e.what()).find(std::to_string(16 * device::kGemmMaxBlocks)), std::string::npos) << e.what();
+  }
+}
+
+// ---- the MMA modes (§3.20.6) -------------------------------------------------------------------
+
+constexpr const char* kMmaModes[] = {"mma-sm100", "mma-sm120"};
+
+// Shapes off the tiles and K off the 64-element chunk, every kind of scale bytes (near one: the
+// kernel's exact chunks; the whole E4M3 range: chunks that truncate terms, left to the exact pass;
+// negative bytes, read as UE4M3; NaN), every output dtype, α, β·C, bias and swizzled scales, and
+// B copying A with half of each row's blocks negated (whole groups cancelling to P = 0).
+TEST(DeviceGemmMma, EqualsReferenceOnShapesScalesAndEpilogues) {
+  REQUIRE_GPU();
+  const std::tuple<std::int64_t, std::int64_t, std::int64_t> shapes[] = {{1, 1, 16},      {17, 257, 48},   {100, 130, 80},
+                                                                         {128, 128, 272}, {130, 17, 1040}, {257, 100, 4096}};
+  int cases = 0;
+  for (const char* mode : kMmaModes)
+    for (const auto& [M, N, K] : shapes)
+      for (const Scales kind : {Scales::kNearOne, Scales::kFinite, Scales::kSigned, Scales::kWithNan}) {
+        const std::uint32_t seed = fresh_seed();
+        std::mt19937 rng(seed);
+        const Operand a = random_operand(M, K, kind, rng, cases % 2 == 1);
+        Operand b = random_operand(N, K, kind, rng);
+        const bool cancel = cases % 5 == 2 && M == N;
+        if (cancel) {  // row r of B: row r of A, its second half of blocks negated
+          ByteMatrix bd = io::to_byte_matrix(a.data, "test", "a_data");
+          for (std::size_t r = 0; r < bd.shape(0); ++r)
+            for (std::size_t k = bd.shape(1) / 2; k < bd.shape(1); ++k) bd(r, k) ^= 0x88;
+          b = {io::from_byte_matrix(bd), a.scale, a.amax};
+        }
+        Options o;
+        o.accumulation = mode;
+        o.out = kOutputs[cases % 3];
+        o.swizzled = cases % 4 == 3;
+        if (cases % 2) o.alpha = std::ldexp(1.0f + float(rng() % 4096) / 4096.0f, int(rng() % 40) - 30);
+        if (cases % 3 == 1) {
+          o.beta = cases % 2 ? -1.0f : std::ldexp(1.0f + float(rng() % 16) / 16.0f, int(rng() % 8) - 4);
+          o.c = random_matrix(std::size_t(M), std::size_t(N), rng);
+        }
+        if (cases % 4 == 1) o.bias = random_vector(std::size_t(N), rng);
+        expect_device_equals_reference(
+            gemm_case(a, b, o), fmt::format("gemm {}x{}x{} scales={} cancel={} {} seed=0x{:x}", M, N, K, kScalesName[int(kind)],
+                                            cancel, describe_options(o), seed));
+        ++cases;
+      }
+}
+
+// A chain of 1,024 instructions, several raster groups, quantized operands (α from their amaxes),
+// and the row-scaled post-scale around the MMA product.
+TEST(DeviceGemmMma, EqualsReferenceOnLongChainsQuantizedOperandsAndRowScaling) {
+  REQUIRE_GPU();
+  for (const char* mode : kMmaModes) {
+    for (const auto& [M, N, K] : {std::tuple{17, 17, 65536}, std::tuple{1100, 300, 64}})
+      for (const Scales kind : {Scales::kFinite, Scales::kNearOne}) {
+        const std::uint32_t seed = fresh_seed();
+        std::mt19937 rng(seed);
+        const Operand a = random_operand(M, K, kind, rng), b = random_operand(N, K, kind, rng);
+        Options o;
+        o.accumulation = mode;
+        o.alpha = 1.0f;
+        expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {} {}x{}x{} scales={} seed=0x{:x}", mode, M, N, K,
+                                                                       kScalesName[int(kind)], seed));
+      }
+    const std::uint32_t seed = fresh_seed();
+    std::mt19937 rng(seed);
+    auto quantized = [&](std::int64_t rows, std::int64_t K) {
+      cases::Case q = cases::make_case("quantize");
+      q.inputs["x"] = io::from_float_matrix(random_matrix(std::size_t(rows), std::size_t(K), rng), io::FloatType::F32);
+      cases::set_quantize_params(q, BlockShape::k1D, Direction::kRowwise);
+      const cases::TensorMap t = cases::ReferenceBackend().run(q);
+      return Operand{t.at("data"), t.at("scale"), t.at("amax")};
+    };
+    const Operand a = quantized(144, 1040), b = quantized(272, 1040);
+    Options o;
+    o.accumulation = mode;
+    o.out = io::DType::BF16;
+    expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {} quantized 144x272x1040 seed=0x{:x}", mode, seed));
+    o.row_scaled = true;
+    o.out = io::DType::F32;
+    Operand ar = a;
+    std::vector<float> rows(144);
+    for (float& v : rows) v = std::ldexp(1.0f + float(rng() % 256) / 256.0f, int(rng() % 6));
+    ar.amax = amax_tensor(rows);
+    expect_device_equals_reference(gemm_case(ar, b, o), fmt::format("gemm {} row-scaled seed=0x{:x}", mode, seed));
   }
 }
 

@@ -3,21 +3,28 @@
 // device; a GPU without NVFP4 block-scaled GEMM, such as Hopper) the tests skip with the plugin's
 // own reason; on a Blackwell GPU every element of d must lie within the bound of docs/guides/gemm-ulp.md:
 //   |d - EXACT| <= K·2^-24·|α|·Σ_k |a_k·b_k| + 2 ulps of the output format at EXACT
-// (an FP32 accumulation in any order of exact block products, then α and the output rounding).
+// (an FP32 accumulation in any order of exact block products, then α and the output rounding), and
+// with split-K off it must equal the MMA mode of its tensor cores bit for bit (NUMERICS.md §3.20.6).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <random>
 #include <tuple>
+
+#include <cuda_runtime_api.h>
 
 #include <fmt/format.h>
 
 #include "cases/gemm_case.h"
 #include "cases/reference_backend.h"
 #include "compare/compare.h"
+#include "compare/diff.h"
 #include "device/plugin/cublaslt_gemm.h"
 #include "external/plugin/plugin_backend.h"
 #include "reference/e2m1.h"
@@ -56,9 +63,54 @@ TEST(CublasLtPlugin, DeclaresThePerTensorGemmOfOneCublasLtCall) {
   const cases::Declaration& d = *plugin().declaration();
   EXPECT_EQ(d.operations(), std::vector<std::string>{"gemm"});
   const auto& params = d.find("gemm")->params;
-  EXPECT_EQ(params.size(), 5u);                // output_dtype, beta, with_bias, row_scaled, accumulate
+  EXPECT_EQ(params.size(), 6u);                // output_dtype, beta, with_bias, row_scaled, accumulate, accumulation
   EXPECT_FALSE(params.count("scale_layout"));  // both layouts: the plugin swizzles compact scales
   EXPECT_FALSE(params.count("alpha"));
+  const char* mode = std::getenv("NVFP4_CUBLASLT_ACCUMULATION");
+  EXPECT_EQ(params.at("accumulation"), std::vector<cases::ParamValue>{std::string(mode && *mode ? mode : "exact")});
+}
+
+// The modelled instruction of this GPU's tensor cores (NUMERICS.md §3.20.6), or why there is none.
+std::optional<std::string> mma_mode_of_this_gpu(std::string& why) {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    why = "cannot read the device's compute capability";
+    return std::nullopt;
+  }
+  if (major == 10) return std::string("mma-sm100");
+  if (major == 12) return std::string("mma-sm120");
+  why = fmt::format("no modelled block-scaled MMA instruction for sm_{}{}", major, minor);
+  return std::nullopt;
+}
+
+// On Blackwell: cuBLASLt without split-K equals the MMA mode of its GPU bit for bit, on normal
+// operands (α from their amaxes) and on scales over the whole UE4M3 range, K off the 64-element
+// chunk, F32 and BF16 outputs. Skips on Hopper (no NVFP4 block-scaled GEMM) with cuBLASLt's reason.
+TEST(CublasLtPlugin, EqualsTheMmaModeOfItsGpuBitwise) {
+  REQUIRE_CUBLASLT_NVFP4();
+  std::string why;
+  const std::optional<std::string> mode = mma_mode_of_this_gpu(why);
+  if (!mode) GTEST_SKIP() << why;
+  cases::ReferenceBackend reference;
+  std::mt19937 rng(std::random_device{}());
+  int seed = 100;
+  for (const char* output : {"F32", "BF16"})
+    for (const auto& [M, N, K] : {std::tuple{128, 128, 64}, std::tuple{48, 80, 4112}, std::tuple{256, 384, 1024}}) {
+      cases::Case c = test_support::normal_gemm_case(M, N, K, ++seed, output);
+      c.params.set("accumulation", *mode);
+      for (bool wide_scales : {false, true}) {
+        if (wide_scales)  // every finite non-negative byte: chunks whose terms the adder truncates
+          for (const char* side : {"a_scale", "b_scale"})
+            for (std::uint8_t& b : c.inputs.at(side).bytes) b = std::uint8_t(rng() % 0x7F);
+        const cases::TensorMap want = reference.run(c), got = plugin().run(c);
+        const std::vector<compare::TensorDiff> d = compare::diff_outputs(want, got);
+        EXPECT_TRUE(d.empty()) << *mode << " " << output << " M=" << M << " N=" << N << " K=" << K
+                               << " wide scales=" << wide_scales << "\n"
+                               << compare::describe(d);
+      }
+    }
 }
 
 TEST(CublasLtPlugin, SaysWhyItCannotRunHere) {

@@ -251,6 +251,12 @@ const Mode kGemmModes[] = {
        c.params.set("with_bias", true);
      }},
     {"row-scaled", false, FloatType::BF16, [](Case& c) { c.params.set("row_scaled", true); }},
+    {"mma-sm100", false, FloatType::BF16, [](Case& c) { c.params.set("accumulation", std::string("mma-sm100")); }},
+    {"mma-sm120-beta", false, FloatType::BF16,
+     [](Case& c) {
+       c.params.set("accumulation", std::string("mma-sm120"));
+       set_f32(c, "beta", 0x3F000000);  // 0.5
+     }},
 };
 
 void rht_inputs(const Point& p, Case& c) {

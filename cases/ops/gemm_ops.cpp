@@ -103,7 +103,22 @@ bool split_a_block(Blocks& a, Blocks& b) {
   return false;
 }
 
-// The relations, composed: K blocks reversed; one block of A split into two halves (above);
+// MMA modes sum K in order, chunk by chunk: blocks may not move, but K padded to whole chunks
+// and one more chunk, all codes zero (scales copied from block 0), adds nothing (§3.20.6: a group
+// whose products are all zero is a zero term at the zero exponent).
+void append_zero_chunk(Blocks& x, std::int64_t per_chunk) {
+  const std::int64_t blocks = (x.blocks + per_chunk - 1) / per_chunk * per_chunk + per_chunk;
+  Blocks y{x.rows, blocks, std::vector<std::uint8_t>(std::size_t(x.rows * 16 * blocks), 0),
+           std::vector<std::uint8_t>(std::size_t(x.rows * blocks))};
+  for (std::int64_t r = 0; r < x.rows; ++r) {
+    for (std::int64_t k = 0; k < 16 * x.blocks; ++k) y.at(r, k) = x.at(r, k);
+    for (std::int64_t j = 0; j < blocks; ++j) y.scale_at(r, j) = x.scale_at(r, j < x.blocks ? j : 0);
+  }
+  x = std::move(y);
+}
+
+// The relations, composed: EXACT: K blocks reversed; one block of A split into two halves (above);
+// MMA modes: a zero chunk appended instead; both:
 // operands swapped, D^T = D(B, A), unless a bias or two-step row scaling makes the result
 // asymmetric; row 0 of A (and of C) negated, negating row 0 of D, unless a bias or row scaling.
 TensorMap gemm_via_relations(const Case& c) {
@@ -112,9 +127,15 @@ TensorMap gemm_via_relations(const Case& c) {
   const GemmOptions& o = in.options;
   validate_gemm(in.a, in.b, o);  // the reference's errors, before blocks_of reads the scales by the data's shape
   Blocks a = blocks_of(in.a), b = blocks_of(in.b);
-  reverse_blocks(a);
-  reverse_blocks(b);
-  split_a_block(a, b);
+  if (o.accumulation == GemmAccumulation::EXACT) {
+    reverse_blocks(a);
+    reverse_blocks(b);
+    split_a_block(a, b);
+  } else {
+    const std::int64_t per_chunk = mma_model(o.accumulation).chunk / 16;
+    append_zero_chunk(a, per_chunk);
+    append_zero_chunk(b, per_chunk);
+  }
   FloatMatrix cm = in.c;
   GemmOptions t = o;
   if (o.c) t.c = &cm;
@@ -168,8 +189,10 @@ std::vector<OperationSpec> gemm_operations() {
   OperationSpec g;
   g.name = "gemm";
   g.family = "gemm";
-  g.summary = "D = RN(alpha * sum of NVFP4 block products + beta * C), one rounding of the exact result (EXACT mode)";
-  g.section = "§3.20.1, §3.20.3, §3.20.4";
+  g.summary =
+      "D = alpha * sum of NVFP4 block products + beta * C: one rounding of the exact result (EXACT), or as a chain of "
+      "Blackwell's block-scaled MMA instructions (mma-sm100, mma-sm120)";
+  g.section = "§3.20.1, §3.20.3, §3.20.4, §3.20.6";
   g.params = {
       enum_param("output_dtype", {"F32", "BF16", "F16"}, "dtype of d: the exact FP32 result, rounded again for BF16/F16"),
       enum_param("scale_layout", {"compact", "swizzled"}, "both operands' scales: compact or GEMM-swizzled (128x4)"),
@@ -182,6 +205,7 @@ std::vector<OperationSpec> gemm_operations() {
        "add tensor bias[n] to the FP32 result (an FP32 add) before the output rounding"},
       {"row_scaled", ParamType::kBool, {}, false, "per-row amaxes: alpha from amaxes of 1, then the post-scale of §3.20.4"},
       {"accumulate", ParamType::kBool, {}, false, "row_scaled only: d = RNout(c + RNout(out)), c of the output dtype"},
+      accumulation_param(),
   };
   const std::string_view scales = "[roundup(rows, 128), roundup(K/16, 4)], compact or swizzled";
   g.inputs = {{.name = "a_data", .dtypes = {io::DType::U8}, .shape = "[M, K/2]", .ranks = {2}},
@@ -201,8 +225,8 @@ std::vector<OperationSpec> gemm_operations() {
   g.reference = run_gemm;
   g.metamorphic = gemm_via_relations;
   g.relation =
-      "order-free blocks: K blocks reversed, one block of A split into two halves of its scale; D^T = D(B, A); row 0 of A "
-      "negated negates row 0 of D";
+      "exact: order-free blocks: K blocks reversed, one block of A split into two halves of its scale; mma-*: a chunk of zero "
+      "codes appended after K padded to whole chunks; both: D^T = D(B, A); row 0 of A negated negates row 0 of D";
   return {g};
 }
 

@@ -155,9 +155,10 @@ std::vector<OperationSpec> grouped_operations() {
   g.name = "grouped_gemm";
   g.family = "grouped";
   g.summary =
-      "G independent EXACT GEMMs with their own amaxes: M-grouped (tokens split, one weight per group) or K-grouped (wgrad: "
+      "G independent GEMMs (EXACT or an MMA model) with their own amaxes: M-grouped (tokens split, one weight per group) or "
+      "K-grouped (wgrad: "
       "token ranges contracted)";
-  g.section = "§3.20.5, §2.4.3";
+  g.section = "§3.20.5, §3.20.6, §2.4.3";
   g.params = {
       enum_param("grouping", {"m", "k"},
                  "m: A's rows split into groups, one B per group; k: both operands' K (tokens) split, one D per group"),
@@ -166,7 +167,8 @@ std::vector<OperationSpec> grouped_operations() {
       enum_param(
           "scale_layout", {"compact", "swizzled"},
           "compact: whole-tensor compact scales; swizzled: the grouped layout of §2.4.3 (B of grouping m: each weight swizzled)"),
-      {"row_scaled", ParamType::kBool, {}, false, "grouping m: per-row amaxes and the post-scale of §3.20.4, per group"}};
+      {"row_scaled", ParamType::kBool, {}, false, "grouping m: per-row amaxes and the post-scale of §3.20.4, per group"},
+      accumulation_param()};
   const std::string_view grouped_scale = "compact [R', C'] of the whole operand, or grouped swizzled bytes (1-D)";
   g.inputs = {{.name = "a_data", .dtypes = {io::DType::U8}, .shape = "m: [T, K/2]; k: [M, T/2]", .ranks = {2}},
               {.name = "a_scale", .dtypes = {io::DType::U8}, .shape = grouped_scale, .ranks = {1, 2}},

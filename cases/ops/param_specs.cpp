@@ -1,5 +1,6 @@
 #include "cases/ops/param_specs.h"
 
+#include "reference/mma.h"
 #include "reference/profiles.h"
 
 namespace nvfp4::cases {
@@ -7,6 +8,18 @@ namespace nvfp4::cases {
 ParamSpec profile_param() {
   ParamSpec p{"profile", ParamType::kEnum, {}, std::string("te"), "numerics profile (docs/spec/profiles.md)"};
   for (const NamedProfile& n : all_profiles()) p.allowed.emplace_back(n.name);
+  return p;
+}
+
+ParamSpec accumulation_param() {
+  ParamSpec p{"accumulation",
+              ParamType::kEnum,
+              {"exact"},
+              std::string("exact"),
+              "exact: one rounding of the exact result (§3.20.3); mma-*: the modelled Blackwell MMA instruction chained along K "
+              "from +0, then fma32(beta, C, RN(alpha*acc)) (§3.20.6)"};
+  for (const MmaModel& m : mma_models()) p.allowed.emplace_back(m.name);
+  p.omit_default = true;  // case files from before the parameter keep their bytes and hashes
   return p;
 }
 

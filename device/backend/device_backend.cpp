@@ -447,7 +447,7 @@ cases::TensorMap gemm_case(const cases::Case& c, cudaStream_t s) {
   const OutputType type = out_dtype == io::DType::BF16  ? OutputType::BF16
                           : out_dtype == io::DType::F16 ? OutputType::F16
                                                         : OutputType::F32;
-  DeviceBuffer workspace(gemm_workspace_bytes(M, N, K, o.row_scaled), s);
+  DeviceBuffer workspace(gemm_workspace_bytes(M, N, K, o.row_scaled, o.accumulation), s);
   DeviceBuffer d = poisoned(std::size_t(M * N) * io::dtype_size(out_dtype), s);
   if (o.row_scaled) {
     const DeviceBuffer a_amax = upload(*a.amax, s), b_amax = upload(*b.amax, s);
@@ -459,7 +459,7 @@ cases::TensorMap gemm_case(const cases::Case& c, cudaStream_t s) {
     post.bias = bias ? bias_dev.get<float>() : nullptr;
     post.accumulate = o.accumulate ? c_dev.get() : nullptr;
     post.output = type;
-    launch_gemm_row_scaled(av, bv, M, N, K, gemm_alpha(1.0f, 1.0f, 1.0f), post, d.get(), workspace.get(), s);
+    launch_gemm_row_scaled(av, bv, M, N, K, gemm_alpha(1.0f, 1.0f, 1.0f), o.accumulation, post, d.get(), workspace.get(), s);
     out["d"] = download(d, out_dtype, {M, N}, s);  // synchronizes before the amaxes are freed
     return out;
   }
@@ -469,6 +469,7 @@ cases::TensorMap gemm_case(const cases::Case& c, cudaStream_t s) {
   e.c = ct ? c_dev.get<float>() : nullptr;
   e.bias = bias ? bias_dev.get<float>() : nullptr;
   e.output = type;
+  e.accumulation = o.accumulation;
   launch_gemm(av, bv, M, N, K, e, d.get(), workspace.get(), s);
   out["d"] = download(d, out_dtype, {M, N}, s);
   return out;
@@ -500,7 +501,7 @@ constexpr DeviceRow kRunners[] = {
     {"gemm", gemm_case},
     {"grouped_swizzle", [](const cases::Case& c, cudaStream_t s) { return grouped_layout_case(c, s, true); }},
     {"grouped_unswizzle", [](const cases::Case& c, cudaStream_t s) { return grouped_layout_case(c, s, false); }},
-    // G independent GEMMs (cases/grouped_gemm_case.h), each through the EXACT kernel.
+    // G independent GEMMs (cases/grouped_gemm_case.h), each through the GEMM kernel.
     {"grouped_gemm",
      [](const cases::Case& c, cudaStream_t s) {
        return cases::run_grouped_gemm(c, [s](const cases::Case& g) { return gemm_case(g, s); });

@@ -1,7 +1,10 @@
-// The EXACT NVFP4 GEMM (NUMERICS.md §3.20.3) and the row-scaled post-scale (§3.20.4). Integer
-// tensor cores give each block's P_j, two integer multiply-adds per output and block scale it
-// exactly into a 64-bit integer sum, and exact_round.cuh rounds once. Why each step is exact, the
-// tiling and the register budget: docs/design/gemm-kernel.md.
+// The NVFP4 GEMM in EXACT mode (NUMERICS.md §3.20.3) and in the MMA modes (§3.20.6), and the
+// row-scaled post-scale (§3.20.4). Integer tensor cores give each block's P_j, two integer
+// multiply-adds per output and block scale it exactly into a 64-bit integer sum; EXACT rounds the
+// sum once (exact_round.cuh), the MMA modes round it toward zero after every 64-element chunk
+// where no term is truncated and leave the other outputs to an exact per-output pass
+// (mma_chain.cuh). Why each step is exact, the tiling and the register budget:
+// docs/design/gemm-kernel.md.
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -11,6 +14,7 @@
 #include "device/kernels/exact_round.cuh"
 #include "device/kernels/gemm_split.h"
 #include "device/kernels/launch.h"
+#include "device/kernels/mma_chain.cuh"
 #include "device/runtime/check.h"
 #include "reference/half_float.h"
 #include "reference/layout.h"
@@ -62,7 +66,8 @@ __global__ void nan_rows_kernel(const std::uint8_t* __restrict__ scale, std::int
   if (lane == 0) nan[r] = any;
 }
 
-// n = f8(b) · 2^9 (an integer, |n| < 2^18); NaN bytes give 0, the NaN rows carry them.
+// n = f8(b) · 2^9 (an integer, |n| < 2^18); NaN bytes give 0, the NaN rows carry them. The MMA
+// modes read the byte as UE4M3: bit 7 cleared first.
 __device__ __forceinline__ std::int32_t scale_n(std::uint32_t b) {
   const int e = (b >> 3) & 0xF, m = b & 7;
   const int n = e == 0xF && m == 7 ? 0 : e == 0 ? m : (8 | m) << (e - 1);
@@ -72,11 +77,31 @@ __device__ __forceinline__ std::int32_t scale_n(std::uint32_t b) {
 // n[b][r] = scale_n of scale byte (r, b), for every row of [padded_rows] and block of
 // [padded_k / 16]; padding bytes are 0x00 (n = 0).
 __global__ void n_expand_kernel(const std::uint8_t* __restrict__ scale, std::int64_t padded_rows, std::int64_t blocks,
-                                std::int32_t* __restrict__ n) {
+                                bool unsigned_scales, std::int32_t* __restrict__ n) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // = b * padded_rows + r
   if (i >= padded_rows * blocks) return;
   const std::int64_t b = i / padded_rows, r = i % padded_rows;
-  n[i] = scale_n(scale[r * blocks + b]);
+  const std::uint8_t byte = scale[r * blocks + b];
+  n[i] = scale_n(unsigned_scales ? byte & 0x7Fu : byte);
+}
+
+// MMA modes: for each 64-element chunk and row, the least and the largest u (n = m·2^u) over the
+// chunk's 4 blocks with n ≠ 0, packed as int16 pairs (low: least, 127 if none; high: largest,
+// -128 if none), from n [blocks][padded_rows] into [blocks / 4][padded_rows].
+__global__ void chunk_u_kernel(const std::int32_t* __restrict__ n, std::int64_t padded_rows, std::int64_t chunks,
+                               std::int32_t* __restrict__ u) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // = c * padded_rows + r
+  if (i >= padded_rows * chunks) return;
+  const std::int64_t c = i / padded_rows, r = i % padded_rows;
+  int lo = 127, hi = -128;
+#pragma unroll
+  for (int j = 0; j < kBlocksPerStage; ++j) {
+    const std::int32_t v = n[(kBlocksPerStage * c + j) * padded_rows + r];
+    if (v == 0) continue;
+    lo = min(lo, mma::scale_u(v));
+    hi = max(hi, mma::scale_u(v));
+  }
+  u[i] = int(std::uint32_t(std::uint16_t(std::int16_t(lo))) | (std::uint32_t(std::uint16_t(std::int16_t(hi))) << 16));
 }
 
 // ---- the main kernel ---------------------------------------------------------------------------
@@ -93,6 +118,8 @@ struct Stage {
   std::int8_t b[kTileN * kTileK];
   std::int32_t a_n[kBlocksPerStage][kTileM];  // the stage's decoded scales n = f8 · 2^9 (pre-pass)
   std::int32_t b_n[kBlocksPerStage][kTileN];
+  std::int32_t a_u[kTileM];  // MMA modes: the chunk's u bounds per row (chunk_u_kernel)
+  std::int32_t b_u[kTileN];
 };
 
 // The epilogue's per-row and per-column inputs, loaded when the CTA starts rather than from
@@ -135,6 +162,13 @@ struct Args {
   int parts, stages;
   unsigned long long* part_sums;
   unsigned* part_arrivals;  // [tail tile], zeroed before launch
+  // MMA modes (never split): the model's F and zero exponent, the chunks' u bounds, and one byte
+  // per output, set where a chunk was not exact, for mma_fixup_kernel.
+  int fraction_bits, zero_exponent;
+  const std::int32_t* a_u;  // [padded_k / 64][a_rows]
+  const std::int32_t* b_u;
+  std::uint8_t* slow;  // [M, N], zeroed before launch
+  std::int64_t K;
 };
 
 // Byte offset of 16-byte chunk `chunk` (= block) of tile row `row`: XOR-swizzled so that the 8
@@ -154,6 +188,7 @@ __device__ __forceinline__ void mma_block(std::uint32_t a0, std::uint32_t a1, st
       : "r"(a0), "r"(a1), "r"(b), "r"(0));
 }
 
+template <bool kMma>
 __device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_t m0, std::int64_t n0, int step, int tid) {
   const std::int64_t k0 = std::int64_t(step) * kTileK;
   static_assert(kTileM == kTileN && kTileM * 4 % kThreads == 0, "whole 16-byte chunks per thread");
@@ -171,6 +206,13 @@ __device__ __forceinline__ void load_stage(Stage& st, const Args& p, std::int64_
     cp_async16(&st.a_n[block][row], p.a_n + b * p.a_rows + m0 + row);
   else
     cp_async16(&st.b_n[block][row], p.b_n + b * p.b_rows + n0 + row);
+  if constexpr (kMma) {  // 128 int32 per operand: 32 threads each
+    const int r = 4 * (tid % 32);
+    if (tid < 32)
+      cp_async16(&st.a_u[r], p.a_u + std::int64_t(step) * p.a_rows + m0 + r);
+    else if (tid < 64)
+      cp_async16(&st.b_u[r], p.b_u + std::int64_t(step) * p.b_rows + n0 + r);
+  }
 }
 
 // One group: the 4 MMAs of one A fragment (rows wm + 16·row .. +15) with the 4 B fragments.
@@ -185,8 +227,22 @@ __device__ __forceinline__ void mma_group(const std::uint32_t (&af)[4], int half
 // Software-pipelined over 16 groups (4 blocks x 4 A fragments): the fragments, scales and MMAs of
 // group q + 1 are issued before the multiply-adds of group q, so the MMA latency overlaps them.
 // Only the order of independent instructions changes, not the arithmetic (docs/design/gemm-kernel.md, "ILP").
-__device__ __forceinline__ void compute_stage(const Stage& st, int wm, int wn, int lane, long long (&acc)[kOutputs]) {
+// MMA modes: before the stage, which outputs' chunk is exact (mma::chunk_is_exact); after it,
+// those are rounded toward zero and the others marked in `slow` for mma_fixup_kernel.
+template <bool kMma>
+__device__ __forceinline__ void compute_stage(const Stage& st, int wm, int wn, int lane, long long (&acc)[kOutputs],
+                                              unsigned long long& slow, int fraction_bits) {
   const int g = lane >> 2, t = lane & 3, q8 = lane >> 3;
+  unsigned long long exact = 0;
+  if constexpr (kMma) {
+#pragma unroll
+    for (int q = 0; q < kOutputs; ++q) {
+      const int r = q % 4, f = q / 4 % kFragsN, i = q / 4 / kFragsN;
+      const int pa = st.a_u[wm + 16 * i + g + 8 * (r >> 1)], pb = st.b_u[wn + 8 * f + 2 * t + (r & 1)];
+      const int u_min = int(std::int16_t(pa & 0xFFFF)) + int(std::int16_t(pb & 0xFFFF)), u_max = (pa >> 16) + (pb >> 16);
+      if (mma::chunk_is_exact(acc[q], u_min, u_max, fraction_bits)) exact |= 1ull << q;
+    }
+  }
   constexpr int kGroups = kBlocksPerStage * kFragsM;
   std::uint32_t bf[2][4], af[2][4];  // by block parity; by A fragment pair parity
   int2 nb[2][kFragsN];               // by block parity
@@ -219,6 +275,11 @@ __device__ __forceinline__ void compute_stage(const Stage& st, int wm, int wn, i
         acc[(row * kFragsN + f) * 4 + r] += static_cast<long long>(u) * (r & 1 ? nb[block & 1][f].y : nb[block & 1][f].x);
       }
     }
+  }
+  if constexpr (kMma) {
+#pragma unroll
+    for (int q = 0; q < kOutputs; ++q) acc[q] = mma::keep_24_bits(acc[q]);
+    slow |= ~exact;
   }
 }
 
@@ -254,6 +315,7 @@ __device__ __forceinline__ bool add_part(const Args& p, std::int64_t tail_tile, 
   return true;
 }
 
+template <bool kMma>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
   extern __shared__ __align__(16) unsigned char smem[];
   Shared& shared = *reinterpret_cast<Shared*>(smem);
@@ -283,13 +345,14 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
     shared.edge.bias[j] = p.bias && n0 + j < p.N ? p.bias[n0 + j] : 0.0f;
   }
 
-  long long acc[kOutputs];  // T so far: |T| < 76,087 · 2^47 < 2^63 (kGemmMaxBlocks)
+  long long acc[kOutputs];  // T so far: |T| < 76,087 · 2^47 < 2^63 (kGemmMaxBlocks); MMA: the accumulator
 #pragma unroll
   for (int q = 0; q < kOutputs; ++q) acc[q] = 0;
+  unsigned long long slow = 0;  // MMA modes: bit q, output q left to mma_fixup_kernel
 
 #pragma unroll
   for (int i = 0; i < kStages - 1; ++i) {
-    if (i < steps) load_stage(shared.stage[i], p, m0, n0, first_stage + i, tid);
+    if (i < steps) load_stage<kMma>(shared.stage[i], p, m0, n0, first_stage + i, tid);
     cp_async_commit();
   }
   // One barrier per stage; the scales arrive decoded with their stage.
@@ -297,9 +360,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
     cp_async_wait<kStages - 2>();  // stage step has landed (this thread's copies)
     __syncthreads();               // ... everyone's; every warp is done with stage step - 1
     const int next = step + kStages - 1;
-    if (next < steps) load_stage(shared.stage[next % kStages], p, m0, n0, first_stage + next, tid);
+    if (next < steps) load_stage<kMma>(shared.stage[next % kStages], p, m0, n0, first_stage + next, tid);
     cp_async_commit();
-    compute_stage(shared.stage[step % kStages], wm, wn, lane, acc);
+    compute_stage<kMma>(shared.stage[step % kStages], wm, wn, lane, acc, slow, p.fraction_bits);
   }
   __syncthreads();  // every warp is done with the pipeline's buffers, which the totals overwrite
 #pragma unroll
@@ -319,19 +382,70 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Args p) {
     if (row >= p.M || col >= p.N) continue;
     const std::int64_t o = row * p.N + col;
     float v[2];
+    bool left[2] = {false, false};  // MMA modes: computed again by mma_fixup_kernel
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (h == 1 && col + 1 >= p.N) break;
-      v[h] = exact::gemm_value(shared.edge.row_nan[tile_row] | shared.edge.col_nan[tile_col + h], shared.total[q + h][tid],
-                               p.alpha, p.has_c, p.beta, p.has_c ? p.c[o + h] : 0.0f);
+      const bool nan = shared.edge.row_nan[tile_row] | shared.edge.col_nan[tile_col + h];
+      const float c = p.has_c ? p.c[o + h] : 0.0f;
+      if constexpr (kMma) {
+        left[h] = (slow >> (q + h)) & 1;
+        // The accumulator has at most 24 significant bits: both steps are exact.
+        const float acc = __fmul_rn(__ll2float_rn(shared.total[q + h][tid]), 0x1p-20f);
+        v[h] = mma::epilogue(nan, acc, p.alpha, p.has_c, p.beta, c);
+      } else {
+        v[h] = exact::gemm_value(nan, shared.total[q + h][tid], p.alpha, p.has_c, p.beta, c);
+      }
       if (p.bias) v[h] = add_rn(v[h], shared.edge.bias[tile_col + h]);
     }
-    if (pairs && col + 1 < p.N) {
+    if (pairs && col + 1 < p.N && !left[0] && !left[1]) {
       *reinterpret_cast<float2*>(static_cast<float*>(p.d) + o) = make_float2(v[0], v[1]);
     } else {
-      store_output(p, o, v[0]);
-      if (col + 1 < p.N) store_output(p, o + 1, v[1]);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (h == 1 && col + 1 >= p.N) break;
+        if (left[h])
+          p.slow[o + h] = 1;
+        else
+          store_output(p, o + h, v[h]);
+      }
     }
+  }
+}
+
+// MMA modes: the outputs the main kernel left (a chunk where a term may be truncated), each
+// chained instruction by instruction from +0 with the model itself (mma::fused_dot_add), from the
+// pre-pass's int8 values and decoded scales. One thread per output of [M, N], most of which return.
+__global__ void mma_fixup_kernel(const Args p) {
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.M * p.N;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    if (!p.slow[i]) continue;
+    const std::int64_t m = i / p.N, n = i % p.N, blocks = p.K / 16;
+    float acc = 0.0f;
+    for (std::int64_t j0 = 0; j0 < blocks; j0 += kBlocksPerStage) {
+      long long t[kBlocksPerStage];
+      int e[kBlocksPerStage];
+      const int groups = int(min(std::int64_t(kBlocksPerStage), blocks - j0));
+      for (int g = 0; g < groups; ++g) {
+        const std::int64_t j = j0 + g;
+        const std::int8_t* qa = p.a + m * p.padded_k + 16 * j;
+        const std::int8_t* qb = p.b + n * p.padded_k + 16 * j;
+        int sum = 0;
+        bool any = false;
+        for (int k = 0; k < 16; ++k) {
+          const int product = int(qa[k]) * int(qb[k]);
+          sum += product;
+          any |= product != 0;
+        }
+        const std::int32_t na = p.a_n[j * p.a_rows + m], nb = p.b_n[j * p.b_rows + n];
+        t[g] = static_cast<long long>(sum * na) * nb;
+        e[g] = any && na && nb ? mma::scale_u(na) + mma::scale_u(nb) - 12 : p.zero_exponent;
+      }
+      acc = mma::fused_dot_add(acc, t, e, groups, p.fraction_bits, p.zero_exponent);
+    }
+    float v = mma::epilogue(p.a_nan[m] | p.b_nan[n], acc, p.alpha, p.has_c, p.beta, p.has_c ? p.c[i] : 0.0f);
+    if (p.bias) v = add_rn(v, p.bias[n]);
+    store_output(p, i, v);
   }
 }
 
@@ -417,14 +531,16 @@ struct Prepared {
   const std::int8_t* values;
   const std::int32_t* n;  // decoded scales [padded_k / 16][padded rows]
   const std::uint8_t* nan;
+  const std::int32_t* u;  // MMA modes: the chunks' u bounds [padded_k / 64][padded rows]
 };
 
-Prepared prepare(const GemmOperandView& x, std::int64_t rows, std::int64_t K, Carver& ws, cudaStream_t s) {
+Prepared prepare(const GemmOperandView& x, std::int64_t rows, std::int64_t K, bool mma, Carver& ws, cudaStream_t s) {
   const std::int64_t sr = scale_rows(rows), sc = scale_cols(K), pk = padded_k(K);
   std::int8_t* values = ws.take<std::int8_t>(sr * pk);
   std::uint8_t* compact = ws.take<std::uint8_t>(sr * sc);
   std::uint8_t* nan = ws.take<std::uint8_t>(rows);
   std::int32_t* n = ws.take<std::int32_t>(sr * sc * 4);
+  std::int32_t* u = ws.take<std::int32_t>(sr * (pk / kTileK) * 4);
   if (x.swizzled) launch_unswizzle_scales(x.scale, sr, sc, compact, s);
   const std::uint8_t* scale = x.swizzled ? compact : x.scale;
   constexpr unsigned kBlock = 256;
@@ -432,9 +548,13 @@ Prepared prepare(const GemmOperandView& x, std::int64_t rows, std::int64_t K, Ca
   NVFP4_CUDA_CHECK_LAUNCH();
   nan_rows_kernel<<<grid_for(rows * 32, kBlock), kBlock, 0, s>>>(scale, rows, K / 16, sc, nan);
   NVFP4_CUDA_CHECK_LAUNCH();
-  n_expand_kernel<<<grid_for(sr * sc, kBlock), kBlock, 0, s>>>(scale, sr, sc, n);
+  n_expand_kernel<<<grid_for(sr * sc, kBlock), kBlock, 0, s>>>(scale, sr, sc, mma, n);
   NVFP4_CUDA_CHECK_LAUNCH();
-  return {values, n, nan};
+  if (mma) {
+    chunk_u_kernel<<<grid_for(sr * (pk / kTileK), kBlock), kBlock, 0, s>>>(n, sr, pk / kTileK, u);
+    NVFP4_CUDA_CHECK_LAUNCH();
+  }
+  return {values, n, nan, u};
 }
 
 void check_shape(std::int64_t M, std::int64_t N, std::int64_t K) {
@@ -457,15 +577,18 @@ std::int64_t gemm_wave() {
   std::call_once(once[device], [device] {
     int sms = 0, per_sm = 0;
     NVFP4_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    NVFP4_CUDA_CHECK(cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(Shared))));
-    NVFP4_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemm_kernel, kThreads, sizeof(Shared)));
+    for (const auto kernel : {gemm_kernel<false>, gemm_kernel<true>})
+      NVFP4_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(Shared))));
+    NVFP4_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemm_kernel<false>, kThreads, sizeof(Shared)));
     if (per_sm < 1) throw std::runtime_error("gemm: the kernel does not fit on an SM of this device");
     wave[device] = std::int64_t(sms) * per_sm;
   });
   return wave[device];
 }
 
-GemmSplit split_for(std::int64_t M, std::int64_t N, std::int64_t K) {
+// The MMA modes chain along K from the first chunk: their tiles are never split.
+GemmSplit split_for(std::int64_t M, std::int64_t N, std::int64_t K, bool mma) {
+  if (mma) return {output_tiles(M, N), 1};
   return gemm_split(output_tiles(M, N), padded_k(K) / kTileK, gemm_wave());
 }
 
@@ -481,15 +604,18 @@ void carve_operands(Carver& c, std::int64_t M, std::int64_t N, std::int64_t K) {
     c.take<std::uint8_t>(scale_rows(rows) * scale_cols(K));
     c.take<std::uint8_t>(rows);
     c.take<std::int32_t>(scale_rows(rows) * scale_cols(K) * 4);
+    c.take<std::int32_t>(scale_rows(rows) * (padded_k(K) / kTileK) * 4);
   }
 }
 
 }  // namespace
 
-std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K, bool row_scaled) {
+std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K, bool row_scaled, GemmAccumulation accumulation) {
+  const bool mma = accumulation != GemmAccumulation::EXACT;
   Carver c(nullptr);
   carve_operands(c, M, N, K);
-  c.take<unsigned char>(part_bytes(split_for(M, N, K).tail_tiles(output_tiles(M, N))));
+  c.take<unsigned char>(part_bytes(split_for(M, N, K, mma).tail_tiles(output_tiles(M, N))));
+  if (mma) c.take<std::uint8_t>(M * N);
   if (row_scaled) c.take<float>(M * N * 4);
   return std::size_t(c.used());
 }
@@ -497,8 +623,9 @@ std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K,
 void launch_gemm(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N, std::int64_t K,
                  const GemmEpilogue& e, void* d, void* workspace, cudaStream_t stream) {
   check_shape(M, N, K);
+  const bool mma = e.accumulation != GemmAccumulation::EXACT;
   Carver ws(workspace);
-  const Prepared pa = prepare(a, M, K, ws, stream), pb = prepare(b, N, K, ws, stream);
+  const Prepared pa = prepare(a, M, K, mma, ws, stream), pb = prepare(b, N, K, mma, ws, stream);
   Args p{};
   p.a = pa.values;
   p.b = pb.values;
@@ -520,29 +647,49 @@ void launch_gemm(const GemmOperandView& a, const GemmOperandView& b, std::int64_
   p.d = d;
   if (p.has_c && !p.c) throw std::invalid_argument("gemm: beta is nonzero but there is no C");
   const std::int64_t tiles = output_tiles(M, N);
-  const GemmSplit split = split_for(M, N, K);
+  const GemmSplit split = split_for(M, N, K, mma);
   const std::int64_t tail = split.tail_tiles(tiles);
   unsigned char* parts = ws.take<unsigned char>(part_bytes(tail));
+  p.K = K;
+  if (mma) {
+    const MmaModel& model = mma_model(e.accumulation);
+    p.fraction_bits = model.fraction_bits;
+    p.zero_exponent = model.zero_exponent;
+    p.a_u = pa.u;
+    p.b_u = pb.u;
+    p.slow = ws.take<std::uint8_t>(M * N);
+    NVFP4_CUDA_CHECK(cudaMemsetAsync(p.slow, 0, std::size_t(M * N), stream));
+  }
   p.whole_tiles = split.whole_tiles;
   p.parts = int(split.parts);
   p.stages = int(p.padded_k / kTileK);
   p.part_sums = reinterpret_cast<unsigned long long*>(parts);
   p.part_arrivals = reinterpret_cast<unsigned*>(parts + tail * kOutputs * kThreads * sizeof(unsigned long long));
   if (tail > 0) NVFP4_CUDA_CHECK(cudaMemsetAsync(parts, 0, std::size_t(part_bytes(tail)), stream));
-  gemm_kernel<<<unsigned(split.ctas(tiles)), kThreads, sizeof(Shared), stream>>>(p);
+  if (!mma) {
+    gemm_kernel<false><<<unsigned(split.ctas(tiles)), kThreads, sizeof(Shared), stream>>>(p);
+    NVFP4_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  gemm_kernel<true><<<unsigned(split.ctas(tiles)), kThreads, sizeof(Shared), stream>>>(p);
+  NVFP4_CUDA_CHECK_LAUNCH();
+  constexpr unsigned kBlock = 256;
+  mma_fixup_kernel<<<unsigned(std::min<std::int64_t>(grid_for(M * N, kBlock), 4096)), kBlock, 0, stream>>>(p);
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 
 void launch_gemm_row_scaled(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N, std::int64_t K,
-                            float alpha, const GemmPostScale& post, void* d, void* workspace, cudaStream_t stream) {
+                            float alpha, GemmAccumulation accumulation, const GemmPostScale& post, void* d, void* workspace,
+                            cudaStream_t stream) {
   check_shape(M, N, K);
   if ((post.a_count != 1 && post.a_count != M) || (post.b_count != 1 && post.b_count != N))
     throw std::invalid_argument("gemm_row_scaled: an amax has neither 1 value nor one per row");
   // The product goes to the end of the workspace, after what launch_gemm() carves for itself.
-  const std::size_t product_offset = gemm_workspace_bytes(M, N, K, false);
+  const std::size_t product_offset = gemm_workspace_bytes(M, N, K, false, accumulation);
   float* d0 = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + product_offset);
   GemmEpilogue e;
   e.alpha = alpha;
+  e.accumulation = accumulation;
   launch_gemm(a, b, M, N, K, e, d0, workspace, stream);
   constexpr unsigned kBlock = 256;
   post_scale_kernel<<<grid_for(M * N, kBlock), kBlock, 0, stream>>>(d0, M, N, post, d);

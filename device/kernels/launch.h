@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "reference/mma.h"
 #include "reference/profile.h"
 #include "reference/stochastic_rounding.h"
 
@@ -109,13 +110,16 @@ struct GemmOperandView {
 // The block sum T is held in 64 bits (§3.20.3): exact for K/16 up to this many blocks.
 constexpr std::int64_t kGemmMaxBlocks = 76087;
 
-// EXACT mode (§3.20.3): d[m][n] = RNout(RN(RN(alpha * S_exact + beta * C[m][n]) + bias[n])).
+// EXACT mode (§3.20.3): d[m][n] = RNout(RN(RN(alpha * S_exact + beta * C[m][n]) + bias[n])); an
+// MMA mode (§3.20.6): d[m][n] = RNout(RN(fma32(beta, C[m][n], RN(alpha * acc)) + bias[n])), acc the
+// modelled instruction chained along K.
 struct GemmEpilogue {
   float alpha = 1.0f;
   std::optional<float> beta;    // none: no C term; C is read only when beta is set and nonzero
   const float* c = nullptr;     // [M, N] binary32
   const float* bias = nullptr;  // [N], or null
   OutputType output = OutputType::F32;
+  GemmAccumulation accumulation = GemmAccumulation::EXACT;
 };
 
 // Row-scaled (§3.20.4): the EXACT product into FP32, then post-scaled by the amaxes.
@@ -131,14 +135,15 @@ struct GemmPostScale {
 
 // Device scratch for one call of the launchers below (expanded operands, NaN rows, unswizzled
 // scales and, row-scaled, the FP32 product); it may be reused by later calls on the same stream.
-std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K, bool row_scaled);
+std::size_t gemm_workspace_bytes(std::int64_t M, std::int64_t N, std::int64_t K, bool row_scaled, GemmAccumulation accumulation);
 // M, N >= 1, K a positive multiple of 16 with K/16 <= kGemmMaxBlocks, else std::invalid_argument.
 // d: [M, N] of the output type.
 void launch_gemm(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N, std::int64_t K,
                  const GemmEpilogue& epilogue, void* d, void* workspace, cudaStream_t stream);
 // alpha: the caller's gemm_alpha(1, 1, 1) (§3.20.4).
 void launch_gemm_row_scaled(const GemmOperandView& a, const GemmOperandView& b, std::int64_t M, std::int64_t N, std::int64_t K,
-                            float alpha, const GemmPostScale& post, void* d, void* workspace, cudaStream_t stream);
+                            float alpha, GemmAccumulation accumulation, const GemmPostScale& post, void* d, void* workspace,
+                            cudaStream_t stream);
 
 // ---- launch floor ------------------------------------------------------------------------------
 // One CTA of an empty kernel: what launching alone costs (the benchmark's floor for small kernels).

@@ -114,7 +114,7 @@ std::string open_library(Api& api) {
 class Plan {
  public:
   Plan(const Api& api, std::int64_t rows_x, std::int64_t rows_w, std::int64_t k, cudaDataType_t out, const void* scale_x,
-       const void* scale_w)
+       const void* scale_w, bool one_chain = false)
       : api_(api) {
     try {
       check(api, api.MatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -133,6 +133,11 @@ class Plan {
       const std::uint64_t workspace = kWorkspaceBytes;
       check(api, api.MatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace),
             "cublasLtMatmulPreferenceSetAttribute");
+      if (one_chain) {  // no split-K: each output one chain of instructions along K
+        const std::uint32_t none = CUBLASLT_REDUCTION_SCHEME_NONE;
+        check(api, api.MatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &none, sizeof none),
+              "cublasLtMatmulPreferenceSetAttribute");
+      }
     } catch (...) {
       release();
       throw;
@@ -250,7 +255,7 @@ State& state() {
 
 const std::optional<std::string>& nvfp4_gemm_unavailable() { return state().unavailable; }
 
-io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, io::DType output) {
+io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, io::DType output, bool one_chain) {
   State& s = state();
   if (s.unavailable) throw cases::BackendUnavailable(*s.unavailable);
   const std::int64_t M = std::int64_t(a.data.shape(0)), N = std::int64_t(b.data.shape(0)), K = 2 * std::int64_t(a.data.shape(1));
@@ -268,7 +273,7 @@ io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, i
   const std::int64_t Mp = scale_rows(M), Np = scale_rows(N), Kp = round_up(K, 64);
   const DeviceOperand x = upload(a, Mp, Kp), w = upload(b, Np, Kp);
   DeviceBuffer out(std::size_t(Mp * Np) * size);
-  Plan plan(s.api, Mp, Np, Kp, output == io::DType::BF16 ? CUDA_R_16BF : CUDA_R_32F, x.scale.get(), w.scale.get());
+  Plan plan(s.api, Mp, Np, Kp, output == io::DType::BF16 ? CUDA_R_16BF : CUDA_R_32F, x.scale.get(), w.scale.get(), one_chain);
   if (const cublasStatus_t st = plan.choose(s.handle); st != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(fmt::format("cublasLtMatmulAlgoGetHeuristic returned {} for M={} N={} K={} (padded {}x{}x{})",
                                          status_name(s.api, st), M, N, K, Mp, Np, Kp));

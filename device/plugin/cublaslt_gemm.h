@@ -23,8 +23,10 @@ inline constexpr const char* kNoBlockScaledGemm = "no NVFP4 block-scaled GEMM on
 
 // d [M, N] = RNout(alpha · a · bᵀ) as cuBLASLt computes it, of dtype F32 or BF16. The operands'
 // scales are compact with non-negative bytes (the hardware reads UE4M3); K may be any multiple of
-// 16 (the operands are padded with zero blocks). Throws BackendUnavailable (above) or
-// std::runtime_error for a CUDA or cuBLASLt failure.
-io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, io::DType output);
+// 16 (the operands are padded with zero blocks). one_chain: only algorithms without a split-K
+// reduction (CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = NONE), so that each output is one chain
+// of instructions along K. Throws BackendUnavailable (above) or std::runtime_error for a CUDA or
+// cuBLASLt failure.
+io::Tensor nvfp4_gemm(const GemmOperand& a, const GemmOperand& b, float alpha, io::DType output, bool one_chain);
 
 }  // namespace nvfp4::device::cublaslt

@@ -1,8 +1,12 @@
 // libnvfp4_cublaslt_plugin.so: the vendor NVFP4 GEMM (cuBLASLt, what TransformerEngine runs) behind
 // the plugin ABI (include/nvfp4_verify/plugin.h), for `--compare ulp` against EXACT
-// (docs/guides/gemm-ulp.md). It declares the per-tensor product cuBLASLt computes in one call: no C, no
-// bias, no row scaling, F32 or BF16 output. Without a GPU, or on one without NVFP4 block-scaled
-// GEMM (Hopper), its first case answers NVFP4_PLUGIN_UNAVAILABLE with the reason.
+// (docs/guides/gemm-ulp.md) and, on Blackwell, for a bitwise comparison with the MMA mode of its
+// tensor cores (NUMERICS.md §3.20.6; docs/guides/gemm.md, "Bitwise against cuBLASLt"). It declares
+// the per-tensor product cuBLASLt computes in one call: no C, no bias, no row scaling, F32 or BF16
+// output, and accumulation NVFP4_CUBLASLT_ACCUMULATION (default exact). Without a GPU, or on one
+// without NVFP4 block-scaled GEMM (Hopper), its first case answers NVFP4_PLUGIN_UNAVAILABLE with
+// the reason.
+#include <cstdlib>
 #include <string>
 
 #include <fmt/format.h>
@@ -18,6 +22,13 @@ namespace {
 
 using nlohmann::json;
 
+// exact: the harness measures cuBLASLt's distance to EXACT (`--compare ulp`); an MMA mode's name
+// (mma-sm100 on sm_100, mma-sm120 on sm_120): its cases run without split-K, bitwise against the model.
+std::string declared_accumulation() {
+  const char* mode = std::getenv("NVFP4_CUBLASLT_ACCUMULATION");
+  return mode && *mode ? mode : "exact";
+}
+
 const std::string& declaration() {
   static const std::string text = json{{"worker", "cuBLASLt NVFP4 GEMM (E2M1 x E2M1, VEC16_UE4M3 scales, TN, compute 32F)"},
                                        {"implements",
@@ -29,7 +40,8 @@ const std::string& declaration() {
                                             {"beta", {nullptr}},
                                             {"with_bias", {false}},
                                             {"row_scaled", {false}},
-                                            {"accumulate", {false}}}}}}}}
+                                            {"accumulate", {false}},
+                                            {"accumulation", {declared_accumulation()}}}}}}}}
                                       .dump();
   return text;
 }
@@ -65,7 +77,8 @@ cases::TensorMap run(const cases::Case& c) {
   check_operand(in.a, "a", K);
   check_operand(in.b, "b", K);
   const float alpha = in.options.alpha ? *in.options.alpha : gemm_alpha(1.0f, in.a.amax(0), in.b.amax(0));
-  return {{"d", nvfp4_gemm(in.a, in.b, alpha, cases::gemm_output_dtype(c))}};
+  const bool one_chain = in.options.accumulation != GemmAccumulation::EXACT;
+  return {{"d", nvfp4_gemm(in.a, in.b, alpha, cases::gemm_output_dtype(c), one_chain)}};
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Host stand-ins for the few CUDA qualifiers and intrinsics that device/kernels/exact_round.cuh uses, so
-// that the GEMM epilogue's rounding also runs in a CPU test against the reference. Each has the
+// Host stand-ins for the few CUDA qualifiers and intrinsics that device/kernels/exact_round.cuh and
+// mma_chain.cuh use, so that the GEMM epilogue's rounding and the MMA modes' arithmetic also run in
+// CPU tests against the reference. Each has the
 // intrinsic's documented semantics (IEEE round-to-nearest-even; the project builds without FMA
 // contraction or fast-math, so the host operations are the correctly rounded ones).
 #pragma once
@@ -12,6 +13,7 @@
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
 
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x)); }
 inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
   return static_cast<unsigned long long>((static_cast<unsigned __int128>(a) * b) >> 64);
