@@ -235,12 +235,31 @@ __device__ __forceinline__ void compute_stage(const Stage& st, int wm, int wn, i
   const int g = lane >> 2, t = lane & 3, q8 = lane >> 3;
   unsigned long long exact = 0;
   if constexpr (kMma) {
+    int pa[kFragsM][2], pb[kFragsN][2], hi_a = -128, hi_b = -128;  // the u bounds of this thread's rows, columns
 #pragma unroll
-    for (int q = 0; q < kOutputs; ++q) {
-      const int r = q % 4, f = q / 4 % kFragsN, i = q / 4 / kFragsN;
-      const int pa = st.a_u[wm + 16 * i + g + 8 * (r >> 1)], pb = st.b_u[wn + 8 * f + 2 * t + (r & 1)];
-      const int u_min = int(std::int16_t(pa & 0xFFFF)) + int(std::int16_t(pb & 0xFFFF)), u_max = (pa >> 16) + (pb >> 16);
-      if (mma::chunk_is_exact(acc[q], u_min, u_max, fraction_bits)) exact |= 1ull << q;
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int i = 0; i < kFragsM; ++i) hi_a = max(hi_a, (pa[i][h] = st.a_u[wm + 16 * i + g + 8 * h]) >> 16);
+#pragma unroll
+      for (int f = 0; f < kFragsN; ++f) hi_b = max(hi_b, (pb[f][h] = st.b_u[wn + 8 * f + 2 * t + h]) >> 16);
+    }
+    // Every output at once when no term can be cut: the cut is at most one unit while the
+    // alignment is at most top = F − 20, that is while every |acc| < 2^36 (the OR of the magnitudes
+    // less one, below 2^35, ensures it) and every u_a + u_b − 12 ≤ top.
+    unsigned long long magnitudes = 0;
+#pragma unroll
+    for (int q = 0; q < kOutputs; ++q) magnitudes |= static_cast<unsigned long long>(acc[q] ^ (acc[q] >> 63));
+    const int top = fraction_bits + mma::kUnitExponent;  // the largest alignment with a cut of one unit
+    if (hi_a + hi_b - 12 <= top && magnitudes < (1ull << (top - mma::kUnitExponent))) {
+      exact = ~0ull;
+    } else {
+#pragma unroll
+      for (int q = 0; q < kOutputs; ++q) {
+        const int r = q % 4, f = q / 4 % kFragsN, i = q / 4 / kFragsN;
+        const int a = pa[i][r >> 1], b = pb[f][r & 1];
+        const int u_min = int(std::int16_t(a & 0xFFFF)) + int(std::int16_t(b & 0xFFFF)), u_max = (a >> 16) + (b >> 16);
+        if (mma::chunk_is_exact(acc[q], u_min, u_max, fraction_bits)) exact |= 1ull << q;
+      }
     }
   }
   constexpr int kGroups = kBlocksPerStage * kFragsM;
@@ -588,8 +607,9 @@ std::int64_t gemm_wave() {
 
 // The MMA modes chain along K from the first chunk: their tiles are never split.
 GemmSplit split_for(std::int64_t M, std::int64_t N, std::int64_t K, bool mma) {
+  const std::int64_t wave = gemm_wave();  // also grants both kernels their shared memory on this device
   if (mma) return {output_tiles(M, N), 1};
-  return gemm_split(output_tiles(M, N), padded_k(K) / kTileK, gemm_wave());
+  return gemm_split(output_tiles(M, N), padded_k(K) / kTileK, wave);
 }
 
 // The tail tiles' sums and arrival counters, in one piece so that one memset zeroes both.

@@ -20,6 +20,15 @@ inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b)
 }
 inline int max(int a, int b) { return a > b ? a : b; }
 inline double __ll2double_rn(long long x) { return static_cast<double>(x); }
+// x rounded toward zero to binary32: exact in long double (64-bit significand), then its 24
+// leading bits kept.
+inline float __ll2float_rz(long long x) {
+  if (x == 0) return 0.0f;
+  int e = 0;
+  const long double m = std::frexp(static_cast<long double>(x), &e);  // |m| in [0.5, 1)
+  return static_cast<float>(std::ldexp(std::trunc(std::ldexp(m, 24)), e - 24));
+}
+inline long long __float2ll_rz(float x) { return static_cast<long long>(x); }  // C++ truncates
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 inline long long __double_as_longlong(double x) { return std::bit_cast<long long>(x); }
