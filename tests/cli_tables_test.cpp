@@ -128,6 +128,7 @@ TEST_F(CliTablesTest, EveryChoiceListIsTheRegistrysOrTheCliOwn) {
       {{"dequantize", "--profile"}, allowed("dequantize", "profile")},
       {{"dequantize", "--dtype"}, allowed("dequantize", "output_dtype", true)},
       {{"gemm", "--out-dtype"}, allowed("gemm", "output_dtype", true)},
+      {{"gemm", "--accumulation"}, allowed("gemm", "accumulation")},
   };
   const std::map<Key, std::string> cli_own = {
       {{"gemm", "--backend"}, "what computes a one-shot command's output: the backend table's rows"},

@@ -3,7 +3,8 @@
 // significand m < 16 and u = e + 6 ∈ [0, 14]), so its exponent in the model is u_a + u_b − 12 and
 // it is a multiple of 2^(u_a + u_b). The accumulator, a sum of such terms truncated and rounded
 // toward zero, is itself a multiple of 2^-20 and is held as an integer of those units. The proof
-// of the fast path: docs/design/gemm-kernel.md, "MMA modes".
+// of the fast path: docs/design/gemm-kernel.md, "MMA modes". Written apart from the reference's
+// model (reference/mma.cpp) on purpose, in other terms: tests/mma_chain_test.cpp compares the two.
 #pragma once
 
 #include <cstdint>

@@ -43,7 +43,7 @@ with contextlib.redirect_stdout(sys.stderr):  # whatever an import prints must n
     from mmasim.nv_ptx import MMABlockScale, TCGen05MMABlockScale
 
 from nvfp4_verify import worker
-from nvfp4_verify.adapters.gemm_operands import alpha_of, check_operands
+from nvfp4_verify.adapters._gemm_operands import alpha_of, check_operands
 from nvfp4_verify.torch_utils import to_torch
 
 OUTPUT = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}

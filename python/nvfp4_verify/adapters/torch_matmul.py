@@ -32,7 +32,7 @@ with contextlib.redirect_stdout(sys.stderr):  # whatever an import prints must n
     import torch
 
 from nvfp4_verify import worker
-from nvfp4_verify.adapters.gemm_operands import alpha_of, check_operands
+from nvfp4_verify.adapters._gemm_operands import alpha_of, check_operands
 from nvfp4_verify.torch_utils import to_torch
 
 DEVICE = "cpu"
