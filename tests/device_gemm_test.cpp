@@ -167,6 +167,32 @@ FloatVector random_vector(std::size_t n, std::mt19937& rng) {
 
 constexpr io::DType kOutputs[] = {io::DType::F32, io::DType::BF16, io::DType::F16};
 
+// An operand as the quantizer writes it (te profile, rowwise, compact) from a random [rows, K] matrix.
+Operand quantized_operand(std::int64_t rows, std::int64_t K, std::mt19937& rng) {
+  cases::Case q = cases::make_case("quantize");
+  q.inputs["x"] = io::from_float_matrix(random_matrix(std::size_t(rows), std::size_t(K), rng), io::FloatType::F32);
+  q.params.set("profile", std::string("te"));
+  cases::set_quantize_params(q, BlockShape::k1D, Direction::kRowwise);
+  const cases::TensorMap t = cases::ReferenceBackend().run(q);
+  return Operand{t.at("data"), t.at("scale"), t.at("amax")};
+}
+
+// 17 x 17 x 65536 (4096 blocks; in an MMA mode a chain of 1,024 instructions) and a grid of 9 x 3
+// CTAs that spans two raster groups, α = 1, for finite and near-one scales.
+void expect_long_k_and_raster_groups(const std::string& accumulation) {
+  for (const auto& [M, N, K] : {std::tuple{17, 17, 65536}, std::tuple{1100, 300, 64}})
+    for (const Scales kind : {Scales::kFinite, Scales::kNearOne}) {
+      const std::uint32_t seed = fresh_seed();
+      std::mt19937 rng(seed);
+      const Operand a = random_operand(M, K, kind, rng), b = random_operand(N, K, kind, rng);
+      Options o;
+      o.accumulation = accumulation;
+      o.alpha = 1.0f;
+      expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {} {}x{}x{} scales={} seed=0x{:x}", accumulation, M, N,
+                                                                     K, kScalesName[int(kind)], seed));
+    }
+}
+
 // Every M, N of {1, 17, 100, 128, 130, 257} with every K of {16, 32, 48, 272, 1040, 4096}: partial
 // tiles, one and several CTAs, K not a multiple of the 64-element stage, several 64-block flushes.
 TEST(DeviceGemm, EqualsReferenceOnShapesOffTheTiles) {
@@ -188,20 +214,9 @@ TEST(DeviceGemm, EqualsReferenceOnShapesOffTheTiles) {
     }
 }
 
-// 4096 blocks (64 flushes of the binary64 accumulators), and a grid of 9 x 3 CTAs that spans two
-// raster groups.
 TEST(DeviceGemm, EqualsReferenceOnLongKAndAcrossRasterGroups) {
   REQUIRE_GPU();
-  for (const auto& [M, N, K] : {std::tuple{17, 17, 65536}, std::tuple{1100, 300, 64}})
-    for (const Scales kind : {Scales::kFinite, Scales::kNearOne}) {
-      const std::uint32_t seed = fresh_seed();
-      std::mt19937 rng(seed);
-      const Operand a = random_operand(M, K, kind, rng), b = random_operand(N, K, kind, rng);
-      Options o;
-      o.alpha = 1.0f;
-      expect_device_equals_reference(gemm_case(a, b, o),
-                                     fmt::format("gemm {}x{}x{} scales={} seed=0x{:x}", M, N, K, kScalesName[int(kind)], seed));
-    }
+  expect_long_k_and_raster_groups("exact");
 }
 
 // The tail split's rule (device/kernels/gemm_split.h), on an H100's 132 SMs: 8192^3 has 4,096 tiles of
@@ -250,18 +265,11 @@ TEST(DeviceGemm, EqualsReferenceOnQuantizedOperands) {
     for (const io::DType out : kOutputs) {
       const std::uint32_t seed = fresh_seed();
       std::mt19937 rng(seed);
-      auto quantized = [&](std::int64_t rows) {
-        cases::Case q = cases::make_case("quantize");
-        q.inputs["x"] = io::from_float_matrix(random_matrix(std::size_t(rows), std::size_t(K), rng), io::FloatType::F32);
-        q.params.set("profile", std::string("te"));
-        cases::set_quantize_params(q, BlockShape::k1D, Direction::kRowwise);
-        const cases::TensorMap t = cases::ReferenceBackend().run(q);
-        return Operand{t.at("data"), t.at("scale"), t.at("amax")};
-      };
       Options o;
       o.out = out;
+      const Operand a = quantized_operand(M, K, rng);
       expect_device_equals_reference(
-          gemm_case(quantized(M), quantized(N), o),
+          gemm_case(a, quantized_operand(N, K, rng), o),
           fmt::format("gemm of quantized operands {}x{}x{} out={} seed=0x{:x}", M, N, K, io::dtype_name(out), seed));
     }
 }
@@ -581,27 +589,10 @@ TEST(DeviceGemmMma, EqualsReferenceOnShapesScalesAndEpilogues) {
 TEST(DeviceGemmMma, EqualsReferenceOnLongChainsQuantizedOperandsAndRowScaling) {
   REQUIRE_GPU();
   for (const char* mode : kMmaModes) {
-    for (const auto& [M, N, K] : {std::tuple{17, 17, 65536}, std::tuple{1100, 300, 64}})
-      for (const Scales kind : {Scales::kFinite, Scales::kNearOne}) {
-        const std::uint32_t seed = fresh_seed();
-        std::mt19937 rng(seed);
-        const Operand a = random_operand(M, K, kind, rng), b = random_operand(N, K, kind, rng);
-        Options o;
-        o.accumulation = mode;
-        o.alpha = 1.0f;
-        expect_device_equals_reference(gemm_case(a, b, o), fmt::format("gemm {} {}x{}x{} scales={} seed=0x{:x}", mode, M, N, K,
-                                                                       kScalesName[int(kind)], seed));
-      }
+    expect_long_k_and_raster_groups(mode);
     const std::uint32_t seed = fresh_seed();
     std::mt19937 rng(seed);
-    auto quantized = [&](std::int64_t rows, std::int64_t K) {
-      cases::Case q = cases::make_case("quantize");
-      q.inputs["x"] = io::from_float_matrix(random_matrix(std::size_t(rows), std::size_t(K), rng), io::FloatType::F32);
-      cases::set_quantize_params(q, BlockShape::k1D, Direction::kRowwise);
-      const cases::TensorMap t = cases::ReferenceBackend().run(q);
-      return Operand{t.at("data"), t.at("scale"), t.at("amax")};
-    };
-    const Operand a = quantized(144, 1040), b = quantized(272, 1040);
+    const Operand a = quantized_operand(144, 1040, rng), b = quantized_operand(272, 1040, rng);
     Options o;
     o.accumulation = mode;
     o.out = io::DType::BF16;

@@ -16,23 +16,10 @@
 #include "reference/exact_round.h"
 #include "reference/gemm.h"
 #include "reference/layout.h"
+#include "tests/support/gemm_cases.h"
 
 namespace nvfp4 {
 namespace {
-
-// A [rows, 16·blocks] operand from one code and one scale byte per block, amax 2688 (α = 1).
-GemmOperand operand(const std::vector<std::vector<std::uint8_t>>& codes, const std::vector<std::vector<std::uint8_t>>& scales) {
-  const std::size_t rows = codes.size(), K = codes[0].size();
-  GemmOperand o;
-  o.data = xt::zeros<std::uint8_t>({rows, K / 2});
-  o.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(std::int64_t(rows))), std::size_t(scale_cols(std::int64_t(K)))});
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t k = 0; k < K / 2; ++k) o.data(r, k) = pack_nibbles(codes[r][2 * k], codes[r][2 * k + 1]);
-    for (std::size_t j = 0; j < K / 16; ++j) o.scale(r, j) = scales[r][j];
-  }
-  o.amax = FloatVector({2688.0f});
-  return o;
-}
 
 // 16·blocks codes: `block_codes[j]` repeated over block j.
 std::vector<std::uint8_t> codes_of(std::initializer_list<std::vector<std::uint8_t>> blocks) {
@@ -56,8 +43,8 @@ TEST(GemmAlpha, WorkedValuesOfSection6_21) {
 }
 
 TEST(GemmExact, CancellationAcrossBlocksGivesTheExactOneWhereBinary32AccumulationGivesZero) {
-  const GemmOperand a = operand({codes_of({kSixes, {0x2}, kSixes})}, {{0x78, 0x38, 0x78}});
-  const GemmOperand b = operand({codes_of({kSixes, {0x2}, kMinusSixes})}, {{0x78, 0x38, 0x78}});
+  const GemmOperand a = test_support::operand_of_codes({codes_of({kSixes, {0x2}, kSixes})}, {{0x78, 0x38, 0x78}});
+  const GemmOperand b = test_support::operand_of_codes({codes_of({kSixes, {0x2}, kMinusSixes})}, {{0x78, 0x38, 0x78}});
   EXPECT_EQ(single(a, b), 0x3F800000u);
   // The order-dependent binary32 sum of the three exact block values, in block order: 0.
   const float blocks[] = {16777216.0f, 1.0f, -16777216.0f};
@@ -68,15 +55,15 @@ TEST(GemmExact, CancellationAcrossBlocksGivesTheExactOneWhereBinary32Accumulatio
 
 TEST(GemmExact, TiesAtBinary32RoundToEven) {
   const std::vector<std::uint8_t> one = {0x2}, three = {0x2, 0x2, 0x2};
-  const GemmOperand big_one = operand({codes_of({kSixes, one})}, {{0x78, 0x38}});
-  const GemmOperand big_three = operand({codes_of({kSixes, three})}, {{0x78, 0x38}});
+  const GemmOperand big_one = test_support::operand_of_codes({codes_of({kSixes, one})}, {{0x78, 0x38}});
+  const GemmOperand big_three = test_support::operand_of_codes({codes_of({kSixes, three})}, {{0x78, 0x38}});
   EXPECT_EQ(gemm(big_one, big_one, {})(0, 0), 16777216.0f);      // 2^24 + 1 -> 2^24
   EXPECT_EQ(gemm(big_three, big_three, {})(0, 0), 16777220.0f);  // 2^24 + 3 -> 2^24 + 4
 }
 
 TEST(GemmExact, TieAtBf16AfterAnExactBinary32Result) {
   // S = 1 + 2^-8: exact in binary32, halfway between BF16 1.0 and 1 + 2^-7.
-  const GemmOperand x = operand({codes_of({{0x2}, {0x1}})}, {{0x38, 0x20}});
+  const GemmOperand x = test_support::operand_of_codes({codes_of({{0x2}, {0x1}})}, {{0x38, 0x20}});
   EXPECT_EQ(gemm(x, x, {})(0, 0), 1.0f + 0x1p-8f);
   GemmOptions o;
   o.output = GemmOutput::BF16;
@@ -86,24 +73,26 @@ TEST(GemmExact, TieAtBf16AfterAnExactBinary32Result) {
 }
 
 TEST(GemmExact, SubnormalAndOverflowingResults) {
-  const GemmOperand one_and_half = operand({codes_of({{0x3}})}, {{0x38}}), one = operand({codes_of({{0x2}})}, {{0x38}});
+  const GemmOperand one_and_half = test_support::operand_of_codes({codes_of({{0x3}})}, {{0x38}}),
+                    one = test_support::operand_of_codes({codes_of({{0x2}})}, {{0x38}});
   GemmOptions o;
   o.alpha = float_of(0x00000001u);  // 2^-149 · 1.5: a tie between 2^-149 and 2^-148, to even
   EXPECT_EQ(single(one_and_half, one, o), 0x00000002u);
   o.alpha = float_of(0x7F7FFFFFu);
-  const GemmOperand big = operand({codes_of({std::vector<std::uint8_t>(16, 0x7)})}, {{0x7E}});
+  const GemmOperand big = test_support::operand_of_codes({codes_of({std::vector<std::uint8_t>(16, 0x7)})}, {{0x7E}});
   EXPECT_EQ(single(big, big, o), 0x7F800000u);
   o.alpha = -float_of(0x7F7FFFFFu);
   EXPECT_EQ(single(big, big, o), 0xFF800000u);
   // A result below half the smallest subnormal underflows to a zero of its sign.
   o.alpha = float_of(0x00000001u);
-  const GemmOperand tiny = operand({codes_of({{0x1}})}, {{0x01}}), minus_tiny = operand({codes_of({{0x9}})}, {{0x01}});
+  const GemmOperand tiny = test_support::operand_of_codes({codes_of({{0x1}})}, {{0x01}}),
+                    minus_tiny = test_support::operand_of_codes({codes_of({{0x9}})}, {{0x01}});
   EXPECT_EQ(single(tiny, minus_tiny, o), 0x80000000u);
 }
 
 TEST(GemmExact, BetaTimesCAddsExactlyBeforeTheOneRounding) {
-  const GemmOperand a = operand({codes_of({kSixes, {0x2}, kSixes})}, {{0x78, 0x38, 0x78}});
-  const GemmOperand b = operand({codes_of({kSixes, {0x2}, kMinusSixes})}, {{0x78, 0x38, 0x78}});
+  const GemmOperand a = test_support::operand_of_codes({codes_of({kSixes, {0x2}, kSixes})}, {{0x78, 0x38, 0x78}});
+  const GemmOperand b = test_support::operand_of_codes({codes_of({kSixes, {0x2}, kMinusSixes})}, {{0x78, 0x38, 0x78}});
   FloatMatrix c = {{1.0f}};
   GemmOptions o;
   o.beta = -1.0f;
@@ -113,7 +102,7 @@ TEST(GemmExact, BetaTimesCAddsExactlyBeforeTheOneRounding) {
   EXPECT_EQ(gemm(a, b, o)(0, 0), -0x1p-23f);
   // α·S = 2^24 exactly and β·C = 1 + 2^-30 (a term far below the result's last bit): only the
   // exact sum 2^24 + 1 + 2^-30, just above the tie, rounds up.
-  const GemmOperand big = operand({codes_of({kSixes})}, {{0x78}});
+  const GemmOperand big = test_support::operand_of_codes({codes_of({kSixes})}, {{0x78}});
   c(0, 0) = 1.0f + 0x1p-23f;
   o.beta = 1.0f;
   EXPECT_EQ(gemm(big, big, o)(0, 0), 16777218.0f);
@@ -128,24 +117,26 @@ TEST(GemmExact, BetaTimesCAddsExactlyBeforeTheOneRounding) {
 }
 
 TEST(GemmExact, SpecialValues) {
-  const GemmOperand nan_scale = operand({codes_of({{0x2}, {0x2}})}, {{0x38, 0x7F}});
-  const GemmOperand one = operand({codes_of({{0x2}, {0x2}})}, {{0x38, 0x38}});
+  const GemmOperand nan_scale = test_support::operand_of_codes({codes_of({{0x2}, {0x2}})}, {{0x38, 0x7F}});
+  const GemmOperand one = test_support::operand_of_codes({codes_of({{0x2}, {0x2}})}, {{0x38, 0x38}});
   EXPECT_EQ(single(nan_scale, one), bits_of(canonical_nan()));
   EXPECT_EQ(single(one, nan_scale), bits_of(canonical_nan()));
-  const GemmOperand zero = operand({codes_of({{0x0}})}, {{0x38}}), unit = operand({codes_of({{0x2}})}, {{0x38}});
+  const GemmOperand zero = test_support::operand_of_codes({codes_of({{0x0}})}, {{0x38}}),
+                    unit = test_support::operand_of_codes({codes_of({{0x2}})}, {{0x38}});
   GemmOptions o;
   o.alpha = INFINITY;
   EXPECT_EQ(single(zero, unit, o), bits_of(canonical_nan())) << "inf · 0";
   EXPECT_EQ(single(unit, unit, o), 0x7F800000u);
   o.alpha = 0.0f;
   EXPECT_EQ(single(unit, unit, o), 0x00000000u);
-  const GemmOperand minus_zero = operand({codes_of({{0x8}})}, {{0x38}});
+  const GemmOperand minus_zero = test_support::operand_of_codes({codes_of({{0x8}})}, {{0x38}});
   o.alpha.reset();
   EXPECT_EQ(single(minus_zero, unit, o), 0x00000000u) << "an exact zero is +0.0, -0.0 codes included";
 }
 
 TEST(GemmExact, ErrorsNameTheOperandAndTheRule) {
-  const GemmOperand a = operand({codes_of({{0x2}})}, {{0x38}}), b = operand({codes_of({{0x2}, {0x2}})}, {{0x38, 0x38}});
+  const GemmOperand a = test_support::operand_of_codes({codes_of({{0x2}})}, {{0x38}}),
+                    b = test_support::operand_of_codes({codes_of({{0x2}, {0x2}})}, {{0x38, 0x38}});
   EXPECT_THROW(
       {
         try {
@@ -194,7 +185,7 @@ TEST(GemmExact, EqualsBinary32AccumulationWhereverEveryPartialSumIsExact) {
     }
     if (!exact) continue;
     ++checked;
-    const GemmOperand a = operand({ca}, {sa}), b = operand({cb}, {sb});
+    const GemmOperand a = test_support::operand_of_codes({ca}, {sa}), b = test_support::operand_of_codes({cb}, {sb});
     EXPECT_EQ(bits_of(gemm(a, b, {})(0, 0)), bits_of(sum == 0.0f ? 0.0f : sum)) << "trial " << trial;
   }
   EXPECT_GT(checked, 100);
@@ -202,7 +193,7 @@ TEST(GemmExact, EqualsBinary32AccumulationWhereverEveryPartialSumIsExact) {
 
 TEST(GemmRowScaled, PostScaleIsFoldedForAScalarSideAndTwoStepsForTwoVectors) {
   // D0 of §6.21's post-scale example is not a GEMM result; check the rule on a real D0 instead.
-  const GemmOperand x = operand({codes_of({{0x3, 0x5}}), codes_of({{0x7, 0x1}})}, {{0x41}, {0x2B}});
+  const GemmOperand x = test_support::operand_of_codes({codes_of({{0x3, 0x5}}), codes_of({{0x7, 0x1}})}, {{0x41}, {0x2B}});
   GemmOptions plain;
   plain.alpha = gemm_alpha(1.0f, 1.0f, 1.0f);
   const FloatMatrix d0 = gemm(x, x, plain);
@@ -225,7 +216,7 @@ TEST(GemmRowScaled, PostScaleIsFoldedForAScalarSideAndTwoStepsForTwoVectors) {
 }
 
 TEST(GemmRowScaled, RejectsAlphaBetaAndAccumulateOutsideItsPath) {
-  const GemmOperand x = operand({codes_of({{0x2}})}, {{0x38}});
+  const GemmOperand x = test_support::operand_of_codes({codes_of({{0x2}})}, {{0x38}});
   GemmOptions o;
   o.row_scaled = true;
   o.alpha = 1.0f;

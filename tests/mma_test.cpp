@@ -13,6 +13,7 @@
 #include "reference/gemm.h"
 #include "reference/layout.h"
 #include "reference/mma.h"
+#include "tests/support/gemm_cases.h"
 
 namespace nvfp4 {
 namespace {
@@ -120,15 +121,9 @@ TEST(MmaModel, RejectsAGroupCountOutsideTheChunk) {
 }
 
 // One row of an operand from E2M1 codes, all scales 1.0 except those given.
-GemmOperand row_operand(const std::vector<std::uint8_t>& codes, const std::vector<std::uint8_t>& scales) {
-  const std::size_t K = codes.size();
-  GemmOperand x;
-  x.data = xt::zeros<std::uint8_t>({std::size_t(1), K / 2});
-  for (std::size_t k = 0; k < K / 2; ++k) x.data(0, k) = pack_nibbles(codes[2 * k], codes[2 * k + 1]);
-  x.scale = xt::zeros<std::uint8_t>({std::size_t(scale_rows(1)), std::size_t(scale_cols(std::int64_t(K)))});
-  for (std::size_t j = 0; j < K / 16; ++j) x.scale(0, j) = j < scales.size() ? scales[j] : 0x38;
-  x.amax = {2688.0f};
-  return x;
+GemmOperand row_operand(const std::vector<std::uint8_t>& codes, std::vector<std::uint8_t> scales) {
+  scales.resize(codes.size() / 16, 0x38);
+  return test_support::operand_of_codes({codes}, {scales});
 }
 
 // The chain: K = 80 is one whole chunk and one of a single block. Chunk 0 gives 2^24 (block 0:

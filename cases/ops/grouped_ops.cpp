@@ -156,8 +156,7 @@ std::vector<OperationSpec> grouped_operations() {
   g.family = "grouped";
   g.summary =
       "G independent GEMMs (EXACT or an MMA model) with their own amaxes: M-grouped (tokens split, one weight per group) or "
-      "K-grouped (wgrad: "
-      "token ranges contracted)";
+      "K-grouped (wgrad: token ranges contracted)";
   g.section = "§3.20.5, §3.20.6, §2.4.3";
   g.params = {
       enum_param("grouping", {"m", "k"},
