@@ -139,10 +139,11 @@ std::span<const CheckpointFormat> checkpoint_formats() {
       // G [1]; q/k/v and gate/up share the largest amax (llm-compressor's
       // update_fused_layer_weight_global_scales takes the smallest G); the Linear layers left out
       // follow format A's conventions (lm_head, embeddings, norms, routers), as llm-compressor's MoE
-      // recipes ignore the routers.
+      // recipes ignore the routers. compressed-tensors computes in the weight's dtype, and the
+      // checkpoints converted are BF16: an F32 source takes --profile compressed-tensors.
       {
           .name = "compressed-tensors",
-          .default_profile = "compressed-tensors",
+          .default_profile = "compressed-tensors-bf16",
           .quantized = {"model.layers.*_proj.weight"},
           .excluded = kLinearExclusions,
           .shared_amax = kAttentionAndMlpSharing,

@@ -37,8 +37,8 @@ template <ElementEncoder::Op kOp, YClamp kClamp, E2M1Encoder kEncoder>
   for (int i = 0; i < 8; ++i) packed[i] = pack_nibbles(c[2 * i], c[2 * i + 1]);
 }
 
-constexpr int kOps = 4, kClamps = 2, kEncoders = 7;  // the enumerators of each knob
-static_assert(int(ElementEncoder::Op::ALL_ZERO) == kOps - 1 && int(YClamp::TCLAMP6) == kClamps - 1 &&
+constexpr int kOps = 4, kClamps = 3, kEncoders = 7;  // the enumerators of each knob
+static_assert(int(ElementEncoder::Op::ALL_ZERO) == kOps - 1 && int(YClamp::FCLAMP6) == kClamps - 1 &&
                   int(E2M1Encoder::BF16_TORCH) == kEncoders - 1,
               "a knob gained a value: extend the table");
 

@@ -82,11 +82,15 @@ NVFP4_HD GlobalScale global_scale(GlobalScaleRule rule, float g) {
       return r;
     case GlobalScaleRule::NONE:
       return r;
-    case GlobalScaleRule::G_CT: {
-      // 2688.0 / clamp(g, min=FLT_MIN): PyTorch evaluates scalar / tensor as reciprocal() * scalar;
-      // NaN stays NaN through the clamp, and a non-finite result becomes 1.
+    case GlobalScaleRule::G_CT:
+    case GlobalScaleRule::G_CT_BF16: {
+      // 2688.0 / clamp(g, min=FLT_MIN): PyTorch evaluates scalar / tensor as reciprocal() * scalar,
+      // each step rounded to the amax's dtype (G_CT_BF16: a BF16 weight's amax stays BF16); NaN
+      // stays NaN through the clamp, and a non-finite result becomes 1 (nan_to_num).
+      const bool bf16 = rule == GlobalScaleRule::G_CT_BF16;
+      const auto in_dtype = [bf16](float v) { return bf16 ? bf16_to_float(float_to_bf16(v)) : v; };
       const float clamped = is_nan(g) || g >= flt_min() ? g : flt_min();
-      const float G = mul_rn(div_rn(1.0f, clamped), kFp4TimesFp8Max);
+      const float G = in_dtype(mul_rn(in_dtype(div_rn(1.0f, clamped)), kFp4TimesFp8Max));
       r.G = is_nan(G) || abs_f(G) == float_of(0x7F800000u) ? 1.0f : G;
       r.S = r.G;
       return r;
@@ -142,6 +146,9 @@ NVFP4_HD float block_scale_precast(const Profile& p, const GlobalScale& gs, floa
     case BlockScaleRule::G_MUL_A_MUL_R6:
       t = mul_rn(gs.G, mul_rn(A, recip6()));
       break;
+    case BlockScaleRule::A_DIV6_BF16_MUL_S:
+      t = mul_rn(bf16_to_float(float_to_bf16(div_rn(A, 6.0f))), gs.S);
+      break;
   }
   if (p.zero == ZeroBlockRule::ONE && t == 0.0f) t = 1.0f;  // modelopt: an all-zero block gets scale 1
   switch (p.cap) {
@@ -153,6 +160,8 @@ NVFP4_HD float block_scale_precast(const Profile& p, const GlobalScale& gs, floa
       return tclamp(t, lower_clamp_value(p.lo), kE4M3Max);
     case CapRule::NONE:
       return t;
+    case CapRule::FCLAMP:
+      return fmin_c99(fmax_c99(t, lower_clamp_value(p.lo)), kE4M3Max);
   }
   return t;
 }
@@ -243,7 +252,15 @@ NVFP4_HD float scale_element(const Profile& p, const ElementEncoder& e, float x)
     case Op::ALL_ZERO:
       return 0.0f;
   }
-  return p.yclamp == YClamp::TCLAMP6 ? tclamp(y, -constants::kE2M1Max, constants::kE2M1Max) : y;
+  switch (p.yclamp) {
+    case YClamp::NONE:
+      return y;
+    case YClamp::TCLAMP6:
+      return tclamp(y, -constants::kE2M1Max, constants::kE2M1Max);
+    case YClamp::FCLAMP6:  // the upper bound first: NaN -> +6, as measured
+      return fmax_c99(fmin_c99(y, constants::kE2M1Max), -constants::kE2M1Max);
+  }
+  return y;
 }
 
 NVFP4_HD std::uint8_t encode_element(const Profile& p, const ElementEncoder& e, float x) {
@@ -268,7 +285,7 @@ struct BlockEncoding {
 
 // [knob ZERO] after the E4M3 cast: EPS_F8 stores a zero scale as E4M3's eps.
 NVFP4_HD std::uint8_t zero_rule_after_cast(const Profile& p, std::uint8_t sb) {
-  if (p.zero == ZeroBlockRule::EPS_F8 && (sb & 0x7F) == 0) return 0x30;  // compressed-tensors: scale == 0 -> eps
+  if (p.zero == ZeroBlockRule::EPS_F8 && (sb & 0x7F) == 0) return 0x20;  // compressed-tensors: scale == 0 -> 0.125
   return sb;
 }
 

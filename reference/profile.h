@@ -25,7 +25,8 @@ enum class GlobalScaleRule : std::uint8_t {  // [knob GS] §4.2.1
   GS_RECIP_PTS,                              // pts as PTS, gs = RN(1/pts)
   G_CALLER,                                  // G = RN(1/RN(g * r2688)) (vLLM with a ModelOpt checkpoint)
   NONE,                                      // single-level: no global scale
-  G_CT,  // G = RN(RN(1/max(g, FLT_MIN)) * 2688), non-finite -> 1 (compressed-tensors generate_gparam)
+  G_CT,       // G = RN(RN(1/max(g, FLT_MIN)) * 2688), non-finite -> 1 (compressed-tensors generate_gparam)
+  G_CT_BF16,  // G_CT computed in BF16: G = RNbf16(RNbf16(1/max(g, FLT_MIN)) * 2688), non-finite -> 1
 };
 
 enum class BlockScaleRule : std::uint8_t {  // [knob BS] §4.2.2: pre-cast block scale t
@@ -37,10 +38,11 @@ enum class BlockScaleRule : std::uint8_t {  // [knob BS] §4.2.2: pre-cast block
   A_DIV6_MUL_GS,                            // RN(RN(A / 6) * gs)
   A_DIV_6W2,                                // RN(A / RN(6 * w2))
   G_MUL_A_MUL_R6,                           // RN(G * RN(A * r6))
+  A_DIV6_BF16_MUL_S,                        // RN(RNbf16(RN(A / 6)) * S): A / 6 in BF16, then an F32 product
 };
 
 // [knob ZERO] §4.2.3: ONE: t == 0 -> 1 before the cast; EPS_F8: a stored scale of 0 (either
-// sign) -> 0x30 (0.125, E4M3's eps) after the cast (compressed-tensors).
+// sign) -> 0x20 (0.125, the eps compressed-tensors substitutes) after the cast.
 enum class ZeroBlockRule : std::uint8_t { NONE, ONE, EPS_F8 };
 
 enum class LowerClamp : std::uint8_t {  // [knob LO] §4.2.3, used by CAP = CLAMP
@@ -55,6 +57,7 @@ enum class CapRule : std::uint8_t {  // [knob CAP] §4.2.3
   TMIN_FLTMAX_CLAMP448,              // tclamp(tmin(t, FLT_MAX), -448, 448): NaN stays NaN
   CLAMP,                             // tclamp(t, LO, 448), LO = -448 when LO = NONE
   NONE,
+  FCLAMP,  // fminf(fmaxf(t, LO), 448): NaN -> LO (Triton tl.clamp, max.f32/min.f32)
 };
 
 enum class E4M3Cast : std::uint8_t { SAT, TORCH };  // [knob E4M3] §2.2
@@ -76,7 +79,9 @@ enum class EncodeRule : std::uint8_t {  // [knob ENC] §4.2.5: y from x
 
 enum class EncodeCap : std::uint8_t { FMINF, TMIN, NONE };  // [knob ECAP], TE chain only
 
-enum class YClamp : std::uint8_t { NONE, TCLAMP6 };  // [knob YCLAMP]: tclamp(y, -6, 6)
+// [knob YCLAMP]: TCLAMP6 = tclamp(y, -6, 6) (torch.clamp keeps NaN); FCLAMP6 = fmaxf(fminf(y, 6), -6)
+// (compressed-tensors' Triton tl.clamp on an H200: NaN -> +6).
+enum class YClamp : std::uint8_t { NONE, TCLAMP6, FCLAMP6 };
 
 enum class DequantRule : std::uint8_t {  // [knob DQ] §3.13
   TE,                                    // RN(f4 * RN(RN(sf * amax) * r2688))

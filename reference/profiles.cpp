@@ -41,9 +41,9 @@ constexpr NamedProfile kProfiles[] = {
   {"torchao-1lvl", {A::PROPAGATE, GS::NONE,       BS::A_MUL_R6,          Z::NONE, LO::TWO_POW_MINUS_6, CAP::CLAMP,                E4::TORCH, ENC::RECIP_SF,           EC::NONE,  YC::TCLAMP6,  E2::TORCHAO_INT,   DQ::SF_ONLY,        ZG::NONE,  EX::NONE},
    "torchao v0.18 nvfp4_quantize single-level (no per-tensor scale), as run on CUDA; v0.13-v0.17 divide x by sf instead",
    "NaN codes of the integer E2M1 emulation"},
-  {"mslk",       {A::IGNORE,    GS::GS_RECIP_PTS, BS::A_DIV6_MUL_GS,     Z::NONE, LO::TWO_POW_MINUS_9, CAP::CLAMP,                E4::SAT,   ENC::GS_DIV_SF,          EC::NONE,  YC::NONE,     E2::HW,            DQ::PTS,            ZG::NONE,  EX::NONE},
-   "MSLK Triton quantize_nvfp4 with use_precise_math=True (the torchao >= 0.17 kernel path), lower clamp 2^-9 (since 2026-08-13)",
-   "NaN rule of Triton max (AMAX), NaN through the clamp (CAP), dequantization chain PTS"},
+  {"mslk",       {A::IGNORE,    GS::GS_RECIP_PTS, BS::A_DIV6_MUL_GS,     Z::NONE, LO::TWO_POW_MINUS_16, CAP::FCLAMP,              E4::SAT,   ENC::GS_DIV_SF,          EC::NONE,  YC::NONE,     E2::HW,            DQ::PTS,            ZG::NONE,  EX::NONE},
+   "MSLK 1.1.0 Triton triton_quantize_nvfp4 with use_precise_math=True (the torchao >= 0.17 kernel path): lower clamp 2^-16, tl.clamp's NaN -> 2^-16",
+   "NaN rule of the caller's global amax (torch.max propagates where the block amax ignores), dequantization chain PTS"},
   {"modelopt",   {A::PROPAGATE, GS::PTS,          BS::A_DIV_6W2,         Z::ONE,  LO::TWO_POW_MINUS_9, CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_W2,        EC::NONE,  YC::NONE,     E2::SEARCHSORTED,  DQ::PTS,            ZG::NONE,  EX::PTS},
    "NVIDIA Model Optimizer >= 0.45 export path (NVFP4QTensor.quantize, dynamic block scales), as run on CUDA",
    "NaN rule of the amax (PROPAGATE)"},
@@ -53,10 +53,14 @@ constexpr NamedProfile kProfiles[] = {
   {"vllm-emul",  {A::PROPAGATE, GS::G_CALLER,     BS::G_MUL_A_MUL_R6,    Z::NONE, LO::NONE,            CAP::CLAMP,                E4::TORCH, ENC::VLLM_RECIP,         EC::NONE,  YC::TCLAMP6,  E2::VALUE_TABLE,   DQ::SF_DIV_G,       ZG::NONE,  EX::NONE},
    "vLLM ref_nvfp4_quant (PyTorch emulation for non-CUDA platforms) with G = RN(1/RN(g*r2688)) (ModelOpt checkpoint input_scale_inv)",
    "the harness default for the caller-supplied G; codes compared in value space upstream (NaN -> 0x0, -0 -> 0x0 here)"},
-  {"compressed-tensors", {A::PROPAGATE, GS::G_CT, BS::G_MUL_A_MUL_R6,    Z::EPS_F8, LO::NONE,          CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::TCLAMP6,  E2::BF16_TORCH,    DQ::SF_DIV_G,       ZG::NONE,  EX::G},
-   "compressed-tensors NVFP4 (llm-compressor's round-to-nearest recipes, nvfp4-pack-quantized): generate_gparam with its FLT_MIN clamp, "
-   "calculate_qparams on CUDA, the PyTorch quantize path (cast_to_fp4 through BF16), pack_fp4_to_uint8",
-   "NaN and -0.0 codes (torch.sign, the packer's argmin); the Triton quantize path of newer versions"},
+  {"compressed-tensors", {A::PROPAGATE, GS::G_CT, BS::A_DIV6_MUL_S,     Z::EPS_F8, LO::NONE,          CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::FCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G},
+   "compressed-tensors 0.19-0.20 NVFP4 weights of an F32 model on CUDA (llm-compressor's observer amax, generate_gparam, "
+   "calculate_qparams, NVFP4PackedCompressor.compress with its Triton quantize_and_pack_fp4)",
+   ""},
+  {"compressed-tensors-bf16", {A::PROPAGATE_BF16, GS::G_CT_BF16, BS::A_DIV6_BF16_MUL_S, Z::EPS_F8, LO::NONE, CAP::CLAMP,       E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::FCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G},
+   "compressed-tensors 0.19-0.20 NVFP4 weights of a BF16 model on CUDA: compressed-tensors, with the global scale and A / 6 "
+   "computed in the weight's BF16 (what llm-compressor 0.14 oneshot exports)",
+   ""},
 };
 // clang-format on
 
@@ -79,17 +83,17 @@ const std::vector<Knob>& knobs() {
   static const std::vector<Knob> k = {
       NVFP4_KNOB("AMAX", amax, "IGNORE", "PROPAGATE", "PROPAGATE_BF16"),
       NVFP4_KNOB("GS", gs, "TE", "TE_PYREF", "TE_HELPER", "TE_RHT_FUSED", "PTS", "PTS_CPU", "GS_RECIP_PTS", "G_CALLER", "NONE",
-                 "G_CT"),
+                 "G_CT", "G_CT_BF16"),
       NVFP4_KNOB("BS", bs, "A_MUL_SR6", "A_DIV6_MUL_S", "A_MUL_R6_MUL_S", "A_MUL_R6_DIV_PTS", "A_MUL_R6", "A_DIV6_MUL_GS",
-                 "A_DIV_6W2", "G_MUL_A_MUL_R6"),
+                 "A_DIV_6W2", "G_MUL_A_MUL_R6", "A_DIV6_BF16_MUL_S"),
       NVFP4_KNOB("ZERO", zero, "NONE", "ONE", "EPS_F8"),
       NVFP4_KNOB("LO", lo, "NONE", "2^-6", "2^-9", "2^-16"),
-      NVFP4_KNOB("CAP", cap, "FMINF_FLTMAX", "TMIN_FLTMAX_CLAMP448", "CLAMP", "NONE"),
+      NVFP4_KNOB("CAP", cap, "FMINF_FLTMAX", "TMIN_FLTMAX_CLAMP448", "CLAMP", "NONE", "FCLAMP"),
       NVFP4_KNOB("E4M3", e4m3, "SAT", "TORCH"),
       NVFP4_KNOB("ENC", enc, "TE", "S_DIV_SF", "RECIP_PTS_DIV_SF", "X_DIV_PTS_SF", "RECIP_SF", "X_DIV_SF", "GS_DIV_SF",
                  "X_DIV_SF_W2", "VLLM_RECIP", "FI_EXACT", "TE_FASTMATH_BF16", "X_DIV_SF_DIV_G"),
       NVFP4_KNOB("ECAP", ecap, "FMINF", "TMIN", "NONE"),
-      NVFP4_KNOB("YCLAMP", yclamp, "NONE", "TCLAMP6"),
+      NVFP4_KNOB("YCLAMP", yclamp, "NONE", "TCLAMP6", "FCLAMP6"),
       NVFP4_KNOB("E2M1", e2m1, "HW", "TABLE_TE", "SEARCHSORTED", "TORCHAO_INT", "MLDTYPES", "VALUE_TABLE", "BF16_TORCH"),
       NVFP4_KNOB("DQ", dq, "TE", "PTS", "SF_ONLY", "SF_DIV_G", "SF_MUL_RECIP_S"),
       NVFP4_KNOB("ZG", zg, "NONE", "MILES"),

@@ -18,6 +18,21 @@ struct NamedProfile {
   std::string_view unverified;  // which attributions are UNVERIFIED upstream ("" when none)
 };
 
+// Whether a profile has been run against its peer's own code under the gate (docs/peers.md is
+// generated from this table, reference/profile_proofs.cpp): `peer` names the code and release
+// ("" when not proven), `record` the functions, device, declared space and result, or the reason
+// it has not been run.
+struct ProfileProof {
+  std::string_view profile;
+  std::string_view peer;
+  std::string_view record;
+  bool proven() const { return !peer.empty(); }
+};
+
+std::span<const ProfileProof> profile_proofs();               // one row per profile, in profile order
+const ProfileProof& proof_of(std::string_view profile_name);  // every profile has a row (a test checks)
+std::string proof_line(const ProfileProof& p);                // "proven against X" or "not proven: why"
+
 std::span<const NamedProfile> all_profiles();
 const NamedProfile* find_profile(std::string_view name);  // nullptr when unknown
 const NamedProfile& default_profile();                    // "te"

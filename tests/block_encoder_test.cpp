@@ -31,7 +31,7 @@ void expect_same_codes(const Profile& p, const ElementEncoder& e, const float* x
 TEST(BlockEncoder, EqualsEncodeElementForEveryKnobCombination) {
   std::mt19937 rng(std::random_device{}());
   for (int op = 0; op <= int(ElementEncoder::Op::ALL_ZERO); ++op)
-    for (int clamp = 0; clamp <= int(YClamp::TCLAMP6); ++clamp)
+    for (int clamp = 0; clamp <= int(YClamp::FCLAMP6); ++clamp)
       for (int enc = 0; enc <= int(E2M1Encoder::VALUE_TABLE); ++enc) {
         Profile p{};
         p.yclamp = YClamp(clamp);

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors.h"
+#include "reference/half_float.h"
 #include "tests/support/checkpoint_fixture.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/xml_dom.h"
@@ -234,7 +235,7 @@ TEST_F(CheckpointTest, OneTensorUnderAnotherProfileIsNamed) {
 }
 
 // Format B (docs/guides/checkpoints.md section 3): weight_packed, weight_scale, weight_global_scale = G as
-// [1], no hf_quant_config.json, the compressed-tensors profile; q/k/v share the largest amax.
+// [1], no hf_quant_config.json, the compressed-tensors-bf16 profile; q/k/v share the largest amax.
 TEST_F(CheckpointTest, CompressedTensorsDenseConversionChecksCleanAndWritesFormatB) {
   const fs::path q = converted(false, "", "compressed-tensors");
   const auto r = check();
@@ -243,7 +244,9 @@ TEST_F(CheckpointTest, CompressedTensorsDenseConversionChecksCleanAndWritesForma
   const std::string a = "model.layers.0.self_attn.";
   const float g = std::max(
       {amax_of(source(a + "q_proj.weight")), amax_of(source(a + "k_proj.weight")), amax_of(source(a + "v_proj.weight"))});
-  const float reciprocal = 1.0f / g, G = reciprocal * 2688.0f;  // generate_gparam: 2688 / g as reciprocal * 2688
+  // generate_gparam on the BF16 amax: 2688 / g as reciprocal * 2688, each step rounded to BF16
+  const auto bf16 = [](float v) { return bf16_to_float(float_to_bf16(v)); };
+  const float G = bf16(bf16(1.0f / g) * 2688.0f);
   for (const char* m : {"q_proj", "k_proj", "v_proj"}) {
     const io::Tensor gs = stored(a + m + ".weight_global_scale");
     EXPECT_EQ(gs.dtype, io::DType::F32);
@@ -271,7 +274,7 @@ TEST_F(CheckpointTest, CompressedTensorsMoeConversionIdentifiesItsProfileAndName
   converted(true, "", "compressed-tensors");
   auto r = check(" --identify");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("identify: every tensor matches under compressed-tensors\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("identify: every tensor matches under compressed-tensors-bf16\n"), std::string::npos) << r.out;
   const std::string x = "model.layers.0.mlp.experts.";
   EXPECT_EQ(stored(x + "0.gate_proj.weight_global_scale").bytes, stored(x + "0.up_proj.weight_global_scale").bytes);
   EXPECT_NE(stored(x + "0.gate_proj.weight_global_scale").bytes, stored(x + "1.gate_proj.weight_global_scale").bytes);

@@ -287,6 +287,22 @@ TEST_F(CliTest, ProfilesListsEveryProfileAndTheDocsAreInSync) {
       << "docs/spec/profiles.md is stale: regenerate it with `nvfp4-verify profiles --markdown > docs/spec/profiles.md`";
 }
 
+TEST_F(CliTest, ProfilesSayWhetherEachIsProvenAndDocsPeersIsInSync) {
+  const RunResult r = run("profiles");
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(profile_proofs().size(), all_profiles().size()) << "one proof row per profile";
+  for (std::size_t i = 0; i < all_profiles().size(); ++i) {
+    const ProfileProof& proof = profile_proofs()[i];
+    EXPECT_EQ(proof.profile, all_profiles()[i].name) << "proof rows follow the profile table's order";
+    EXPECT_NE(r.out.find(proof.proven() ? "proven against " + std::string(proof.peer) : "not proven: "), std::string::npos)
+        << proof.profile;
+  }
+  const RunResult md = run("profiles --peers-markdown");
+  ASSERT_EQ(md.exit_code, 0);
+  EXPECT_EQ(md.out, slurp(fs::path(NVFP4_SOURCE_DIR) / "docs" / "peers.md"))
+      << "docs/peers.md is stale: regenerate it with `nvfp4-verify profiles --peers-markdown > docs/peers.md`";
+}
+
 TEST_F(CliTest, HelpExitsZeroForEveryCommand) {
   for (const char* c :
        {"--help", "quantize --help", "dequantize --help", "profiles --help", "selfcheck --help", "cast-master-weights --help"}) {

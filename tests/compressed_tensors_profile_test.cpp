@@ -47,6 +47,27 @@ TEST(CompressedTensorsProfile, E2M1RoundsThroughBf16) {
   EXPECT_EQ(code(1.75f), 0x4);
 }
 
+// G_CT_BF16 on a BF16 weight: 1/3.515625 rounds to the BF16 0.28515625, times 2688 is 766.5, which
+// BF16 rounds to 768 (compressed-tensors 0.20 stores 768.0 where the binary32 rule gives 764.5867).
+TEST(CompressedTensorsProfile, Bf16GlobalScaleIsComputedInBf16) {
+  EXPECT_EQ(global_scale(GlobalScaleRule::G_CT_BF16, 3.515625f).G, 768.0f);
+  EXPECT_EQ(bits_of(global_scale(GlobalScaleRule::G_CT, 3.515625f).G), bits_of(gparam(3.515625f)));
+  EXPECT_EQ(global_scale(GlobalScaleRule::G_CT_BF16, 0.0f).G, 1.0f) << "overflows BF16 too: 1";
+  EXPECT_EQ(global_scale(GlobalScaleRule::G_CT_BF16, canonical_nan()).G, 1.0f);
+}
+
+// The Triton kernel clamps y with tl.clamp: on an H200 NaN becomes +6, code 0x7.
+TEST(CompressedTensorsProfile, TritonClampSendsNanToMinusSix) {
+  Profile p = ct();
+  const ElementEncoder e{ElementEncoder::Op::DIV, 1.0f};
+  EXPECT_EQ(int(encode_element(p, e, canonical_nan())), 0x7);
+  EXPECT_EQ(int(encode_element(p, e, float_of(0xFFC00000u))), 0x7) << "a negative NaN too";
+  EXPECT_EQ(int(encode_element(p, e, INFINITY)), 0x7);
+  EXPECT_EQ(int(encode_element(p, e, -0.0f)), 0x0) << "the sign comes from y < 0";
+  EXPECT_EQ(int(encode_element(p, e, -0.1f)), 0x8);
+  EXPECT_EQ(int(encode_element(p, e, 0.25f + std::ldexp(1.0f, -25))), 0x1) << "binary32 thresholds, no BF16 step";
+}
+
 TEST(CompressedTensorsProfile, QuantizesWithEpsScalesDivisionsAndExportsG) {
   // Row 0: block 0 ramps to amax 3; block 1 all zero; block 2 tiny (its scale rounds to 0 in E4M3).
   FloatMatrix x = xt::zeros<float>({16, 48});
@@ -58,18 +79,18 @@ TEST(CompressedTensorsProfile, QuantizesWithEpsScalesDivisionsAndExportsG) {
   const float g = 3.0f, G = gparam(g);
   ASSERT_TRUE(q.global_scale);
   EXPECT_EQ(bits_of(*q.global_scale), bits_of(G)) << "weight_global_scale is G itself";
-  // Block 0: t = RN(G * RN(3 * r6)) cast to E4M3 (clamped to 448 first).
-  const float t = G * (3.0f * float_of(constants::kRecip6Bits));
+  // Block 0: t = RN(RN(3 / 6) * G) (a tensor division on CUDA) cast to E4M3 (clamped to 448 first).
+  const float t = (3.0f / 6.0f) * G;
   const std::uint8_t sb = e4m3torch(std::fmin(t, 448.0f));
   EXPECT_EQ(q.rowwise->scale(0, 0), sb);
-  EXPECT_EQ(q.rowwise->scale(0, 1), 0x30) << "an all-zero block stores E4M3's eps, not 0";
-  EXPECT_EQ(q.rowwise->scale(0, 2), 0x30) << "a scale that rounds to zero stores eps too";
-  // Elements: y = RN(x / RN(sf / G)), clamped to 6, through BF16.
+  EXPECT_EQ(q.rowwise->scale(0, 1), 0x20) << "an all-zero block stores 0.125 (byte 0x20), not 0";
+  EXPECT_EQ(q.rowwise->scale(0, 2), 0x20) << "a scale that rounds to zero stores 0.125 too";
+  // Elements: y = RN(x / RN(sf / G)), clamped to 6, binary32 thresholds with the sign of y < 0.
   const float eff = e4m3_decode(sb) / G;
   for (int c = 0; c < 16; ++c) {
     const float y = std::fmax(-6.0f, std::fmin(6.0f, x(0, c) / eff));
     const std::uint8_t byte = q.rowwise->data(0, c / 2);
-    EXPECT_EQ(int((byte >> (4 * (c % 2))) & 0xF), int(e2m1_encode(E2M1Encoder::BF16_TORCH, y))) << c;
+    EXPECT_EQ(int((byte >> (4 * (c % 2))) & 0xF), int(e2m1_encode(E2M1Encoder::TABLE_TE, y))) << c;
   }
   EXPECT_EQ(q.rowwise->data(0, 8), 0x00) << "zero block codes";
 }

@@ -15,7 +15,7 @@
 namespace nvfp4::vectors {
 
 // Bumped when any vector of any level changes for the same seed (a new class, a new mode).
-constexpr int kGeneratorVersion = 2;
+constexpr int kGeneratorVersion = 3;
 // The seed of the packs the gate replays and whose hashes corpora/vectors/ keeps.
 constexpr std::uint64_t kDefaultSeed = 1;
 

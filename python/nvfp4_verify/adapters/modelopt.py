@@ -28,7 +28,6 @@ in the source tree.
 """
 import argparse
 import contextlib
-import os
 import sys
 import types
 
@@ -39,26 +38,13 @@ with contextlib.redirect_stdout(sys.stderr):  # whatever an import prints must n
     from modelopt.torch.quantization.utils import reduce_amax
 
 from nvfp4_verify import worker
+from nvfp4_verify.adapters._shared import check_shape, padded_scale, serve_and_exit
 from nvfp4_verify.torch_utils import to_torch
 
 DEVICE = "cpu"
 BLOCK = 16
 
 
-def roundup(a, b):
-    return (a + b - 1) // b * b
-
-
-def check_shape(x):
-    """The registry's domain. modelopt would zero-pad K to a multiple of 16 and accept any M; the
-    reference rejects both with these codes, so the adapter rejects them the same way."""
-    if x.ndim != 2:
-        raise worker.Nvfp4Error(f"quantize: x has rank {x.ndim}, not 2", "E_RANK")
-    M, K = x.shape
-    if K % 16:
-        raise worker.Nvfp4Error(f"quantize: K={K} is not a multiple of 16", "E_DIM16_K")
-    if M % 16:
-        raise worker.Nvfp4Error(f"quantize: M={M} is not a multiple of 16", "E_DIM16_M")
 
 
 @worker.implements("quantize", profile=["modelopt"], block=["1d"], direction=["rowwise"], row_scaled=[False],
@@ -78,8 +64,7 @@ def quantize(inputs, params):
         scale_2 = NVFP4QTensor.get_weights_scaling_factor_2_from_quantizer(quantizer)
         qtensor, scale_e4m3, scale_2 = NVFP4QTensor.quantize(x, BLOCK, weights_scaling_factor_2=scale_2)
 
-    scale = torch.zeros((roundup(M, 128), roundup(K // 16, 4)), dtype=torch.uint8, device=scale_e4m3.device)
-    scale[:M, :K // 16] = scale_e4m3.view(torch.uint8)  # E4M3 bytes, unchanged; padding 0x00
+    scale = padded_scale(scale_e4m3.view(torch.uint8))  # E4M3 bytes, unchanged
     return {"data": qtensor._quantized_data, "scale": scale, "amax": amax.reshape(1),
             "global_scale": scale_2.float().reshape(1)}
 
@@ -88,8 +73,4 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     DEVICE = parser.parse_args().device
-    worker.serve(f"modelopt {modelopt.__version__} on {DEVICE}")
-    # serve() has written and flushed every frame; skip the interpreter's teardown of torch and
-    # modelopt (seconds of module and library finalizers), so that the worker exits promptly on bye.
-    sys.stderr.flush()
-    os._exit(0)
+    serve_and_exit(f"modelopt {modelopt.__version__} on {DEVICE}")

@@ -32,6 +32,7 @@ with contextlib.redirect_stdout(sys.stderr):  # whatever an import prints must n
     import torch
 
 from nvfp4_verify import worker
+from nvfp4_verify.adapters._shared import serve_and_exit
 from nvfp4_verify.adapters._gemm_operands import alpha_of, check_operands
 from nvfp4_verify.torch_utils import to_torch
 
@@ -89,8 +90,4 @@ if __name__ == "__main__":
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
     E2M1, E4M3 = e2m1_values().to(DEVICE), e4m3_values().to(DEVICE)
-    worker.serve(f"torch {torch.__version__} matmul ({PRECISION}) on {DEVICE}")
-    # serve() has written and flushed every frame; skip the interpreter's teardown of torch, so that
-    # the worker exits promptly on bye.
-    sys.stderr.flush()
-    os._exit(0)
+    serve_and_exit(f"torch {torch.__version__} matmul ({PRECISION}) on {DEVICE}")

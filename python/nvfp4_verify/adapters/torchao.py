@@ -28,7 +28,6 @@ in the source tree.
 """
 import argparse
 import contextlib
-import os
 import sys
 
 with contextlib.redirect_stdout(sys.stderr):  # whatever an import prints must not reach the frames
@@ -37,25 +36,12 @@ with contextlib.redirect_stdout(sys.stderr):  # whatever an import prints must n
     from torchao.prototype.mx_formats.nvfp4_tensor import NVFP4Tensor, per_tensor_amax_to_scale
 
 from nvfp4_verify import worker
+from nvfp4_verify.adapters._shared import roundup, check_shape, serve_and_exit
 from nvfp4_verify.torch_utils import to_torch
 
 DEVICE = "cpu"
 
 
-def roundup(a, b):
-    return (a + b - 1) // b * b
-
-
-def check_shape(x):
-    """The registry's domain: torchao itself asserts K % 16 == 0 but accepts any M; the reference
-    rejects both with these codes, so the adapter rejects them the same way."""
-    if x.ndim != 2:
-        raise worker.Nvfp4Error(f"quantize: x has rank {x.ndim}, not 2", "E_RANK")
-    M, K = x.shape
-    if K % 16:
-        raise worker.Nvfp4Error(f"quantize: K={K} is not a multiple of 16", "E_DIM16_K")
-    if M % 16:
-        raise worker.Nvfp4Error(f"quantize: M={M} is not a multiple of 16", "E_DIM16_M")
 
 
 @worker.implements("quantize", profile=["torchao", "torchao-1lvl"], block=["1d"], direction=["rowwise"],
@@ -92,8 +78,4 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     DEVICE = parser.parse_args().device
-    worker.serve(f"torchao {torchao.__version__} on {DEVICE}")
-    # serve() has written and flushed every frame; skip the interpreter's teardown of torch and
-    # torchao (seconds of module and library finalizers), so that the worker exits promptly on bye.
-    sys.stderr.flush()
-    os._exit(0)
+    serve_and_exit(f"torchao {torchao.__version__} on {DEVICE}")

@@ -1,0 +1,60 @@
+// Which profiles have met their peer's own code under the gate: the table docs/peers.md is
+// generated from (`nvfp4-verify profiles --peers-markdown`). A row changes only with a run.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "reference/profiles.h"
+
+namespace nvfp4 {
+namespace {
+
+constexpr ProfileProof kProofs[] = {
+    {"te", "",
+     "its kernels (TransformerEngine >= 2.14, FlashInfer's exact fp4_quantize) need Blackwell (cvt.rn.satfinite.e2m1x2.f32); "
+     "on SM100 run the adapter nvfp4_verify.adapters.flashinfer under the gate (guides/peers.md says what to expect)"},
+    {"te-2.13", "",
+     "TE 2.13's kernels need Blackwell; its PyTorch reference (te_pyref --te-src with 2.13) equals te-2.13 only without NaN "
+     "and -0.0 scaled elements, which a declaration cannot exclude"},
+    {"te-2.13-1d", "", "no TE release emits these bits: a scale-order variant kept for coverage"},
+    {"te-pyref", "",
+     "transformer-engine 2.20.2 NVFP4QuantizerRef on an H200 under the gate, 3 min: 55,943 cases (1d/2d, every direction, "
+     "row-scaled, RHT, F32/BF16/F16, amax overrides), 2 failures, both RHT with row scaling: the columnwise amax one BF16 "
+     "ulp apart (TE computes the transform as a BF16 matmul whose accumulation the exact sum does not model; "
+     "corpora/found/case-1aa94be5d158de71, case-95986ac85e116def)"},
+    {"torchao", "torchao 0.18.0",
+     "NVFP4Tensor.to_nvfp4 with per_tensor_amax_to_scale on an H200 under the gate, 3 min: 75,844 cases with torchao-1lvl, "
+     "0 failures"},
+    {"torchao-1lvl", "torchao 0.18.0",
+     "NVFP4Tensor.to_nvfp4 without a per-tensor scale on an H200 under the gate, 3 min: 75,844 cases with torchao, 0 failures"},
+    {"mslk", "",
+     "MSLK 1.1.0's only NVFP4 quantizer, the Triton triton_quantize_nvfp4, packs codes with cvt.rn.satfinite.e2m1x2.f32, "
+     "which ptxas rejects for sm_90a; on SM100 run the adapter nvfp4_verify.adapters.mslk under the gate"},
+    {"modelopt", "nvidia-modelopt 0.47.0", "NVFP4QTensor.quantize on an H200 under the gate, 3 min: 104,138 cases, F32/BF16/F16, amax overrides, 0 failures"},
+    {"miles", "", "radixark/miles is not released on PyPI: there is no package of its quantizer to run"},
+    {"vllm-emul", "vllm 0.34.0",
+     "ref_nvfp4_quant (nvfp4_emulation_utils.py loaded alone) on an H200 under the gate, 3 min: 40,939 cases, F32/BF16/F16, "
+     "amax overrides, 0 failures"},
+    {"compressed-tensors", "compressed-tensors 0.20.1",
+     "generate_gparam, calculate_qparams, NVFP4PackedCompressor.compress (its Triton kernel) on an H200 under the gate, "
+     "3 min: 110,864 cases, F32 weights, amax overrides, 0 failures"},
+    {"compressed-tensors-bf16", "compressed-tensors 0.20.1",
+     "the same on BF16 weights, 3 min: 69,989 cases, 0 failures; llm-compressor 0.14.0.1 oneshot NVFP4 and NVFP4A16 exports (with "
+     "compressed-tensors 0.19.0) identified by check-checkpoint, 14 of 14 tensors"},
+};
+
+}  // namespace
+
+std::span<const ProfileProof> profile_proofs() { return kProofs; }
+
+const ProfileProof& proof_of(std::string_view profile_name) {
+  const auto it = std::find_if(std::begin(kProofs), std::end(kProofs), [&](const ProfileProof& p) { return p.profile == profile_name; });
+  if (it == std::end(kProofs)) throw std::logic_error("profile without a proof row: " + std::string(profile_name));
+  return *it;
+}
+
+std::string proof_line(const ProfileProof& p) {
+  return p.proven() ? "proven against " + std::string(p.peer) : "not proven: " + std::string(p.record);
+}
+
+}  // namespace nvfp4
