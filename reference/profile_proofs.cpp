@@ -30,7 +30,8 @@ constexpr ProfileProof kProofs[] = {
     {"mslk", "",
      "MSLK 1.1.0's only NVFP4 quantizer, the Triton triton_quantize_nvfp4, packs codes with cvt.rn.satfinite.e2m1x2.f32, "
      "which ptxas rejects for sm_90a; on SM100 run the adapter nvfp4_verify.adapters.mslk under the gate"},
-    {"modelopt", "nvidia-modelopt 0.47.0", "NVFP4QTensor.quantize on an H200 under the gate, 3 min: 104,138 cases, F32/BF16/F16, amax overrides, 0 failures"},
+    {"modelopt", "nvidia-modelopt 0.47.0",
+     "NVFP4QTensor.quantize on an H200 under the gate, 3 min: 104,138 cases, F32/BF16/F16, amax overrides, 0 failures"},
     {"miles", "", "radixark/miles is not released on PyPI: there is no package of its quantizer to run"},
     {"vllm-emul", "vllm 0.34.0",
      "ref_nvfp4_quant (nvfp4_emulation_utils.py loaded alone) on an H200 under the gate, 3 min: 40,939 cases, F32/BF16/F16, "
@@ -39,7 +40,8 @@ constexpr ProfileProof kProofs[] = {
      "generate_gparam, calculate_qparams, NVFP4PackedCompressor.compress (its Triton kernel) on an H200 under the gate, "
      "3 min: 110,864 cases, F32 weights, amax overrides, 0 failures"},
     {"compressed-tensors-bf16", "compressed-tensors 0.20.1",
-     "the same on BF16 weights, 3 min: 69,989 cases, 0 failures; llm-compressor 0.14.0.1 oneshot NVFP4 and NVFP4A16 exports (with "
+     "the same on BF16 weights, 3 min: 69,989 cases, 0 failures; llm-compressor 0.14.0.1 oneshot NVFP4 and NVFP4A16 exports "
+     "(with "
      "compressed-tensors 0.19.0) identified by check-checkpoint, 14 of 14 tensors"},
 };
 
@@ -48,7 +50,8 @@ constexpr ProfileProof kProofs[] = {
 std::span<const ProfileProof> profile_proofs() { return kProofs; }
 
 const ProfileProof& proof_of(std::string_view profile_name) {
-  const auto it = std::find_if(std::begin(kProofs), std::end(kProofs), [&](const ProfileProof& p) { return p.profile == profile_name; });
+  const auto it =
+      std::find_if(std::begin(kProofs), std::end(kProofs), [&](const ProfileProof& p) { return p.profile == profile_name; });
   if (it == std::end(kProofs)) throw std::logic_error("profile without a proof row: " + std::string(profile_name));
   return *it;
 }
