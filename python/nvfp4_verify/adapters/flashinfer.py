@@ -66,8 +66,6 @@ DEVICE = "cuda"
 FLT_MAX = np.float32(np.finfo(np.float32).max)
 
 
-
-
 def f32_of_bits(bits):
     return np.array([int(bits, 16)], dtype=np.uint32).view(np.float32)[0]
 

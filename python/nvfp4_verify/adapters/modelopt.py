@@ -45,8 +45,6 @@ DEVICE = "cpu"
 BLOCK = 16
 
 
-
-
 @worker.implements("quantize", profile=["modelopt"], block=["1d"], direction=["rowwise"], row_scaled=[False],
                    scale_layout=["compact"], rounding=["nearest"], rht=[False], amax=worker.ANY,
                    dtype=["f32", "bf16", "f16"])

@@ -69,8 +69,6 @@ def load_mslk(device):
     triton_quantize_nvfp4, mslk_version = entry, mslk.__version__
 
 
-
-
 def unswizzle(swizzled, rows, cols):
     """The compact [rows, cols] matrix of a 128x4-swizzled buffer of the same size (NUMERICS.md
     §2.4.2): a permutation of the bytes, nothing computed."""

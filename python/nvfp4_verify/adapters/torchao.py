@@ -42,8 +42,6 @@ from nvfp4_verify.torch_utils import to_torch
 DEVICE = "cpu"
 
 
-
-
 @worker.implements("quantize", profile=["torchao", "torchao-1lvl"], block=["1d"], direction=["rowwise"],
                    row_scaled=[False], scale_layout=["compact", "swizzled"], rounding=["nearest"], rht=[False],
                    amax=worker.ANY, dtype=["f32", "bf16"])  # nvfp4_quantize asserts bfloat16 or float32

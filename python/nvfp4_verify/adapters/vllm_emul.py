@@ -81,7 +81,6 @@ VERSION_FILE = "vllm/_version.py"  # optional: only the worker's name reads it
 E2M1_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
 
 
-
 def _file(src, wheel_path):
     for candidate in (os.path.join(src, wheel_path), os.path.join(src, os.path.basename(wheel_path))):
         if os.path.isfile(candidate):
@@ -180,7 +179,6 @@ def _version(src):
 
 with contextlib.redirect_stdout(sys.stderr):
     emulation, SOURCE = load_emulation()
-
 
 
 @worker.implements("quantize", profile=["vllm-emul"], block=["1d"], direction=["rowwise"], row_scaled=[False],
