@@ -191,14 +191,17 @@ class Explainer {
     t.S = gs.S;
     t.Sd = gs.Sd;
     float A = 0.0f;
-    if (cases::quantize_options(c_).block == BlockShape::k2D) {
+    const BlockShape shape = cases::quantize_options(c_).block;
+    if (shape == BlockShape::k2D) {
       for (std::int64_t i = r / 16 * 16; i < r / 16 * 16 + 16; ++i)
         for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) A = amax_step(profile.amax, A, d.x(i, k));
     } else {
       for (std::int64_t k = 16 * j; k < 16 * j + 16; ++k) A = amax_step(profile.amax, A, d.x(r, k));
     }
     t.block_amax = A;
-    const BlockEncoding enc = encode_block(profile, gs, t.global_amax, A);
+    const BlockEncoding enc = profile.cand == CandidateRule::NONE
+                                  ? encode_block(profile, gs, t.global_amax, A)
+                                  : chosen_candidate(profile, gs, t.global_amax, A, d.x, std::size_t(r), shape, std::size_t(j));
     t.precast = enc.precast;
     t.scale_byte = enc.scale_byte;
     t.encode_factor = enc.encoder.factor;

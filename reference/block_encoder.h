@@ -26,7 +26,7 @@ template <ElementEncoder::Op kOp, YClamp kClamp, E2M1Encoder kEncoder>
   p.e2m1 = kEncoder;
   const ElementEncoder e{kOp, factor};
   std::uint8_t c[16];
-  if constexpr (kEncoder == E2M1Encoder::HW && kOp != ElementEncoder::Op::ALL_ZERO) {
+  if constexpr (kEncoder == E2M1Encoder::HW && kOp != ElementEncoder::Op::ALL_ZERO && kOp != ElementEncoder::Op::ARGMIN) {
     const auto& hw = e2m1_hw_codes();  // the hardware encoder without its data-dependent branches
     std::uint32_t index[16];           // arithmetic first, in a loop of its own that the compiler vectorizes
     for (int i = 0; i < 16; ++i) index[i] = e2m1_table_index(scale_element(p, e, x[i]));
@@ -37,8 +37,8 @@ template <ElementEncoder::Op kOp, YClamp kClamp, E2M1Encoder kEncoder>
   for (int i = 0; i < 8; ++i) packed[i] = pack_nibbles(c[2 * i], c[2 * i + 1]);
 }
 
-constexpr int kOps = 4, kClamps = 3, kEncoders = 7;  // the enumerators of each knob
-static_assert(int(ElementEncoder::Op::ALL_ZERO) == kOps - 1 && int(YClamp::FCLAMP6) == kClamps - 1 &&
+constexpr int kOps = 5, kClamps = 3, kEncoders = 7;  // the enumerators of each knob
+static_assert(int(ElementEncoder::Op::ARGMIN) == kOps - 1 && int(YClamp::FCLAMP6) == kClamps - 1 &&
                   int(E2M1Encoder::BF16_TORCH) == kEncoders - 1,
               "a knob gained a value: extend the table");
 

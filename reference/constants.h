@@ -22,6 +22,7 @@ constexpr float kE2M1Max = 6.0f;
 constexpr float kE4M3Max = 448.0f;
 constexpr float kE4M3SatThreshold = 464.0f;  // midpoint of 448 and the next (absent) code 480
 constexpr float kFp4TimesFp8Max = 2688.0f;   // 6 * 448, exact
+constexpr float kFp4Times256 = 1536.0f;      // 6 * 256, exact: TE 4over6's global E4M3 bound
 constexpr float k1e8 = 100000000.0f;         // exact in binary32
 
 constexpr std::uint16_t kRhtDefaultMask = 0xD7E8;  // §3.19: TransformerEngine's fixed sign vector

@@ -20,7 +20,7 @@ FloatMatrix dequantize(const ByteMatrix& data, const ByteMatrix& scale, const Fl
     const float g = amax.size() == 1 ? amax(0) : amax(r);
     const GlobalScale gs = global_scale(p.gs, g);
     for (std::size_t j = 0; j < K / 16; ++j) {
-      const float sf = steps.scale_decode ? steps.scale_decode(scale(r, j)) : e4m3_decode(scale(r, j));
+      const float sf = steps.scale_decode ? steps.scale_decode(scale(r, j)) : scale_value(p, scale(r, j));
       const BlockDecoder d = steps.encode_scale ? BlockDecoder{mul_rn(sf, gs.S)} : block_decoder_of(p, gs, g, sf);
       for (std::size_t c = 16 * j; c < 16 * j + 16; ++c) out(r, c) = decode_element(d, nibble_at(data(r, c / 2), c % 2));
     }

@@ -1,4 +1,5 @@
-// FP8 E4M3 (block scale) decoding and the two encoder variants of NUMERICS.md §2.2.
+// FP8 E4M3 (block scale) decoding and the encoder variants of NUMERICS.md §2.2, and ggml's
+// unsigned UE4M3 codec (§2.2.4).
 #pragma once
 
 #include "reference/constants.h"
@@ -53,6 +54,37 @@ NVFP4_HD std::uint8_t e4m3torch(float v) {
   const std::uint8_t s = sign_bit(v) ? 0x80 : 0x00;
   if (is_nan(v) || abs_f(v) > constants::kE4M3SatThreshold) return s | 0x7F;
   return e4m3sat(v);
+}
+
+// e4m3ggml: ggml's ggml_fp32_to_ue4m3 (§2.2.4). Not above 0 (NaN included) -> 0x00; above 448
+// -> 448. A normal value keeps 3 mantissa bits plus the next one (round half up on the magnitude),
+// and a carry into exponent 15, like every value from 256 up, gives 0x7E. Below 2^-6 the byte is
+// (int)(v * 512 + 0.5f) capped at 7, so [7.5, 8) * 2^-9 gives 0x07 where rounding gives 0x08.
+NVFP4_HD std::uint8_t e4m3ggml(float v) {
+  if (!(v > 0.0f)) return 0x00;
+  if (v > constants::kE4M3Max) v = constants::kE4M3Max;
+  const std::uint32_t u = bits_of(v);
+  int e = int((u >> 23) & 0xFF) - 127 + 7;
+  if (e <= 0) {
+    const int n = int(add_rn(mul_rn(v, 512.0f), 0.5f));  // truncated, as C converts a float to int
+    return std::uint8_t(n > 7 ? 7 : n);
+  }
+  if (e >= 15) return 0x7E;
+  int m = int((u >> 20) & 0x7) + int((u >> 19) & 0x1);
+  if (m > 7) {
+    m = 0;
+    if (++e >= 15) return 0x7E;
+  }
+  return std::uint8_t((e << 3) | m);
+}
+
+// ggml's ggml_ue4m3_to_fp32 times 2 (ggml returns half the scale, for its doubled E2M1 values):
+// unsigned, the sign bit ignored; 0x7F -> 0 (0xFF -> 480).
+NVFP4_HD float e4m3ggml_decode(std::uint8_t b) {
+  if (b == 0x7F) return 0.0f;
+  const std::uint32_t e = (b >> 3) & 0xF, m = b & 0x7;
+  if (e == 0) return float(m) * float_of(constants::kTwoPowMinus9Bits);
+  return float_of(((e - 7 + 127) << 23) | (m << 20));
 }
 
 }  // namespace nvfp4

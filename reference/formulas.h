@@ -51,8 +51,10 @@ NVFP4_HD GlobalScale global_scale(GlobalScaleRule rule, float g) {
       r.S = S;
       break;
     }
-    case GlobalScaleRule::TE_PYREF: {
-      float S = tmin(div_rn(kFp4TimesFp8Max, g), flt_max());  // torch.min keeps NaN; 0 -> inf -> FLT_MAX
+    case GlobalScaleRule::TE_PYREF:
+    case GlobalScaleRule::TE_PYREF_256: {
+      const float bound = rule == GlobalScaleRule::TE_PYREF ? kFp4TimesFp8Max : kFp4Times256;  // 6 * 448 or 6 * 256
+      float S = tmin(div_rn(bound, g), flt_max());  // torch.min keeps NaN; 0 -> inf -> FLT_MAX
       if (S == 0.0f) S = 1.0f;
       r.S = S;
       break;
@@ -117,8 +119,8 @@ NVFP4_HD float lower_clamp_value(LowerClamp lo) {
   return -constants::kE4M3Max;
 }
 
-// t: the block decode scale before the E4M3 cast, from the block amax A.
-NVFP4_HD float block_scale_precast(const Profile& p, const GlobalScale& gs, float A) {
+// t before [knob CAP]: [knob BS], then [knob ZERO]'s ONE.
+NVFP4_HD float block_scale_uncapped(const Profile& p, const GlobalScale& gs, float A) {
   using namespace constants;
   float t = 0.0f;
   switch (p.bs) {
@@ -151,6 +153,12 @@ NVFP4_HD float block_scale_precast(const Profile& p, const GlobalScale& gs, floa
       break;
   }
   if (p.zero == ZeroBlockRule::ONE && t == 0.0f) t = 1.0f;  // modelopt: an all-zero block gets scale 1
+  return t;
+}
+
+// [knob CAP] on an uncapped block scale t.
+NVFP4_HD float cap_block_scale(const Profile& p, float t) {
+  using namespace constants;
   switch (p.cap) {
     case CapRule::FMINF_FLTMAX:
       return fmin_c99(t, flt_max());
@@ -166,7 +174,27 @@ NVFP4_HD float block_scale_precast(const Profile& p, const GlobalScale& gs, floa
   return t;
 }
 
-NVFP4_HD std::uint8_t e4m3_cast(E4M3Cast variant, float t) { return variant == E4M3Cast::SAT ? e4m3sat(t) : e4m3torch(t); }
+// t: the block decode scale before the E4M3 cast, from the block amax A.
+NVFP4_HD float block_scale_precast(const Profile& p, const GlobalScale& gs, float A) {
+  return cap_block_scale(p, block_scale_uncapped(p, gs, A));
+}
+
+NVFP4_HD std::uint8_t e4m3_cast(E4M3Cast variant, float t) {
+  switch (variant) {
+    case E4M3Cast::SAT:
+      return e4m3sat(t);
+    case E4M3Cast::TORCH:
+      return e4m3torch(t);
+    case E4M3Cast::GGML:
+      return e4m3ggml(t);
+  }
+  return e4m3sat(t);
+}
+
+// sf: the value of a stored scale byte under the profile's codec.
+NVFP4_HD float scale_value(const Profile& p, std::uint8_t b) {
+  return p.e4m3 == E4M3Cast::GGML ? e4m3ggml_decode(b) : e4m3_decode(b);
+}
 
 // ---- element encoding (§3.7, §3.8, §4.2.5, §4.2.6) -------------------------------------------
 
@@ -177,6 +205,7 @@ struct ElementEncoder {
     DIV,            // y = RN(x / factor)
     MUL_PLUS_ZERO,  // y = RN(x * factor) + 0.0 (turns -0 into +0)
     ALL_ZERO,       // every code 0x0 (miles zero-global rule)
+    ARGMIN,         // the code by e2m1_argmin with sf = factor; y = RN(x / factor) only for traces and SR
   };
   Op op = Op::MUL;
   float factor = 1.0f;
@@ -227,12 +256,27 @@ NVFP4_HD ElementEncoder element_encoder_of(const Profile& p, const GlobalScale& 
       return {Op::MUL_PLUS_ZERO, bf16_to_float(float_to_bf16(fmin_c99(div_rn(gs.S, sf), bf16_max())))};
     case EncodeRule::X_DIV_SF_DIV_G:
       return {Op::DIV, div_rn(sf, gs.G)};  // scale / global_scale, then x / scale
+    case EncodeRule::ARGMIN:
+      return {Op::ARGMIN, sf};
   }
   return {};
 }
 
 NVFP4_HD ElementEncoder element_encoder(const Profile& p, const GlobalScale& gs, float A, std::uint8_t scale_byte) {
-  return element_encoder_of(p, gs, A, e4m3_decode(scale_byte));
+  return element_encoder_of(p, gs, A, scale_value(p, scale_byte));
+}
+
+// ENC = ARGMIN, ggml's best_index_mxfp4: the first code c in 0..15 whose value RN(f4(c) * sf) is
+// nearest x by |RN(v - x)| compared with `<`. A tie keeps the smaller code, the smaller magnitude;
+// NaN and infinite x give 0x0, as do -0.0 and small negatives (code 0x8's value is code 0x0's).
+NVFP4_HD std::uint8_t e2m1_argmin(float sf, float x) {
+  std::uint8_t best = 0;
+  float best_error = abs_f(add_rn(mul_rn(e2m1_decode(0), sf), -x));
+  for (std::uint8_t c = 1; c < 16; ++c) {
+    const float error = abs_f(add_rn(mul_rn(e2m1_decode(c), sf), -x));
+    if (error < best_error) best = c, best_error = error;
+  }
+  return best;
 }
 
 // y: the scaled element handed to the E2M1 encoder (after the profile's y clamp).
@@ -251,6 +295,9 @@ NVFP4_HD float scale_element(const Profile& p, const ElementEncoder& e, float x)
       break;
     case Op::ALL_ZERO:
       return 0.0f;
+    case Op::ARGMIN:
+      y = div_rn(x, e.factor);
+      break;
   }
   switch (p.yclamp) {
     case YClamp::NONE:
@@ -265,6 +312,7 @@ NVFP4_HD float scale_element(const Profile& p, const ElementEncoder& e, float x)
 
 NVFP4_HD std::uint8_t encode_element(const Profile& p, const ElementEncoder& e, float x) {
   if (e.op == ElementEncoder::Op::ALL_ZERO) return 0x0;
+  if (e.op == ElementEncoder::Op::ARGMIN) return e2m1_argmin(e.factor, x);
   return e2m1_encode(p.e2m1, scale_element(p, e, x));
 }
 
@@ -292,12 +340,43 @@ NVFP4_HD std::uint8_t zero_rule_after_cast(const Profile& p, std::uint8_t sb) {
 // The stored scale byte of a block from its precast value t.
 NVFP4_HD std::uint8_t block_scale_byte(const Profile& p, float t) { return zero_rule_after_cast(p, e4m3_cast(p.e4m3, t)); }
 
-NVFP4_HD BlockEncoding encode_block(const Profile& p, const GlobalScale& gs, float g, float A) {
-  if (p.zg == ZeroGlobalRule::MILES && g == 0.0f) return {0.0f, 0x00, {ElementEncoder::Op::ALL_ZERO, 0.0f}};
-  const float t = block_scale_precast(p, gs, A);
+NVFP4_HD BlockEncoding encode_block_from_precast(const Profile& p, const GlobalScale& gs, float A, float t) {
   const std::uint8_t sb = block_scale_byte(p, t);
   return {t, sb, element_encoder(p, gs, A, sb)};
 }
+
+NVFP4_HD BlockEncoding encode_block(const Profile& p, const GlobalScale& gs, float g, float A) {
+  if (p.zg == ZeroGlobalRule::MILES && g == 0.0f) return {0.0f, 0x00, {ElementEncoder::Op::ALL_ZERO, 0.0f}};
+  return encode_block_from_precast(p, gs, A, block_scale_precast(p, gs, A));
+}
+
+// ---- scale candidates ([knob CAND], §4.2.7) --------------------------------------------------
+
+// The map-to-4 candidate of TE's 4over6 recipe: the block's uncapped scale times 1.5, then capped
+// (encode_block is the map-to-6 candidate).
+NVFP4_HD BlockEncoding encode_block_map4(const Profile& p, const GlobalScale& gs, float A) {
+  return encode_block_from_precast(p, gs, A, cap_block_scale(p, mul_rn(block_scale_uncapped(p, gs, A), 1.5f)));
+}
+
+// A candidate's error after one more element: its decoded value dq against x, d = RN(dq - x); MAE
+// adds |d|, MSE adds RN(d * d), each sum rounded (TE accumulates element by element in binary32).
+NVFP4_HD float candidate_error_step(CandidateRule rule, float acc, float dq, float x) {
+  const float d = add_rn(dq, -x);
+  return add_rn(acc, rule == CandidateRule::FOUR_OVER_SIX_MSE ? mul_rn(d, d) : abs_f(d));
+}
+
+// A 16x16 tile's error from its 16 rows' (or columns') errors, in the order of TE's warp
+// reduction: rows i and i + 8, then i and i + 4, i and i + 2, and the last pair.
+NVFP4_HD float tile_error(const float (&part)[16]) {
+  float e[8];
+  for (int i = 0; i < 8; ++i) e[i] = add_rn(part[i], part[i + 8]);
+  for (int w = 4; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) e[i] = add_rn(e[i], e[i + w]);
+  return e[0];
+}
+
+// Whether map-to-4 replaces map-to-6: only a strictly smaller error (a tie or a NaN keeps map-to-6).
+NVFP4_HD bool prefer_map4(float error_map4, float error_map6) { return error_map4 < error_map6; }
 
 // ---- dequantization (§3.13) ------------------------------------------------------------------
 
@@ -316,12 +395,18 @@ NVFP4_HD float exported_global(const Profile& p, const GlobalScale& gs, float g)
   return 1.0f;
 }
 
-// How one block turns codes into binary32 values: RN(f4 * factor), or for SF_MUL_RECIP_S the
-// two roundings RN(RN(f4 * factor) * second).
+// How one block turns codes into binary32 values: v = RN(f4 * factor), then by its chain.
 struct BlockDecoder {
+  enum class Chain : std::uint8_t {
+    ONE,            // v
+    TIMES,          // RN(v * second)
+    TIMES_DIV,      // RN(RN(v * second) / divisor)
+    SIGNLESS_ZERO,  // v, with the code value -0 taken as +0 (a negative code under a zero scale stays -0)
+  };
   float factor = 1.0f;
   float second = 1.0f;
-  bool two_step = false;
+  float divisor = 1.0f;
+  Chain chain = Chain::ONE;
 };
 
 // The decoder of a block whose decoded scale is sf (f8 of the stored byte; a fault variant may
@@ -339,22 +424,45 @@ NVFP4_HD BlockDecoder block_decoder_of(const Profile& p, const GlobalScale& gs, 
     case DequantRule::SF_DIV_G:
       return {div_rn(sf, gs.G)};
     case DequantRule::SF_MUL_RECIP_S:
-      return {sf, div_rn(1.0f, gs.S), true};
+      return {sf, div_rn(1.0f, gs.S), 1.0f, BlockDecoder::Chain::TIMES};
+    case DequantRule::SF_AMAX_DIV_1536:
+      return {sf, amax, kFp4Times256, BlockDecoder::Chain::TIMES_DIV};
+    case DequantRule::SF_ONLY_SIGNLESS_ZERO:
+      return {sf, 1.0f, 1.0f, BlockDecoder::Chain::SIGNLESS_ZERO};
   }
   return {};
 }
 
 NVFP4_HD BlockDecoder block_decoder(const Profile& p, const GlobalScale& gs, float amax, std::uint8_t scale_byte) {
-  return block_decoder_of(p, gs, amax, e4m3_decode(scale_byte));
+  return block_decoder_of(p, gs, amax, scale_value(p, scale_byte));
 }
 
 // The binary32 value of one element, before the output dtype's rounding.
 // One element from its code's value f4 (kernels compute it as e2m1_decode_by_bits).
 NVFP4_HD float decode_value(const BlockDecoder& d, float f4) {
-  const float v = mul_rn(f4, d.factor);
-  return d.two_step ? mul_rn(v, d.second) : v;
+  const float v = mul_rn(d.chain == BlockDecoder::Chain::SIGNLESS_ZERO && f4 == 0.0f ? 0.0f : f4, d.factor);
+  switch (d.chain) {
+    case BlockDecoder::Chain::ONE:
+      return v;
+    case BlockDecoder::Chain::TIMES:
+      return mul_rn(v, d.second);
+    case BlockDecoder::Chain::TIMES_DIV:
+      return div_rn(mul_rn(v, d.second), d.divisor);
+    case BlockDecoder::Chain::SIGNLESS_ZERO:
+      return v;
+  }
+  return v;
 }
 NVFP4_HD float decode_element(const BlockDecoder& d, std::uint8_t code) { return decode_value(d, e2m1_decode(code)); }
+
+// A candidate block's error ([knob CAND]): its 16 codes code(i) decoded by d, against the elements
+// x(i), in element order.
+template <class Code, class Value>
+NVFP4_HD float candidate_error(CandidateRule rule, const BlockDecoder& d, Code code, Value x) {
+  float e = 0.0f;
+  for (int i = 0; i < 16; ++i) e = candidate_error_step(rule, e, decode_element(d, code(i)), x(i));
+  return e;
+}
 
 NVFP4_HD float dequantize_element(const Profile& p, const GlobalScale& gs, float amax, std::uint8_t scale_byte,
                                   std::uint8_t code) {

@@ -25,8 +25,9 @@ enum class GlobalScaleRule : std::uint8_t {  // [knob GS] §4.2.1
   GS_RECIP_PTS,                              // pts as PTS, gs = RN(1/pts)
   G_CALLER,                                  // G = RN(1/RN(g * r2688)) (vLLM with a ModelOpt checkpoint)
   NONE,                                      // single-level: no global scale
-  G_CT,       // G = RN(RN(1/max(g, FLT_MIN)) * 2688), non-finite -> 1 (compressed-tensors generate_gparam)
-  G_CT_BF16,  // G_CT computed in BF16: G = RNbf16(RNbf16(1/max(g, FLT_MIN)) * 2688), non-finite -> 1
+  G_CT,          // G = RN(RN(1/max(g, FLT_MIN)) * 2688), non-finite -> 1 (compressed-tensors generate_gparam)
+  G_CT_BF16,     // G_CT computed in BF16: G = RNbf16(RNbf16(1/max(g, FLT_MIN)) * 2688), non-finite -> 1
+  TE_PYREF_256,  // TE_PYREF under the global E4M3 bound 256 (TE's 4over6): S = tmin(RN(1536/g), FLT_MAX); S == 0 -> 1
 };
 
 enum class BlockScaleRule : std::uint8_t {  // [knob BS] §4.2.2: pre-cast block scale t
@@ -60,7 +61,9 @@ enum class CapRule : std::uint8_t {  // [knob CAP] §4.2.3
   FCLAMP,  // fminf(fmaxf(t, LO), 448): NaN -> LO (Triton tl.clamp, max.f32/min.f32)
 };
 
-enum class E4M3Cast : std::uint8_t { SAT, TORCH };  // [knob E4M3] §2.2
+// [knob E4M3] §2.2: the scale byte's codec. SAT and TORCH cast to E4M3 and decode it as f8;
+// GGML is ggml's unsigned UE4M3 (§2.2.4): its cast e4m3ggml and its decoder e4m3ggml_decode.
+enum class E4M3Cast : std::uint8_t { SAT, TORCH, GGML };
 
 enum class EncodeRule : std::uint8_t {  // [knob ENC] §4.2.5: y from x
   TE,                                   // RN(x * cap(RN(1 / RN(sf * Sd))))
@@ -75,6 +78,7 @@ enum class EncodeRule : std::uint8_t {  // [knob ENC] §4.2.5: y from x
   FI_EXACT,                             // FlashInfer exact: A != 0 ? fminf(RN(1/RN(sf*RN(1/G))), FLT_MAX) : 0
   TE_FASTMATH_BF16,                     // RN(x * RNbf16(fminf(RN(S/sf), BF16_MAX))) + 0
   X_DIV_SF_DIV_G,                       // RN(x / RN(sf / G)) (compressed-tensors)
+  ARGMIN,                               // the first code c minimising |RN(RN(f4(c) * sf) - x)| (ggml); [knob E2M1] unused
 };
 
 enum class EncodeCap : std::uint8_t { FMINF, TMIN, NONE };  // [knob ECAP], TE chain only
@@ -89,7 +93,17 @@ enum class DequantRule : std::uint8_t {  // [knob DQ] §3.13
   SF_ONLY,                               // RN(f4 * sf)
   SF_DIV_G,                              // RN(f4 * RN(sf / G))
   SF_MUL_RECIP_S,                        // RN(RN(f4 * sf) * RN(1 / S))
+  SF_AMAX_DIV_1536,                      // RN(RN(RN(f4 * sf) * amax) / 1536) (TE 4over6: the E4M3 bound 256)
+  SF_ONLY_SIGNLESS_ZERO,                 // RN(f4 * sf) with code 0x8 as +0 (ggml's integer E2M1 values have no -0)
 };
+
+// [knob CAND] §4.2.7: which scale candidates a block (1x16) or tile (16x16) chooses from.
+// FOUR_OVER_SIX_*: TE's 4over6 recipe. The map-to-6 candidate is the profile's block; the map-to-4
+// one has the precast scale RN(t * 1.5) before [knob CAP]. Each is encoded, its error summed over
+// the elements in order (a tile: its rows' errors summed in TE's warp-reduction tree), and map-to-4
+// is kept only when its error is strictly smaller (ties and NaN keep map-to-6). The error of one
+// element is d = RN(dq - x), dq its value under [knob DQ]: MAE adds |d|, MSE adds RN(d * d).
+enum class CandidateRule : std::uint8_t { NONE, FOUR_OVER_SIX_MAE, FOUR_OVER_SIX_MSE };
 
 enum class ZeroGlobalRule : std::uint8_t { NONE, MILES };  // [knob ZG]: g == 0 -> all zero
 
@@ -115,24 +129,25 @@ struct Profile {
   DequantRule dq;
   ZeroGlobalRule zg;
   ExportedGlobal exported;
+  CandidateRule cand;
 };
 
 // The knobs of profile `te`, the default: its row in profiles.cpp, and the kernels' specialisation
 // (with these values constant, every knob switch of the formulas folds away).
 NVFP4_HD constexpr Profile te_knobs() {
-  return {AmaxRule::IGNORE,     GlobalScaleRule::TE, BlockScaleRule::A_MUL_SR6,
-          ZeroBlockRule::NONE,  LowerClamp::NONE,    CapRule::FMINF_FLTMAX,
-          E4M3Cast::SAT,        EncodeRule::TE,      EncodeCap::FMINF,
-          YClamp::NONE,         E2M1Encoder::HW,     DequantRule::TE,
-          ZeroGlobalRule::NONE, ExportedGlobal::NONE};
+  return {AmaxRule::IGNORE,     GlobalScaleRule::TE,  BlockScaleRule::A_MUL_SR6,
+          ZeroBlockRule::NONE,  LowerClamp::NONE,     CapRule::FMINF_FLTMAX,
+          E4M3Cast::SAT,        EncodeRule::TE,       EncodeCap::FMINF,
+          YClamp::NONE,         E2M1Encoder::HW,      DequantRule::TE,
+          ZeroGlobalRule::NONE, ExportedGlobal::NONE, CandidateRule::NONE};
 }
 
 // Every knob is one byte: a new knob changes the size, and must be compared here too.
-static_assert(sizeof(Profile) == 14, "a new knob: compare it in same_knobs");
+static_assert(sizeof(Profile) == 15, "a new knob: compare it in same_knobs");
 NVFP4_HD constexpr bool same_knobs(const Profile& a, const Profile& b) {
   return a.amax == b.amax && a.gs == b.gs && a.bs == b.bs && a.zero == b.zero && a.lo == b.lo && a.cap == b.cap &&
          a.e4m3 == b.e4m3 && a.enc == b.enc && a.ecap == b.ecap && a.yclamp == b.yclamp && a.e2m1 == b.e2m1 && a.dq == b.dq &&
-         a.zg == b.zg && a.exported == b.exported;
+         a.zg == b.zg && a.exported == b.exported && a.cand == b.cand;
 }
 
 }  // namespace nvfp4

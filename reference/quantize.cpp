@@ -82,19 +82,18 @@ QuantizedTensor quantize_direction(const FloatMatrix& x, const QuantizeOptions& 
     row_g.fill(g);
   FloatMatrix block_amax = rowwise_block_amax(x, o.block, rule);
   if (o.steps.block_amax) o.steps.block_amax(rule, block_amax);
-  QuantizedTensor q = quantize_rows(x, block_amax, row_g, o.profile, o.stochastic, dir, o.steps);
+  QuantizedTensor q = quantize_rows(x, block_amax, row_g, o.profile, o.stochastic, dir, o.steps, o.block);
   if (!o.row_scaled) q.amax = FloatVector({g});
   for (float& a : q.amax) a = stored_amax(rule, o.input, a);
   if (o.scale_layout == ScaleLayout::kSwizzled) q.scale = swizzle_scales(q.scale);
   return q;
 }
 
-// A block's encoding with the steps a fault variant replaces (QuantizeSteps).
-BlockEncoding encode_block_with(const Profile& p, const GlobalScale& gs, float g, float A, const QuantizeSteps& steps) {
-  BlockEncoding b = encode_block(p, gs, g, A);
+// A block's encoding b with the steps a fault variant replaces (QuantizeSteps).
+BlockEncoding with_steps(const Profile& p, const GlobalScale& gs, float A, BlockEncoding b, const QuantizeSteps& steps) {
   if (b.encoder.op == ElementEncoder::Op::ALL_ZERO) return b;
   if (steps.e4m3_cast) b.scale_byte = zero_rule_after_cast(p, steps.e4m3_cast(p.e4m3, b.precast));
-  b.encoder = element_encoder_of(p, gs, A, steps.encode_from_precast ? b.precast : e4m3_decode(b.scale_byte));
+  b.encoder = element_encoder_of(p, gs, A, steps.encode_from_precast ? b.precast : scale_value(p, b.scale_byte));
   return b;
 }
 
@@ -102,7 +101,7 @@ BlockEncoding encode_block_with(const Profile& p, const GlobalScale& gs, float g
 
 QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_amax, const FloatVector& row_global_amax,
                               const Profile& profile, const std::optional<StochasticRounding>& stochastic, SrDirection dir,
-                              const QuantizeSteps& steps) {
+                              const QuantizeSteps& steps, BlockShape block) {
   const std::size_t M = x.shape(0), K = x.shape(1), blocks = K / 16;
   QuantizedTensor q;
   q.data = xt::empty<std::uint8_t>({M, K / 2});
@@ -119,8 +118,9 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
     std::uint8_t* out = &q.data(r, 0);
     for (std::size_t j = 0; j < blocks; ++j) {
       const float A = block_amax(r, j);
-      const BlockEncoding b =
-          steps.blocks_replaced() ? encode_block_with(profile, gs, g, A, steps) : encode_block(profile, gs, g, A);
+      BlockEncoding b = profile.cand != CandidateRule::NONE ? chosen_candidate(profile, gs, g, A, x, r, block, j)
+                                                            : encode_block(profile, gs, g, A);
+      if (steps.blocks_replaced()) b = with_steps(profile, gs, A, b, steps);
       q.scale(r, j) = b.scale_byte;
       if (stochastic) {
         // The block's stored index is (r*K + 16j) / 16: one Philox draw per block (§3.18.3).
@@ -144,6 +144,23 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
     }
   });
   return q;
+}
+
+BlockEncoding chosen_candidate(const Profile& p, const GlobalScale& gs, float g, float A, const FloatMatrix& x, std::size_t r,
+                               BlockShape block, std::size_t j) {
+  const BlockEncoding map6 = encode_block(p, gs, g, A), map4 = encode_block_map4(p, gs, A);
+  const std::size_t rows = block == BlockShape::k2D ? 16 : 1, r0 = r / rows * rows;
+  // The error of one candidate over one row's block.
+  const auto error = [&](const BlockEncoding& b, std::size_t row) {
+    const float* xb = &x(row, 16 * j);
+    return candidate_error(
+        p.cand, block_decoder(p, gs, g, b.scale_byte), [&](int i) { return encode_element(p, b.encoder, xb[i]); },
+        [xb](int i) { return xb[i]; });
+  };
+  if (rows == 1) return prefer_map4(error(map4, r), error(map6, r)) ? map4 : map6;
+  float part4[16], part6[16];
+  for (std::size_t k = 0; k < 16; ++k) part4[k] = error(map4, r0 + k), part6[k] = error(map6, r0 + k);
+  return prefer_map4(tile_error(part4), tile_error(part6)) ? map4 : map6;
 }
 
 Quantization quantize(const FloatMatrix& x, const QuantizeOptions& o) {

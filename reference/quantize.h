@@ -80,9 +80,21 @@ Quantization quantize(const FloatMatrix& x, const QuantizeOptions& options);
 // on its 16 rows) and per-row global amaxes ([M]). Compact scales. The common core of every
 // quantize variant, exposed so that tests can drive it with chosen amaxes. With `stochastic`, the
 // codes are rounded stochastically with the random bits of copy `dir` (x is that stored copy).
+// `block` is the shape the block amaxes describe: a [knob CAND] choice is made per 16x16 tile
+// under k2D.
 QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_amax, const FloatVector& row_global_amax,
                               const Profile& profile, const std::optional<StochasticRounding>& stochastic = {},
-                              SrDirection dir = SrDirection::kRowwise, const QuantizeSteps& steps = {});
+                              SrDirection dir = SrDirection::kRowwise, const QuantizeSteps& steps = {},
+                              BlockShape block = BlockShape::k1D);
+
+// [knob CAND] (§4.2.7): the candidate that block j of row r of x keeps, given its block amax A and
+// the row's global amax g and scale gs: map-to-6 (encode_block) or map-to-4 (encode_block_map4),
+// by their errors over the block, or under k2D over its 16x16 tile (the 16 rows of r's tile). The
+// errors are those of the round-to-nearest codes, also under stochastic rounding (which then
+// rounds the chosen candidate) and under a fault variant's block steps (applied to it). With rht,
+// x is rht's output, as for any profile.
+BlockEncoding chosen_candidate(const Profile& p, const GlobalScale& gs, float g, float A, const FloatMatrix& x, std::size_t r,
+                               BlockShape block, std::size_t j);
 
 // The amax as stored in the `amax` outputs: g itself, except that AMAX = PROPAGATE_BF16 stores a
 // NaN amax of a BF16 input as the widened BF16 NaN 0x7FFF0000 (the amax was reduced in BF16).

@@ -74,4 +74,26 @@ __device__ __forceinline__ uint2 encode16_sr(const Profile& p, const ElementEnco
   return make_uint2(lo, hi);
 }
 
+// [knob CAND] (§4.2.7): a block encoded as both candidates to nearest, with each one's error over
+// the block (under stochastic rounding the kept candidate is then rounded stochastically).
+struct Candidates {
+  BlockEncoding map4, map6;
+  uint2 codes4, codes6;
+  float error4, error6;  // over the block: a 16x16 tile's choice sums its 16 blocks' (tile_error_of)
+};
+
+template <class Value>
+__device__ __forceinline__ Candidates encode_candidates(const Profile& p, const GlobalScale& gs, float g, float A, Value value) {
+  Candidates c{encode_block_map4(p, gs, A), encode_block(p, gs, g, A)};
+  c.codes4 = encode16<false>(p, c.map4.encoder, value);
+  c.codes6 = encode16<false>(p, c.map6.encoder, value);
+  const auto error = [&](const BlockEncoding& b, uint2 codes) {
+    const auto code = [codes](int i) { return std::uint8_t(((i < 8 ? codes.x : codes.y) >> (4 * (i % 8))) & 0xF); };
+    return candidate_error(p.cand, block_decoder(p, gs, g, b.scale_byte), code, value);
+  };
+  c.error4 = error(c.map4, c.codes4);
+  c.error6 = error(c.map6, c.codes6);
+  return c;
+}
+
 }  // namespace nvfp4::device

@@ -98,9 +98,18 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // The scale byte and the codes of block (c + h, b) of y from its outputs and their amax A.
   auto quantize_block = [&](int h, std::int64_t b, const Bf16x16& y, float A, auto&& store) {
     auto value = [&](int n) { return y.value(n); };
+    auto sr_codes = [&](const ElementEncoder& e) {
+      return encode16_sr<kTe>(p, e, value, sr, SrDirection::kColumnwise, (c + h) * blocks + b);
+    };
+    if (!kTe && p.cand != CandidateRule::NONE) {  // [knob CAND]: 1D blocks, each chooses alone
+      const Candidates cd = encode_candidates(p, tensor_scale, g, A, value);
+      const bool m4 = prefer_map4(cd.error4, cd.error6);
+      const BlockEncoding& kept = m4 ? cd.map4 : cd.map6;
+      store(kept.scale_byte, kSr ? sr_codes(kept.encoder) : (m4 ? cd.codes4 : cd.codes6));
+      return;
+    }
     const BlockEncoding enc = kTe ? te_block_encoding(te_factor, tensor_scale, A) : encode_block(p, tensor_scale, g, A);
-    store(enc.scale_byte, kSr ? encode16_sr<kTe>(p, enc.encoder, value, sr, SrDirection::kColumnwise, (c + h) * blocks + b)
-                              : encode16<kTe>(p, enc.encoder, value));
+    store(enc.scale_byte, kSr ? sr_codes(enc.encoder) : encode16<kTe>(p, enc.encoder, value));
   };
   for_each_chunk<kGroup>(
       x, N, c, range, ChunkStage(chunks[threadIdx.x / 32], x, N, pc.warp_first, rows.lane, range.first), mask,

@@ -45,6 +45,8 @@ struct alignas(16) TileSmem {
   uint2 codes_t[kBlocksPerTile][kTile];  // columnwise codes, [row block][tile column]
   std::uint8_t scale_t[kTile][kBlocksPerTile];
   float block_amax[kTile][kBlocksPerTile];  // 1x16 amaxes of the tile's rows, for 16x16 tiles
+  float error[2][kTile][kBlocksPerTile];    // [knob CAND] 16x16 tiles: map-to-4, map-to-6 errors of the row blocks
+  float error_t[2][kBlocksPerTile][kTile];  // and of the column blocks
   float te_factor[2][256];                  // rowwise, columnwise (te, not row-scaled)
 };
 
@@ -132,6 +134,15 @@ __device__ __forceinline__ void store_columnwise(const TileSmem<T>& sm, const Ti
   }
 }
 
+// A 16x16 tile's error from its 16 blocks' errors part(k), in tile_error's order.
+template <class Part>
+__device__ __forceinline__ float tile_error_of(Part part) {
+  float e[16];
+#pragma unroll
+  for (int k = 0; k < 16; ++k) e[k] = part(k);
+  return tile_error(e);
+}
+
 // kTe: the profile's knobs are te's, compiled as constants (dispatch_knobs). sr: stochastic
 // rounding's round keys, read from the parameter bank. One kernel for both roundings: compiled apart
 // (a kSr parameter), the round-to-nearest kernel ran 5-9 % slower on an H100 at boost clocks.
@@ -182,7 +193,30 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
       __syncthreads();
     }
     const std::int64_t R = row0 + r, j = col0 / 16 + b;
-    if (a.out.data && R < a.M && 16 * j < a.K) {
+    const bool choose = !kTe && p.cand != CandidateRule::NONE;  // uniform: the 2D exchange below synchronizes
+    if (a.out.data && choose) {
+      const float g = q.amax[q.row_scaled && R < a.M ? R : 0];
+      const float A = q.tiles_2d ? tile_amax(p.amax, sm.block_amax, r / 16, b) : row_amax;
+      const Candidates c =
+          encode_candidates(p, q.row_scaled ? global_scale(p.gs, g) : row_scale, g, A, [&](int k) { return v[k]; });
+      float e4 = c.error4, e6 = c.error6;
+      if (q.tiles_2d) {
+        sm.error[0][r][b] = e4;
+        sm.error[1][r][b] = e6;
+        __syncthreads();
+        e4 = tile_error_of([&](int k) { return sm.error[0][r / 16 * 16 + k][b]; });
+        e6 = tile_error_of([&](int k) { return sm.error[1][r / 16 * 16 + k][b]; });
+      }
+      if (R < a.M && 16 * j < a.K) {
+        const bool m4 = prefer_map4(e4, e6);
+        const BlockEncoding& kept = m4 ? c.map4 : c.map6;
+        a.out.scale[R * scale_cols(a.K) + j] = kept.scale_byte;
+        const uint2 codes = q.stochastic ? encode16_sr<false>(
+                                               p, kept.encoder, [&](int k) { return v[k]; }, sr, q.data_dir, R * (a.K / 16) + j)
+                                         : (m4 ? c.codes4 : c.codes6);
+        __stcs(reinterpret_cast<uint2*>(a.out.data + R * (a.K / 2) + 8 * j), codes);
+      }
+    } else if (a.out.data && R < a.M && 16 * j < a.K) {
       const BlockEncoding enc =
           encode(row_scale, sm.te_factor[0], q.amax, R, q.tiles_2d ? tile_amax(p.amax, sm.block_amax, r / 16, b) : row_amax);
       a.out.scale[R * scale_cols(a.K) + j] = enc.scale_byte;
@@ -196,7 +230,35 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) quantize_kernel(const T*
     if (a.out.data_t) {
       const int c = (t / 32 % 2) * 32 + t % 32, ib = t / 64;
       const std::int64_t C = col0 + c, ig = row0 / 16 + ib;
-      if (C < a.K && 16 * ig < a.M) {
+      const bool inside = C < a.K && 16 * ig < a.M;
+      if (choose) {  // outside x the staged elements are zeros: their errors are never kept
+#pragma unroll
+        for (int k = 0; k < 16; ++k) v[k] = tile_element<T>(stage, 16 * ib + k, c);
+        float col_amax = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 16; ++k) col_amax = amax_step(p.amax, col_amax, v[k]);
+        const float g = q.amax_t[q.row_scaled && inside ? C : 0];
+        const float A = q.tiles_2d ? tile_amax(p.amax, sm.block_amax, ib, c / 16) : col_amax;
+        const Candidates cd =
+            encode_candidates(p, q.row_scaled ? global_scale(p.gs, g) : col_scale, g, A, [&](int k) { return v[k]; });
+        float e4 = cd.error4, e6 = cd.error6;
+        if (q.tiles_2d) {
+          sm.error_t[0][ib][c] = e4;
+          sm.error_t[1][ib][c] = e6;
+          __syncthreads();
+          e4 = tile_error_of([&](int k) { return sm.error_t[0][ib][c / 16 * 16 + k]; });
+          e6 = tile_error_of([&](int k) { return sm.error_t[1][ib][c / 16 * 16 + k]; });
+        }
+        if (inside) {
+          const bool m4 = prefer_map4(e4, e6);
+          const BlockEncoding& kept = m4 ? cd.map4 : cd.map6;
+          sm.scale_t[c][ib] = kept.scale_byte;
+          sm.codes_t[ib][c] =
+              q.stochastic ? encode16_sr<false>(
+                                 p, kept.encoder, [&](int k) { return v[k]; }, sr, SrDirection::kColumnwise, C * (a.M / 16) + ig)
+                           : (m4 ? cd.codes4 : cd.codes6);
+        }
+      } else if (inside) {
 #pragma unroll
         for (int k = 0; k < 16; ++k) v[k] = tile_element<T>(stage, 16 * ib + k, c);
         float col_amax = 0.0f;

@@ -47,9 +47,11 @@ The adapter only converts representations; every number comes from NVFP4Quantize
   vectors are get_wgrad_sign_vector() (the registry's default mask 0xD7E8) and none (mask 0), so
   only those two masks are declared. Row-scaled with direction columnwise: TE requires rowwise usage
   for row scaling, so the quantizer runs both directions and only the columnwise copy is returned
-  (TE computes the copies independently). Profiles te-4over6-mae / te-4over6-mse (--4over6 only):
-  nvfp4_use_4over6=True, nvfp4_e4m3_max=256 (the recipe's default nvfp4_4over6_e4m3_use_256='all'),
-  nvfp4_4over6_err_mode='MAE' / 'MSE', nvfp4_4over6_err_use_fast_math=False.
+  (TE computes the copies independently). Profiles te-4over6-mae / te-4over6-mse (--4over6, which
+  declares them instead of the version's profile, and no rht: TE's recipe rejects the RHT with
+  4over6): nvfp4_use_4over6=True, nvfp4_e4m3_max=256 (the recipe's default
+  nvfp4_4over6_e4m3_use_256='all'), nvfp4_4over6_err_mode='MAE' / 'MSE',
+  nvfp4_4over6_err_use_fast_math=False.
 - amax override: the public quantize() computes its amaxes itself (torch.max(torch.abs(x))) and
   takes none; with an override the adapter calls NVFP4QuantizerRef._quantize_blockwise_reference,
   the per-direction quantizer that quantize() calls, with the override as global_amax, on x for the
@@ -322,7 +324,7 @@ if __name__ == "__main__":
                         help="directory holding the transformer_engine package (default: $NVFP4_TE_SRC, "
                              "else the installed package)")
     parser.add_argument("--4over6", dest="four_over_six", action="store_true",
-                        help="also declare the profiles te-4over6-mae and te-4over6-mse")
+                        help="declare the profiles te-4over6-mae and te-4over6-mse instead (without rht)")
     parser.add_argument("--profile", default=None,
                         help="declare this profile instead of the one the TE version chooses")
     opts = parser.parse_args()
@@ -335,20 +337,21 @@ if __name__ == "__main__":
         with contextlib.suppress(Exception):
             version = str(importlib.import_module("transformer_engine").__version__)
     parsed = parse_version(version)
-    if opts.profile:
+    rht = [False, True]
+    if opts.four_over_six:  # the recipe's profiles alone: TE rejects the RHT with 4over6 (quantization.py)
+        if not accepts(NVFP4QuantizerRef, "nvfp4_use_4over6"):
+            sys.exit(f"te_pyref: TransformerEngine {version}'s NVFP4QuantizerRef has no 4over6 (--4over6)")
+        profiles, rht = list(FOUR_OVER_SIX), [False]
+    elif opts.profile:
         profiles = [opts.profile]
     elif parsed is not None and parsed < (2, 14):  # RN(RN(A/6)*S): the <= 2.13 block-scale order
         profiles = ["te-2.13"]
     else:  # >= 2.14 (TE #2555: RN(A*RN(S*r6))), or a version that cannot be read (a stub)
         profiles = ["te-pyref"]
-    if opts.four_over_six:
-        if not accepts(NVFP4QuantizerRef, "nvfp4_use_4over6"):
-            sys.exit(f"te_pyref: TransformerEngine {version}'s NVFP4QuantizerRef has no 4over6 (--4over6)")
-        profiles += list(FOUR_OVER_SIX)
     row_scaled = [False, True] if accepts(NVFP4QuantizerRef, "row_scaled_nvfp4") else [False]
 
     worker.implements("quantize", profile=profiles, block=["1d", "2d"], direction=["rowwise", "columnwise", "both"],
-                      row_scaled=row_scaled, scale_layout=["compact"], rounding=["nearest"], rht=[False, True],
+                      row_scaled=row_scaled, scale_layout=["compact"], rounding=["nearest"], rht=rht,
                       rht_mask=[DEFAULT_MASK, 0], amax=worker.ANY, dtype=["f32", "bf16", "f16"])(quantize)
     name = f"TransformerEngine {version} NVFP4QuantizerRef ({module_name}) on {DEVICE}"
     if STAND_INS:
