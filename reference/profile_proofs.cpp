@@ -20,8 +20,9 @@ constexpr ProfileProof kProofs[] = {
     {"te-pyref", "",
      "transformer-engine 2.20.2 NVFP4QuantizerRef on an H200 under the gate, in two 3-min runs: 55,943 and 11,378 cases "
      "(1d/2d, every direction, row-scaled, RHT, F32/BF16/F16, amax overrides), 2 failures in each, all RHT with row scaling: "
-     "the columnwise amax one BF16 ulp below the profile's, on an even BF16 (TE computes the transform as a CUDA BF16 "
-     "matmul, whose tensor-core sum is not the exact sum's double rounding that the profile defines; "
+     "the columnwise amax one BF16 ulp below the profile's. Each is an exact transform sum 0.94-0.98 binary32 ulp above "
+     "a BF16 midpoint, and TE's value is RNbf16(RZ(sum)): TE computes the transform as a CUDA BF16 matmul, whose "
+     "tensor-core sum truncates to binary32 where the profile (NUMERICS.md 3.19) rounds to nearest; "
      "corpora/found/case-1aa94be5d158de71, case-95986ac85e116def, case-795f17861377ed44)"},
     {"torchao", "torchao 0.18.0",
      "NVFP4Tensor.to_nvfp4 with per_tensor_amax_to_scale on an H200 under the gate, 3 min: 46,750 cases with torchao-1lvl "
@@ -53,7 +54,8 @@ constexpr ProfileProof kProofs[] = {
     {"ggml", "ggml 0.25.3",
      "ggml_quantize_chunk(GGML_TYPE_NVFP4) and dequantize_row_nvfp4 of libggml-base.so (llama-cpp-python 0.3.36's "
      "llama.cpp, built by scripts/build-ggml-peer) on the H200 machine's CPU under the gate, 3 min: 66,875 cases "
-     "(quantize F32 rowwise, amax overrides; dequantize of arbitrary bytes) and 72 vectors, 0 failures"},
+     "(quantize F32 rowwise, amax overrides; dequantize of arbitrary bytes) and 72 vectors, 0 failures. ggml's SM120 CUDA "
+     "activation quantizer is another algorithm, inside its matmul only (NUMERICS.md 4.3, ggml)"},
 };
 
 }  // namespace
