@@ -1,7 +1,7 @@
 // The quantize seed cases of NUMERICS.md §6's worked examples: Examples A, B and C (§6.7-§6.9)
 // under every profile NUMERICS.md gives their outcome for, scale saturation and NaN elements
-// (§6.11), block underflow (§6.12), te-pyref against te (§6.20) and special global-amax overrides
-// (§6.6).
+// (§6.11), block underflow (§6.12), te-pyref against te (§6.20), special global-amax overrides
+// (§6.6), the 4over6 candidates (§4.2.7) and ggml's scale cast (§2.2.4).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -235,6 +235,46 @@ void add_amax_overrides(std::vector<CaseRecord>& out) {
     }
 }
 
+// ---- §4.2.7 the 4over6 candidates, §2.2.4 ggml's scale cast ------------------------------------
+
+void add_candidates(std::vector<CaseRecord>& out) {
+  // 16x16 F32 with g = 1536 (S = 1): row 0 is 6, then 4.5 (exact under map-to-4, 4 under map-to-6);
+  // rows 1-15 are 6, then 4 (exact under map-to-6, 4.5 under map-to-4).
+  Grid t(16, 16);
+  for (std::int64_t r = 0; r < 16; ++r)
+    for (std::int64_t k = 0; k < 16; ++k) t.at(r, k) = k == 0 ? 0x40C00000u : r == 0 ? 0x40900000u : 0x40800000u;
+  for (const char* p : {"te-4over6-mae", "te-4over6-mse"})
+    for (const BlockShape b : {BlockShape::k1D, BlockShape::k2D}) {
+      Quant q;
+      q.profile = p;
+      q.block = b;
+      q.amax_bits = 0x44C00000;  // 1536
+      out.push_back(quantize_case(
+          q, f32_tensor(t),
+          fmt::format("NUMERICS.md §4.2.7 ({}, {}): g=1536, S=1. Row 0 (6, then 4.5) prefers map-to-4 (scale 0x3C, codes 6 "
+                      "5), rows 1-15 (6, then 4) map-to-6 (0x38, codes 7 6); a 16x16 tile sums its rows' errors and keeps "
+                      "map-to-6 on all 16 rows",
+                      p, b == BlockShape::k2D ? "2D" : "1D")));
+    }
+}
+
+void add_ggml(std::vector<CaseRecord>& out) {
+  // Row 0, one block each: amax 1500 (t = 250), a tie t = 1.0625, t = 7.75 * 2^-9.
+  Grid g(16, 48);
+  const std::uint32_t kBlocks[3][4] = {{0x44BB8000, 0x447A0000},                          // 1500, 1000
+                                       {0x40CC0000, 0x3F880000, 0x3F080000, 0x3FCC0000},  // 6.375, 1.0625, .53125, 1.59375
+                                       {0x3DBA0000, 0x3C600000, 0x3B000000}};             // 6 * 7.75 * 2^-9, 7 * 2^-9, 2^-9
+  for (std::int64_t j = 0; j < 3; ++j)
+    for (std::int64_t k = 0; k < 4; ++k) g.at(0, 16 * j + k) = kBlocks[j][k];
+  Quant q;
+  q.profile = "ggml";
+  q.direction = Direction::kRowwise;
+  out.push_back(quantize_case(q, f32_tensor(g),
+                              "NUMERICS.md §2.2.4 (ggml): row 0 block 0, amax 1500: t=250 -> scale 0x7E (448, e4m3sat 0x78), "
+                              "codes 5 4; block 1, t=1.0625 (a tie) -> 0x39 (e4m3sat 0x38); block 2, t=7.75*2^-9 -> 0x07 "
+                              "(e4m3sat 0x08)"));
+}
+
 }  // namespace
 
 void add_quantize_worked_examples(std::vector<CaseRecord>& out) {
@@ -243,6 +283,8 @@ void add_quantize_worked_examples(std::vector<CaseRecord>& out) {
   add_underflow(out);
   add_te_pyref(out);
   add_amax_overrides(out);
+  add_candidates(out);
+  add_ggml(out);
 }
 
 }  // namespace nvfp4::cases::seeds

@@ -9,7 +9,7 @@ std::span<const SeedFamily> seed_families() {
       {"quantize",
        seeds::add_quantize_seeds,
        {{"quantize",
-         {"compressed-tensors", "compressed-tensors-bf16", "te-4over6-mae", "te-4over6-mse", "ggml"},
+         {"compressed-tensors", "compressed-tensors-bf16"},
          "no quantize seed case yet; adding one adds a file to corpora/seed (the campaigns draw it)"}}},
       {"amax",
        seeds::add_amax_seeds,
