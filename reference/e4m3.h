@@ -79,12 +79,11 @@ NVFP4_HD std::uint8_t e4m3ggml(float v) {
 }
 
 // ggml's ggml_ue4m3_to_fp32 times 2 (ggml returns half the scale, for its doubled E2M1 values):
-// unsigned, the sign bit ignored; 0x7F -> 0 (0xFF -> 480).
+// f8 of the byte without its sign bit, except that 0x7F is 0 and 0xFF the finite (1 + 7/8) * 2^8.
 NVFP4_HD float e4m3ggml_decode(std::uint8_t b) {
   if (b == 0x7F) return 0.0f;
-  const std::uint32_t e = (b >> 3) & 0xF, m = b & 0x7;
-  if (e == 0) return float(m) * float_of(constants::kTwoPowMinus9Bits);
-  return float_of(((e - 7 + 127) << 23) | (m << 20));
+  if (b == 0xFF) return 480.0f;
+  return e4m3_decode(std::uint8_t(b & 0x7F));
 }
 
 }  // namespace nvfp4

@@ -345,16 +345,21 @@ NVFP4_HD BlockEncoding encode_block_from_precast(const Profile& p, const GlobalS
   return {t, sb, element_encoder(p, gs, A, sb)};
 }
 
+// [knob ZG]: the miles zero-global rule's block, every code 0x0 and scale 0x00, when it applies.
+NVFP4_HD bool zero_global_block(const Profile& p, float g) { return p.zg == ZeroGlobalRule::MILES && g == 0.0f; }
+NVFP4_HD BlockEncoding zero_global_encoding() { return {0.0f, 0x00, {ElementEncoder::Op::ALL_ZERO, 0.0f}}; }
+
 NVFP4_HD BlockEncoding encode_block(const Profile& p, const GlobalScale& gs, float g, float A) {
-  if (p.zg == ZeroGlobalRule::MILES && g == 0.0f) return {0.0f, 0x00, {ElementEncoder::Op::ALL_ZERO, 0.0f}};
+  if (zero_global_block(p, g)) return zero_global_encoding();
   return encode_block_from_precast(p, gs, A, block_scale_precast(p, gs, A));
 }
 
 // ---- scale candidates ([knob CAND], §4.2.7) --------------------------------------------------
 
 // The map-to-4 candidate of TE's 4over6 recipe: the block's uncapped scale times 1.5, then capped
-// (encode_block is the map-to-6 candidate).
-NVFP4_HD BlockEncoding encode_block_map4(const Profile& p, const GlobalScale& gs, float A) {
+// (encode_block is the map-to-6 candidate); under the zero-global rule both are its block.
+NVFP4_HD BlockEncoding encode_block_map4(const Profile& p, const GlobalScale& gs, float g, float A) {
+  if (zero_global_block(p, g)) return zero_global_encoding();
   return encode_block_from_precast(p, gs, A, cap_block_scale(p, mul_rn(block_scale_uncapped(p, gs, A), 1.5f)));
 }
 
@@ -386,7 +391,7 @@ NVFP4_HD float exported_global(const Profile& p, const GlobalScale& gs, float g)
     case ExportedGlobal::PTS:
       return gs.pts;
     case ExportedGlobal::RECIP_S:
-      return (p.zg == ZeroGlobalRule::MILES && g == 0.0f) ? 1.0f : div_rn(1.0f, gs.S);
+      return zero_global_block(p, g) ? 1.0f : div_rn(1.0f, gs.S);
     case ExportedGlobal::NONE:
       return 1.0f;
     case ExportedGlobal::G:

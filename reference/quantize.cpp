@@ -148,7 +148,7 @@ QuantizedTensor quantize_rows(const FloatMatrix& x, const FloatMatrix& block_ama
 
 BlockEncoding chosen_candidate(const Profile& p, const GlobalScale& gs, float g, float A, const FloatMatrix& x, std::size_t r,
                                BlockShape block, std::size_t j) {
-  const BlockEncoding map6 = encode_block(p, gs, g, A), map4 = encode_block_map4(p, gs, A);
+  const BlockEncoding map6 = encode_block(p, gs, g, A), map4 = encode_block_map4(p, gs, g, A);
   const std::size_t rows = block == BlockShape::k2D ? 16 : 1, r0 = r / rows * rows;
   // The error of one candidate over one row's block.
   const auto error = [&](const BlockEncoding& b, std::size_t row) {

@@ -84,7 +84,7 @@ struct Candidates {
 
 template <class Value>
 __device__ __forceinline__ Candidates encode_candidates(const Profile& p, const GlobalScale& gs, float g, float A, Value value) {
-  Candidates c{encode_block_map4(p, gs, A), encode_block(p, gs, g, A)};
+  Candidates c{encode_block_map4(p, gs, g, A), encode_block(p, gs, g, A)};
   c.codes4 = encode16<false>(p, c.map4.encoder, value);
   c.codes6 = encode16<false>(p, c.map6.encoder, value);
   const auto error = [&](const BlockEncoding& b, uint2 codes) {

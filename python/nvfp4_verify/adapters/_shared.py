@@ -3,6 +3,8 @@
 import os
 import sys
 
+import numpy as np
+
 from nvfp4_verify import worker
 
 
@@ -22,11 +24,11 @@ def check_shape(x, op="quantize"):
 
 
 def padded_scale(scale_bytes):
-    """A [rows, cols] uint8 torch tensor of E4M3 bytes (cols = K/16) in the registry's compact layout
-    [roundup(rows, 128), roundup(cols, 4)], padded with 0x00."""
-    import torch
+    """A [rows, cols] uint8 tensor of E4M3 bytes (cols = K/16), torch or numpy, in the registry's
+    compact layout [roundup(rows, 128), roundup(cols, 4)], padded with 0x00 (the same kind of array)."""
     rows, cols = scale_bytes.shape
-    out = torch.zeros((roundup(rows, 128), roundup(cols, 4)), dtype=torch.uint8, device=scale_bytes.device)
+    shape = (roundup(rows, 128), roundup(cols, 4))
+    out = scale_bytes.new_zeros(shape) if hasattr(scale_bytes, "new_zeros") else np.zeros(shape, dtype=np.uint8)
     out[:rows, :cols] = scale_bytes
     return out
 

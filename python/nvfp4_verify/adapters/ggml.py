@@ -44,7 +44,7 @@ import sys
 import numpy as np
 
 from nvfp4_verify import worker
-from nvfp4_verify.adapters._shared import roundup, check_shape, serve_and_exit
+from nvfp4_verify.adapters._shared import check_shape, padded_scale, roundup, serve_and_exit
 
 GGML_TYPE_NVFP4 = 40  # enum ggml_type in ggml.h
 QK_NVFP4 = 64  # elements per block_nvfp4
@@ -134,17 +134,16 @@ def unpack(data):
 def quantize(inputs, params):
     check_shape(inputs["x"])
     x = inputs["x"]
-    M, K = x.shape
+    K = x.shape[1]
     Kp = roundup(K, QK_NVFP4)
     codes, scales = codes_of_blocks(ggml_quantize(padded(x, Kp, 0.0)))
-    scale = np.zeros((roundup(M, 128), roundup(K // 16, 4)), dtype=np.uint8)
-    scale[:M, :K // 16] = scales[:, :K // 16]
     override = worker.f32(params["amax"])
     if override is None:  # not ggml's: the registry's g under ggml's NaN rule (NaN ignored), exact
         amax = np.fmax.reduce(np.abs(x), axis=None, initial=np.float32(0.0))
     else:
         amax = override
-    return {"data": pack(codes[:, :K]), "scale": scale, "amax": np.array([amax], dtype=np.float32)}
+    return {"data": pack(codes[:, :K]), "scale": padded_scale(scales[:, :K // 16]),
+            "amax": np.array([amax], dtype=np.float32)}
 
 
 @worker.implements("dequantize", profile=["ggml"], output_dtype=["F32"])
