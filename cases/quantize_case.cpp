@@ -11,6 +11,13 @@ std::uint16_t rht_mask_param(const Case& c) {
   return std::uint16_t(mask);
 }
 
+RhtSum rht_sum_param(const Case& c) {
+  const std::string& name = c.params.text("accumulation");
+  const std::optional<RhtSum> sum = rht_sum_of(name);
+  if (!sum) fail(c.op, ErrorCode::E_UNSUPPORTED, "accumulation={} is not a sum rule of the transform (exact, mma-sm90)", name);
+  return *sum;
+}
+
 std::string_view block_name(BlockShape b) { return b == BlockShape::k1D ? "1d" : "2d"; }
 
 std::string_view direction_name(Direction d) {

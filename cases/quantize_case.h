@@ -21,6 +21,8 @@ TensorMap reference_dequantize(const Case& c, const DequantizeSteps& steps = {})
 
 // Parameter rht_mask (quantize, rht): E_UNSUPPORTED when it has more than 16 bits.
 std::uint16_t rht_mask_param(const Case& c);
+// The `rht` operation's `accumulation` ([knob RHT]'s values by their registry names).
+RhtSum rht_sum_param(const Case& c);
 
 // The parameter values of the quantize options (the inverse of quantize_options).
 void set_quantize_params(Case& c, BlockShape block, Direction direction, bool row_scaled = false,

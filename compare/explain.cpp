@@ -81,8 +81,9 @@ class Explainer {
       const FloatMatrix x = io::to_float_matrix(c_.inputs.at("x"), "explain", "x");
       if (expected_.count("data")) direction({"", x, SrDirection::kRowwise});
       if (expected_.count("data_t")) {
-        const std::optional<std::uint16_t> mask = cases::quantize_options(c_).rht_mask;
-        direction({"_t", mask ? rht(x, *mask) : FloatMatrix(xt::transpose(x)), SrDirection::kColumnwise});
+        const QuantizeOptions o = cases::quantize_options(c_);
+        direction(
+            {"_t", o.rht_mask ? rht(x, *o.rht_mask, o.profile.rht) : FloatMatrix(xt::transpose(x)), SrDirection::kColumnwise});
       }
     } else {
       for (const TensorDiff& d : diff_outputs(expected_, actual_)) {
@@ -273,6 +274,8 @@ std::string_view mismatch_kind_name(MismatchKind k) {
       return "stochastic rounding to the other neighbour";
     case MismatchKind::kRhtSingleRounding:
       return "rounded once to BF16 (binary32 step skipped)";
+    case MismatchKind::kRhtOtherSum:
+      return "the other RHT sum rule (exact / mma-sm90)";
     case MismatchKind::kRhtOneUlp:
       return "one BF16 ulp off";
     case MismatchKind::kOther:
@@ -322,6 +325,7 @@ Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, 
   const FloatMatrix x = io::to_float_matrix(c.inputs.at("x"), "explain", "x");
   const FloatMatrix e = io::to_float_matrix(e_t, "explain", "x_t"), a = io::to_float_matrix(actual.at("x_t"), "explain", "x_t");
   const std::uint16_t mask = cases::rht_mask_param(c);
+  const RhtSum rule = cases::rht_sum_param(c);
   const std::int64_t N = e.shape(0), M = e.shape(1);
   Explanation out;
   Explanation::BlockMap map{"x_t", N, M / 16, std::vector<std::uint8_t>(std::size_t(N * (M / 16)), 0)};
@@ -333,7 +337,9 @@ Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, 
       const std::int64_t b = col / 16;
       for (std::int64_t k = 0; k < 16; ++k) v[k] = x(16 * b + k, row);
       const Rht16Sum sum = rht16_sum(v, mask, unsigned(col % 16));
+      const float other = rule == RhtSum::EXACT ? sum.bf16_mma : sum.bf16;
       const MismatchKind kind = bits_of(a(row, col)) == bits_of(sum.bf16_single) ? MismatchKind::kRhtSingleRounding
+                                : bits_of(a(row, col)) == bits_of(other)         ? MismatchKind::kRhtOtherSum
                                 : one_bf16_ulp(a(row, col), e(row, col))         ? MismatchKind::kRhtOneUlp
                                                                                  : MismatchKind::kOther;
       ++counts[kind];
@@ -350,6 +356,10 @@ Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, 
         "every one of the {} mismatching outputs is the exact sum rounded once to BF16, without the "
         "binary32 rounding of §3.19",
         out.total_mismatches);
+  else if (counts.size() == 1 && counts.begin()->first == MismatchKind::kRhtOtherSum)
+    out.verdict = fmt::format("every one of the {} mismatching outputs is the {} sum of §3.19 (accumulation={})",
+                              out.total_mismatches, rule == RhtSum::EXACT ? "tensor-core" : "exact",
+                              rht_sum_name(rule == RhtSum::EXACT ? RhtSum::MMA_SM90 : RhtSum::EXACT));
   return out;
 }
 

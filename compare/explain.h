@@ -34,7 +34,8 @@ enum class MismatchKind {
   kSrOtherNeighbour,  // codes are neighbours: the other side of the element's random-byte threshold
   // The Hadamard transform's BF16 outputs (§3.19):
   kRhtSingleRounding,  // the exact sum rounded once to BF16 (the binary32 step skipped)
-  kRhtOneUlp,          // one BF16 ulp from the expected value, not the single rounding
+  kRhtOtherSum,        // the other sum rule's value ([knob RHT]: exact where mma-sm90 is expected, or back)
+  kRhtOneUlp,          // one BF16 ulp from the expected value, neither of the above
   kOther,
 };
 std::string_view mismatch_kind_name(MismatchKind k);

@@ -119,19 +119,22 @@ std::uint16_t reverse_mask_bits(std::uint16_t mask) {
   return out;
 }
 
-FloatMatrix rht_without_norm(const FloatMatrix& x, std::uint16_t mask) {
+FloatMatrix rht_without_norm(const FloatMatrix& x, std::uint16_t mask, RhtSum sum) {
   FloatMatrix x4 = x;
   for (float& v : x4) v = mul_rn(v, 4.0f);  // exact on BF16 values below 2^126
-  return rht(x4, mask);
+  return rht(x4, mask, sum);
 }
 
-FloatMatrix rht_binary32(const FloatMatrix& x, std::uint16_t mask) {
-  FloatMatrix y = rht(x, mask);  // the shape checks, and the output's shape
+FloatMatrix rht_binary32(const FloatMatrix& x, std::uint16_t mask, RhtSum sum) {
+  FloatMatrix y = rht(x, mask, sum);  // the shape checks, and the output's shape
   std::array<float, 16> v;
   for (std::size_t c = 0; c < x.shape(1); ++c)
     for (std::size_t b = 0; b < x.shape(0) / 16; ++b) {
       for (std::size_t k = 0; k < 16; ++k) v[k] = x(16 * b + k, c);
-      for (unsigned n = 0; n < 16; ++n) y(c, 16 * b + n) = rht16_sum(v, mask, n).binary32;
+      for (unsigned n = 0; n < 16; ++n) {
+        const Rht16Sum s = rht16_sum(v, mask, n);
+        y(c, 16 * b + n) = sum == RhtSum::EXACT ? s.binary32 : s.mma;
+      }
     }
   return y;
 }

@@ -56,10 +56,10 @@ ByteMatrix scales_per_32(const ByteMatrix& compact);
 
 // rht-mask-bit-order: the 16-bit sign mask with its bits reversed.
 std::uint16_t reverse_mask_bits(std::uint16_t mask);
-// rht-missing-norm: the transform without its 1/4: the canonical transform of 4x (exact for
-// every input below 2^126 in magnitude; larger ones overflow to infinity either way).
-FloatMatrix rht_without_norm(const FloatMatrix& x, std::uint16_t mask);
-// rht-fp32-output: the binary32 sums RN(exact), not rounded on to BF16.
-FloatMatrix rht_binary32(const FloatMatrix& x, std::uint16_t mask);
+// rht-missing-norm: the transform without its 1/4: the transform of 4x with the sum rule `sum`
+// (exact for every input below 2^126 in magnitude; larger ones overflow to infinity either way).
+FloatMatrix rht_without_norm(const FloatMatrix& x, std::uint16_t mask, RhtSum sum);
+// rht-fp32-output: the binary32 sums (RN(exact), or the tensor-core model's), not rounded on to BF16.
+FloatMatrix rht_binary32(const FloatMatrix& x, std::uint16_t mask, RhtSum sum);
 
 }  // namespace nvfp4::faults

@@ -11,6 +11,7 @@
 #include "reference/arith.h"
 #include "reference/error.h"
 #include "reference/half_float.h"
+#include "reference/mma.h"
 
 namespace nvfp4 {
 namespace {
@@ -70,6 +71,19 @@ float zero_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned n) {
   return all_negative_zero ? -0.0f : 0.0f;
 }
 
+// The IEEE value of output n's sum when an input is NaN or infinite: NaN for a NaN or for +inf and
+// -inf together, else the infinity; nullopt when every input is finite.
+std::optional<float> nonfinite_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned n) {
+  bool plus_inf = false, minus_inf = false;
+  for (unsigned k = 0; k < 16; ++k) {
+    if (is_nan(x[k])) return canonical_nan();
+    if (std::isinf(x[k])) (negative_coefficient(k, n, mask) != sign_bit(x[k]) ? minus_inf : plus_inf) = true;
+  }
+  if (plus_inf && minus_inf) return canonical_nan();
+  if (plus_inf || minus_inf) return plus_inf ? INFINITY : -INFINITY;
+  return std::nullopt;
+}
+
 // Output n's sum: N * 2^-135 exactly, or its IEEE value where that is NaN, infinite or an exact
 // zero (whose sign IEEE fixes: -0.0 only when every product is -0.0).
 struct ExactSum {
@@ -80,22 +94,38 @@ struct ExactSum {
 // `magnitude[k]` = |x[k]| in units of 2^-135 (finite x[k]), computed once for the 16 outputs.
 ExactSum exact_sum(const std::array<float, 16>& x, const std::array<Fixed, 16>& magnitude, std::uint16_t mask, unsigned n) {
   ExactSum s;
-  bool plus_inf = false, minus_inf = false, any_nan = false;
+  s.ieee = nonfinite_sum(x, mask, n);
+  if (s.ieee) return s;
   for (unsigned k = 0; k < 16; ++k) {
     const bool negative = negative_coefficient(k, n, mask) != sign_bit(x[k]);  // the product's sign
-    any_nan = any_nan || is_nan(x[k]);
-    if (std::isinf(x[k]))
-      (negative ? minus_inf : plus_inf) = true;
-    else if (x[k] != 0.0f && !is_nan(x[k]))
-      negative ? s.n -= magnitude[k] : s.n += magnitude[k];
+    if (x[k] != 0.0f) negative ? s.n -= magnitude[k] : s.n += magnitude[k];
   }
-  if (any_nan || (plus_inf && minus_inf))
-    s.ieee = canonical_nan();
-  else if (plus_inf || minus_inf)
-    s.ieee = plus_inf ? INFINITY : -INFINITY;
-  else if (s.n == 0)
-    s.ieee = zero_sum(x, mask, n);
+  if (s.n == 0) s.ieee = zero_sum(x, mask, n);
   return s;
+}
+
+// [knob RHT] MMA_SM90: MMA-Sim 2.1.1's model of a BF16 MMA with an F32 accumulator on sm_90
+// (mma.sync m16n8k16, wgmma k16; its sm_100 and sm_120 models are the same): one fused dot-add of
+// the 16 products and the accumulator with 25 fraction bits, rounded toward zero.
+constexpr int kMmaFractionBits = 25;
+constexpr int kMmaZeroExponent = -999;  // MMA-Sim's exponent of a zero operand, below every other
+constexpr int kBf16Fraction = 7;
+
+// Output n with MMA_SM90. Product k is x[k] times the BF16 coefficient +-0.25, which MMA-Sim
+// normalises as the significand m / 2^7 (m: the 8-bit significand, the implicit bit included) at
+// the exponent (G - 127) + (-2), G the grid exponent (subnormals at G = 1); the accumulator is +0.0.
+// Every shifted term is below 2^(8 + 25 - 7).
+float mma_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned n) {
+  if (const std::optional<float> special = nonfinite_sum(x, mask, n)) return *special;
+  std::array<FusedTerm, 17> terms;
+  for (unsigned k = 0; k < 16; ++k) {
+    const bool negative = negative_coefficient(k, n, mask) != sign_bit(x[k]);
+    terms[k] = x[k] == 0.0f
+                   ? FusedTerm{0, kMmaZeroExponent, kBf16Fraction}
+                   : FusedTerm{negative ? -significand(x[k]) : significand(x[k]), grid_exponent(x[k]) - 129, kBf16Fraction};
+  }
+  terms[16] = {0, kMmaZeroExponent, kBf16Fraction};
+  return fused_sum_toward_zero(terms.data(), terms.size(), kMmaFractionBits);
 }
 
 // rht16 when every input is finite and their grids span at most kInt64Span binades: the exact sums
@@ -141,7 +171,20 @@ std::string hex_text(const Fixed& n) {
 
 }  // namespace
 
-std::array<float, 16> rht16(const std::array<float, 16>& x, std::uint16_t mask) {
+std::optional<RhtSum> rht_sum_of(std::string_view name) {
+  if (name == "exact") return RhtSum::EXACT;
+  if (name == "mma-sm90") return RhtSum::MMA_SM90;
+  return std::nullopt;
+}
+
+std::string_view rht_sum_name(RhtSum sum) { return sum == RhtSum::EXACT ? "exact" : "mma-sm90"; }
+
+std::array<float, 16> rht16(const std::array<float, 16>& x, std::uint16_t mask, RhtSum sum) {
+  std::array<float, 16> y;
+  if (sum == RhtSum::MMA_SM90) {
+    for (unsigned n = 0; n < 16; ++n) y[n] = to_bf16(mma_sum(x, mask, n));
+    return y;
+  }
   int lo = 0xFF, hi = 1;
   bool finite = true;
   for (const float v : x) {
@@ -150,7 +193,6 @@ std::array<float, 16> rht16(const std::array<float, 16>& x, std::uint16_t mask) 
   }
   if (finite && hi - lo <= kInt64Span) return rht16_int64(x, mask, std::min(lo, hi));
   const std::array<Fixed, 16> m = magnitudes(x);
-  std::array<float, 16> y;
   for (unsigned n = 0; n < 16; ++n) y[n] = to_bf16(to_binary32(exact_sum(x, m, mask, n)));  // the double rounding
   return y;
 }
@@ -160,6 +202,8 @@ Rht16Sum rht16_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned 
   Rht16Sum out;
   out.binary32 = to_binary32(s);
   out.bf16 = to_bf16(out.binary32);
+  out.mma = mma_sum(x, mask, n);
+  out.bf16_mma = to_bf16(out.mma);
   if (s.ieee) {
     out.exact = is_nan(*s.ieee) ? "NaN" : fmt::format("{}{}", sign_bit(*s.ieee) ? "-" : "+", std::isinf(*s.ieee) ? "inf" : "0");
     out.bf16_single = out.bf16;
@@ -170,7 +214,7 @@ Rht16Sum rht16_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned 
   return out;
 }
 
-FloatMatrix rht(const FloatMatrix& x, std::uint16_t mask) {
+FloatMatrix rht(const FloatMatrix& x, std::uint16_t mask, RhtSum sum) {
   const std::size_t M = x.shape(0), N = x.shape(1);
   if (M % 16) fail("rht", ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
   if (N % 16) fail("rht", ErrorCode::E_DIM16_K, "N={} is not a multiple of 16", N);
@@ -179,7 +223,7 @@ FloatMatrix rht(const FloatMatrix& x, std::uint16_t mask) {
   for (std::size_t c = 0; c < N; ++c)
     for (std::size_t b = 0; b < M / 16; ++b) {
       for (std::size_t k = 0; k < 16; ++k) v[k] = x(16 * b + k, c);
-      const std::array<float, 16> y = rht16(v, mask);
+      const std::array<float, 16> y = rht16(v, mask, sum);
       for (std::size_t n = 0; n < 16; ++n) out(c, 16 * b + n) = y[n];
     }
   return out;

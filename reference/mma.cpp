@@ -39,15 +39,9 @@ Ue4m3 ue4m3(std::uint8_t byte) {
   return e == 0 ? Ue4m3{m, -6} : Ue4m3{8 + m, e - 7};
 }
 
-// One summand of the fused adder: value n · 2^(e - fraction); e decides the alignment.
-struct Term {
-  std::int64_t n = 0;
-  int e = 0, fraction = 0;
-};
-
 // trunc(n · 2^shift): toward zero, as the adder drops the bits below its F fraction bits.
 std::int64_t truncated(std::int64_t n, int shift) {
-  if (shift >= 0) return n << shift;  // shift ≤ F - 8 here: |n| < 2^19, so this stays below 2^46
+  if (shift >= 0) return n << shift;  // the callers keep this below 2^62
   if (shift <= -63) return 0;
   const std::int64_t m = (n < 0 ? -n : n) >> -shift;
   return n < 0 ? -m : m;
@@ -76,6 +70,14 @@ float round_toward_zero(std::int64_t s, int exponent) {
 
 }  // namespace
 
+float fused_sum_toward_zero(const FusedTerm* terms, std::size_t count, int fraction_bits) {
+  int e_max = terms[0].e;
+  for (std::size_t i = 1; i < count; ++i) e_max = std::max(e_max, terms[i].e);
+  std::int64_t sum = 0;  // units of 2^(e_max - F)
+  for (std::size_t i = 0; i < count; ++i) sum += truncated(terms[i].n, terms[i].e - e_max + fraction_bits - terms[i].fraction);
+  return round_toward_zero(sum, e_max - fraction_bits);
+}
+
 const std::vector<MmaModel>& mma_models() {
   static const std::vector<MmaModel> models(kModels.begin(), kModels.end());
   return models;
@@ -103,7 +105,7 @@ float mma_fused_dot_add(const MmaModel& model, float c, const std::int8_t* twice
   constexpr int kMaxGroups = 16;
   if (groups < 1 || groups > model.chunk / kGroup || groups > kMaxGroups)
     throw std::invalid_argument("mma_fused_dot_add: groups outside [1, chunk/16]");
-  std::array<Term, kMaxGroups + 1> terms;
+  std::array<FusedTerm, kMaxGroups + 1> terms;
   bool nan = is_nan(c);
   for (int g = 0; g < groups; ++g) {
     const Ue4m3 x = ue4m3(sa[g]), y = ue4m3(sb[g]);
@@ -129,16 +131,8 @@ float mma_fused_dot_add(const MmaModel& model, float c, const std::int8_t* twice
   const int ce = cm == 0 ? model.zero_exponent : biased ? biased - 127 : -126;
   terms[std::size_t(groups)] = {sign_bit(c) ? -cm : cm, ce, kBinary32Fraction};
 
-  // Aligned to the largest exponent, each term keeps F fraction bits (truncated toward zero); the
-  // truncated terms are summed exactly and the sum rounded toward zero.
-  int e_max = terms[0].e;
-  for (int i = 1; i <= groups; ++i) e_max = std::max(e_max, terms[std::size_t(i)].e);
-  std::int64_t sum = 0;  // units of 2^(e_max - F); below 2^49 in magnitude
-  for (int i = 0; i <= groups; ++i) {
-    const Term& t = terms[std::size_t(i)];
-    sum += truncated(t.n, t.e - e_max + model.fraction_bits - t.fraction);
-  }
-  return round_toward_zero(sum, e_max - model.fraction_bits);
+  // Group terms stay below 2^(19 + F - 8) after the shift, c's below 2^(24 + F - 23).
+  return fused_sum_toward_zero(terms.data(), std::size_t(groups) + 1, model.fraction_bits);
 }
 
 }  // namespace nvfp4

@@ -3,6 +3,7 @@
 // model of `kind::mxf4nvf4.block16` with UE4M3 scales.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -29,6 +30,19 @@ const MmaModel& mma_model(GemmAccumulation mode);  // an MMA mode, not EXACT
 // "exact" and each model's name; nullopt for any other name.
 std::optional<GemmAccumulation> accumulation_of(std::string_view name);
 std::string_view accumulation_name(GemmAccumulation mode);
+
+// One summand of a tensor core's fused adder: the value n · 2^(e - fraction), where e decides the
+// alignment (a zero term takes an exponent below every other).
+struct FusedTerm {
+  std::int64_t n = 0;
+  int e = 0, fraction = 0;
+};
+
+// MMA-Sim's fused sum of terms[0, count), count >= 1: aligned to the largest exponent E, each term keeps `fraction_bits` bits
+// below E (truncated toward zero), the truncated terms are summed exactly and the sum is rounded toward zero to binary32 (gradual
+// underflow, ±inf past the range); a zero sum, exact or truncated, is +0.0. The terms' shifted values must stay below 2^62 in
+// magnitude.
+float fused_sum_toward_zero(const FusedTerm* terms, std::size_t count, int fraction_bits);
 
 // One instruction for one output: c ⊕ Σ_g (Σ_i a_i·b_i)·sa_g·sb_g over `groups` (≤ chunk/16)
 // groups of 16 elements, with a truncated fused sum and the result rounded toward zero.

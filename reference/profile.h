@@ -105,6 +105,12 @@ enum class DequantRule : std::uint8_t {  // [knob DQ] §3.13
 // element is d = RN(dq - x), dq its value under [knob DQ]: MAE adds |d|, MSE adds RN(d * d).
 enum class CandidateRule : std::uint8_t { NONE, FOUR_OVER_SIX_MAE, FOUR_OVER_SIX_MSE };
 
+// [knob RHT] §3.19: how the 16-term sums of the Hadamard transform are rounded to binary32.
+// EXACT: the exact sum rounded to nearest (the canonical definition). MMA_SM90: as one BF16
+// tensor-core instruction with a zero accumulator sums them on sm_90 (also sm_100 and sm_120):
+// MMA-Sim's fused adder with 25 fraction bits, rounded toward zero (a framework's `x @ H` in BF16).
+enum class RhtSum : std::uint8_t { EXACT, MMA_SM90 };
+
 enum class ZeroGlobalRule : std::uint8_t { NONE, MILES };  // [knob ZG]: g == 0 -> all zero
 
 enum class ExportedGlobal : std::uint8_t {  // the second-level scale a framework stores
@@ -130,6 +136,7 @@ struct Profile {
   ZeroGlobalRule zg;
   ExportedGlobal exported;
   CandidateRule cand;
+  RhtSum rht;
 };
 
 // The knobs of profile `te`, the default: its row in profiles.cpp, and the kernels' specialisation
@@ -139,15 +146,16 @@ NVFP4_HD constexpr Profile te_knobs() {
           ZeroBlockRule::NONE,  LowerClamp::NONE,     CapRule::FMINF_FLTMAX,
           E4M3Cast::SAT,        EncodeRule::TE,       EncodeCap::FMINF,
           YClamp::NONE,         E2M1Encoder::HW,      DequantRule::TE,
-          ZeroGlobalRule::NONE, ExportedGlobal::NONE, CandidateRule::NONE};
+          ZeroGlobalRule::NONE, ExportedGlobal::NONE, CandidateRule::NONE,
+          RhtSum::EXACT};
 }
 
 // Every knob is one byte: a new knob changes the size, and must be compared here too.
-static_assert(sizeof(Profile) == 15, "a new knob: compare it in same_knobs");
+static_assert(sizeof(Profile) == 16, "a new knob: compare it in same_knobs");
 NVFP4_HD constexpr bool same_knobs(const Profile& a, const Profile& b) {
   return a.amax == b.amax && a.gs == b.gs && a.bs == b.bs && a.zero == b.zero && a.lo == b.lo && a.cap == b.cap &&
          a.e4m3 == b.e4m3 && a.enc == b.enc && a.ecap == b.ecap && a.yclamp == b.yclamp && a.e2m1 == b.e2m1 && a.dq == b.dq &&
-         a.zg == b.zg && a.exported == b.exported && a.cand == b.cand;
+         a.zg == b.zg && a.exported == b.exported && a.cand == b.cand && a.rht == b.rht;
 }
 
 }  // namespace nvfp4

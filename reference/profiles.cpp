@@ -20,55 +20,56 @@ using DQ = DequantRule;
 using ZG = ZeroGlobalRule;
 using EX = ExportedGlobal;
 using CA = CandidateRule;
+using RH = RhtSum;
 
 // clang-format off
-//  AMAX          GS                BS                     ZERO     LO                    CAP                         E4M3       ENC                      ECAP       YCLAMP        E2M1               DQ                  ZG         EXPORTED  CAND
+//  AMAX          GS                BS                     ZERO     LO                    CAP                         E4M3       ENC                      ECAP       YCLAMP        E2M1               DQ                  ZG         EXPORTED  CAND  RHT
 constexpr NamedProfile kProfiles[] = {
   {"te",         te_knobs(),  // its knob values: reference/profile.h (the kernels specialise on them)
    "TransformerEngine >= 2.14 kernels (tuned 1D, generic 2D, fallback, unfused RHT); FlashInfer exact path with G = S_enc; torchao NVFP4 training kernels",
    "IGNORE NaN rule of the BF16 block amax (max.xorsign.abs.bf16x2); -0.0 -> 0x8 on hardware"},
-  {"te-2.13",    {A::IGNORE,    GS::TE,           BS::A_DIV6_MUL_S,      Z::NONE, LO::NONE,            CAP::FMINF_FLTMAX,         E4::SAT,   ENC::TE,                 EC::FMINF, YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE, CA::NONE},
+  {"te-2.13",    {A::IGNORE,    GS::TE,           BS::A_DIV6_MUL_S,      Z::NONE, LO::NONE,            CAP::FMINF_FLTMAX,         E4::SAT,   ENC::TE,                 EC::FMINF, YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE, CA::NONE, RH::EXACT},
    "TransformerEngine v2.10-v2.13: every kernel reachable from the dispatch; the v2.13 PyTorch reference for finite inputs",
    ""},
-  {"te-2.13-1d", {A::IGNORE,    GS::TE,           BS::A_MUL_R6_MUL_S,    Z::NONE, LO::NONE,            CAP::NONE,                 E4::SAT,   ENC::S_DIV_SF,           EC::NONE,  YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE, CA::NONE},
+  {"te-2.13-1d", {A::IGNORE,    GS::TE,           BS::A_MUL_R6_MUL_S,    Z::NONE, LO::NONE,            CAP::NONE,                 E4::SAT,   ENC::S_DIV_SF,           EC::NONE,  YC::NONE,     E2::HW,            DQ::TE,             ZG::NONE,  EX::NONE, CA::NONE, RH::EXACT},
    "TransformerEngine <= 2.13 non-transpose kernel (quantization_SF, __fdiv_rn(S_enc, sf)); scale order of FlashInfer's fast path with G = S; no TE release emits these bits (scale-order coverage)",
    ""},
-  {"te-pyref",   {A::PROPAGATE_BF16, GS::TE_PYREF,     BS::A_MUL_SR6,         Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::TE,             ZG::NONE,  EX::NONE, CA::NONE},
+  {"te-pyref",   {A::PROPAGATE_BF16, GS::TE_PYREF,     BS::A_MUL_SR6,         Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::TE,             ZG::NONE,  EX::NONE, CA::NONE, RH::MMA_SM90},
    "TransformerEngine NVFP4QuantizerRef (PyTorch reference, current)",
    "dequantization chain TE"},
-  {"torchao",    {A::PROPAGATE, GS::PTS,          BS::A_MUL_R6_DIV_PTS,  Z::NONE, LO::TWO_POW_MINUS_6, CAP::CLAMP,                E4::TORCH, ENC::RECIP_PTS_DIV_SF,   EC::NONE,  YC::TCLAMP6,  E2::TORCHAO_INT,   DQ::PTS,            ZG::NONE,  EX::PTS, CA::NONE},
+  {"torchao",    {A::PROPAGATE, GS::PTS,          BS::A_MUL_R6_DIV_PTS,  Z::NONE, LO::TWO_POW_MINUS_6, CAP::CLAMP,                E4::TORCH, ENC::RECIP_PTS_DIV_SF,   EC::NONE,  YC::TCLAMP6,  E2::TORCHAO_INT,   DQ::PTS,            ZG::NONE,  EX::PTS, CA::NONE, RH::EXACT},
    "torchao v0.17-v0.18 NVFP4Tensor / nvfp4_quantize reference, two-level (with per_tensor_scale), as run on CUDA",
    "NaN codes of the integer E2M1 emulation"},
-  {"torchao-1lvl", {A::PROPAGATE, GS::NONE,       BS::A_MUL_R6,          Z::NONE, LO::TWO_POW_MINUS_6, CAP::CLAMP,                E4::TORCH, ENC::RECIP_SF,           EC::NONE,  YC::TCLAMP6,  E2::TORCHAO_INT,   DQ::SF_ONLY,        ZG::NONE,  EX::NONE, CA::NONE},
+  {"torchao-1lvl", {A::PROPAGATE, GS::NONE,       BS::A_MUL_R6,          Z::NONE, LO::TWO_POW_MINUS_6, CAP::CLAMP,                E4::TORCH, ENC::RECIP_SF,           EC::NONE,  YC::TCLAMP6,  E2::TORCHAO_INT,   DQ::SF_ONLY,        ZG::NONE,  EX::NONE, CA::NONE, RH::EXACT},
    "torchao v0.18 nvfp4_quantize single-level (no per-tensor scale), as run on CUDA; v0.13-v0.17 divide x by sf instead",
    "NaN codes of the integer E2M1 emulation"},
-  {"mslk",       {A::IGNORE,    GS::GS_RECIP_PTS, BS::A_DIV6_MUL_GS,     Z::NONE, LO::TWO_POW_MINUS_16, CAP::FCLAMP,              E4::SAT,   ENC::GS_DIV_SF,          EC::NONE,  YC::NONE,     E2::HW,            DQ::PTS,            ZG::NONE,  EX::NONE, CA::NONE},
+  {"mslk",       {A::IGNORE,    GS::GS_RECIP_PTS, BS::A_DIV6_MUL_GS,     Z::NONE, LO::TWO_POW_MINUS_16, CAP::FCLAMP,              E4::SAT,   ENC::GS_DIV_SF,          EC::NONE,  YC::NONE,     E2::HW,            DQ::PTS,            ZG::NONE,  EX::NONE, CA::NONE, RH::EXACT},
    "MSLK 1.1.0 Triton triton_quantize_nvfp4 with use_precise_math=True (the torchao >= 0.17 kernel path): lower clamp 2^-16, tl.clamp's NaN -> 2^-16",
    "NaN rule of the caller's global amax (torch.max propagates where the block amax ignores), dequantization chain PTS"},
-  {"modelopt",   {A::PROPAGATE, GS::PTS,          BS::A_DIV_6W2,         Z::ONE,  LO::TWO_POW_MINUS_9, CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_W2,        EC::NONE,  YC::NONE,     E2::SEARCHSORTED,  DQ::PTS,            ZG::NONE,  EX::PTS, CA::NONE},
+  {"modelopt",   {A::PROPAGATE, GS::PTS,          BS::A_DIV_6W2,         Z::ONE,  LO::TWO_POW_MINUS_9, CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_W2,        EC::NONE,  YC::NONE,     E2::SEARCHSORTED,  DQ::PTS,            ZG::NONE,  EX::PTS, CA::NONE, RH::EXACT},
    "NVIDIA Model Optimizer >= 0.45 export path (NVFP4QTensor.quantize, dynamic block scales), as run on CUDA",
    "NaN rule of the amax (PROPAGATE)"},
-  {"miles",      {A::PROPAGATE, GS::TE_PYREF,     BS::A_DIV6_MUL_S,      Z::NONE, LO::NONE,            CAP::CLAMP,                E4::TORCH, ENC::TE,                 EC::NONE,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::PTS,            ZG::MILES, EX::RECIP_S, CA::NONE},
+  {"miles",      {A::PROPAGATE, GS::TE_PYREF,     BS::A_DIV6_MUL_S,      Z::NONE, LO::NONE,            CAP::CLAMP,                E4::TORCH, ENC::TE,                 EC::NONE,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::PTS,            ZG::MILES, EX::RECIP_S, CA::NONE, RH::EXACT},
    "radixark/miles PR #546 quantizer (landed as #907); gate/up amax sharing and per-expert 3-D weights are the caller's business",
    "consumer-side dequantization with weight_scale_2 = RN(1/S)"},
-  {"vllm-emul",  {A::PROPAGATE, GS::G_CALLER,     BS::G_MUL_A_MUL_R6,    Z::NONE, LO::NONE,            CAP::CLAMP,                E4::TORCH, ENC::VLLM_RECIP,         EC::NONE,  YC::TCLAMP6,  E2::VALUE_TABLE,   DQ::SF_DIV_G,       ZG::NONE,  EX::NONE, CA::NONE},
+  {"vllm-emul",  {A::PROPAGATE, GS::G_CALLER,     BS::G_MUL_A_MUL_R6,    Z::NONE, LO::NONE,            CAP::CLAMP,                E4::TORCH, ENC::VLLM_RECIP,         EC::NONE,  YC::TCLAMP6,  E2::VALUE_TABLE,   DQ::SF_DIV_G,       ZG::NONE,  EX::NONE, CA::NONE, RH::EXACT},
    "vLLM ref_nvfp4_quant (PyTorch emulation for non-CUDA platforms) with G = RN(1/RN(g*r2688)) (ModelOpt checkpoint input_scale_inv)",
    "the harness default for the caller-supplied G; codes compared in value space upstream (NaN -> 0x0, -0 -> 0x0 here)"},
-  {"compressed-tensors", {A::PROPAGATE, GS::G_CT, BS::A_DIV6_MUL_S,     Z::EPS_F8, LO::NONE,          CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::FCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE},
+  {"compressed-tensors", {A::PROPAGATE, GS::G_CT, BS::A_DIV6_MUL_S,     Z::EPS_F8, LO::NONE,          CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::FCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE, RH::EXACT},
    "compressed-tensors 0.19-0.20 NVFP4 weights of an F32 model on CUDA (llm-compressor's observer amax, generate_gparam, "
    "calculate_qparams, NVFP4PackedCompressor.compress with its Triton quantize_and_pack_fp4)",
    ""},
-  {"compressed-tensors-bf16", {A::PROPAGATE_BF16, GS::G_CT_BF16, BS::A_DIV6_BF16_MUL_S, Z::EPS_F8, LO::NONE, CAP::CLAMP,       E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::FCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE},
+  {"compressed-tensors-bf16", {A::PROPAGATE_BF16, GS::G_CT_BF16, BS::A_DIV6_BF16_MUL_S, Z::EPS_F8, LO::NONE, CAP::CLAMP,       E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::FCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE, RH::EXACT},
    "compressed-tensors 0.19-0.20 NVFP4 weights of a BF16 model on CUDA: compressed-tensors, with the global scale and A / 6 "
    "computed in the weight's BF16 (what llm-compressor 0.14 oneshot exports)",
    ""},
-  {"te-4over6-mae", {A::PROPAGATE_BF16, GS::TE_PYREF_256, BS::A_DIV6_MUL_S,    Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::SF_AMAX_DIV_1536, ZG::NONE, EX::NONE, CA::FOUR_OVER_SIX_MAE},
+  {"te-4over6-mae", {A::PROPAGATE_BF16, GS::TE_PYREF_256, BS::A_DIV6_MUL_S,    Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::SF_AMAX_DIV_1536, ZG::NONE, EX::NONE, CA::FOUR_OVER_SIX_MAE, RH::EXACT},
    "TransformerEngine 2.20 NVFP4QuantizerRef with the 4over6 recipe (nvfp4_4over6, E4M3 bound 256, MAE, exact error path)",
    "dequantization chain SF_AMAX_DIV_1536 (TE's 4over6 error formula; TE dequantizes in its compiled extension)"},
-  {"te-4over6-mse", {A::PROPAGATE_BF16, GS::TE_PYREF_256, BS::A_DIV6_MUL_S,    Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::SF_AMAX_DIV_1536, ZG::NONE, EX::NONE, CA::FOUR_OVER_SIX_MSE},
+  {"te-4over6-mse", {A::PROPAGATE_BF16, GS::TE_PYREF_256, BS::A_DIV6_MUL_S,    Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::SF_AMAX_DIV_1536, ZG::NONE, EX::NONE, CA::FOUR_OVER_SIX_MSE, RH::EXACT},
    "TransformerEngine 2.20 NVFP4QuantizerRef with the 4over6 recipe (nvfp4_4over6, E4M3 bound 256, MSE, exact error path)",
    "dequantization chain SF_AMAX_DIV_1536 (TE's 4over6 error formula; TE dequantizes in its compiled extension)"},
-  {"ggml",       {A::IGNORE,    GS::NONE,         BS::A_DIV6_MUL_S,      Z::NONE, LO::NONE,            CAP::NONE,                 E4::GGML,  ENC::ARGMIN,             EC::NONE,  YC::NONE,     E2::HW,            DQ::SF_ONLY_SIGNLESS_ZERO, ZG::NONE, EX::NONE, CA::NONE},
+  {"ggml",       {A::IGNORE,    GS::NONE,         BS::A_DIV6_MUL_S,      Z::NONE, LO::NONE,            CAP::NONE,                 E4::GGML,  ENC::ARGMIN,             EC::NONE,  YC::NONE,     E2::HW,            DQ::SF_ONLY_SIGNLESS_ZERO, ZG::NONE, EX::NONE, CA::NONE, RH::EXACT},
    "ggml 0.25.3 (llama.cpp) GGML_TYPE_NVFP4: quantize_row_nvfp4_ref and dequantize_row_nvfp4, single-level, ggml-base "
    "compiled as its CMake does (no FMA contraction)",
    ""},
@@ -110,6 +111,7 @@ const std::vector<Knob>& knobs() {
       NVFP4_KNOB("ZG", zg, "NONE", "MILES"),
       NVFP4_KNOB("EXPORTED", exported, "NONE", "PTS", "RECIP_S", "G"),
       NVFP4_KNOB("CAND", cand, "NONE", "FOUR_OVER_SIX_MAE", "FOUR_OVER_SIX_MSE"),
+      NVFP4_KNOB("RHT", rht, "EXACT", "MMA_SM90"),
   };
   return k;
 }

@@ -171,7 +171,7 @@ Quantization quantize(const FloatMatrix& x, const QuantizeOptions& o) {
   if (o.direction != Direction::kRowwise) {
     const SrDirection dir = o.steps.sr_reuse_copy_bits ? SrDirection::kRowwise : SrDirection::kColumnwise;
     if (o.rht_mask) {  // §3.19: the columnwise copy is rht(x) (already [K, M]) with its own amax
-      const FloatMatrix y = o.steps.rht ? o.steps.rht(x, *o.rht_mask) : rht(x, *o.rht_mask);
+      const FloatMatrix y = o.steps.rht ? o.steps.rht(x, *o.rht_mask, o.profile.rht) : rht(x, *o.rht_mask, o.profile.rht);
       out.columnwise = quantize_direction(y, o, global_amax(y, o), dir);
     } else {
       const FloatMatrix x_t = xt::transpose(x);  // columnwise = the rowwise algorithm on x^T (§3.10)

@@ -22,13 +22,13 @@ enum class InputFormat { kF32, kBF16, kF16 };  // the dtype x was widened from
 struct QuantizeSteps {
   float (*amax_step)(AmaxRule, float acc, float x) = nullptr;  // the global (or per-row) amax reduction
   GlobalScale (*global_scale)(GlobalScaleRule, float g) = nullptr;
-  void (*block_amax)(AmaxRule, FloatMatrix& block_amax) = nullptr;         // applied to the [rows, K/16] block amaxes
-  std::uint8_t (*e4m3_cast)(E4M3Cast, float t) = nullptr;                  // the scale byte from t
-  bool encode_from_precast = false;                                        // the encode factor from t, not f8(sf)
-  std::uint8_t (*e2m1)(E2M1Encoder, float y) = nullptr;                    // round-to-nearest codes from y
-  bool sr_reuse_block_bits = false;                                        // every block draws block index 0's bits
-  bool sr_reuse_copy_bits = false;                                         // the columnwise copy draws dir 0's bits
-  FloatMatrix (*rht)(const FloatMatrix& x, std::uint16_t mask) = nullptr;  // the columnwise copy's transform
+  void (*block_amax)(AmaxRule, FloatMatrix& block_amax) = nullptr;                     // applied to the [rows, K/16] block amaxes
+  std::uint8_t (*e4m3_cast)(E4M3Cast, float t) = nullptr;                              // the scale byte from t
+  bool encode_from_precast = false;                                                    // the encode factor from t, not f8(sf)
+  std::uint8_t (*e2m1)(E2M1Encoder, float y) = nullptr;                                // round-to-nearest codes from y
+  bool sr_reuse_block_bits = false;                                                    // every block draws block index 0's bits
+  bool sr_reuse_copy_bits = false;                                                     // the columnwise copy draws dir 0's bits
+  FloatMatrix (*rht)(const FloatMatrix& x, std::uint16_t mask, RhtSum sum) = nullptr;  // the columnwise copy's transform
 
   bool blocks_replaced() const { return e4m3_cast || encode_from_precast || e2m1 || sr_reuse_block_bits; }
 };

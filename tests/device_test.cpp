@@ -340,6 +340,8 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
       t.params.set("rht_mask", mask);
       const std::string what = fmt::format("{}x{} dist={} seed=0x{:x} mask=0x{:04x}", s.M, s.K, int(dist), seed, mask);
       expect_device_equals_reference(t, "rht " + what);
+      t.params.set("accumulation", std::string("mma-sm90"));  // [knob RHT] MMA_SM90
+      expect_device_equals_reference(t, "rht mma-sm90 " + what);
       for (const NamedProfile& p : all_profiles())
         for (const bool row_scaled : {false, true}) {
           cases::Case q = quantize_case(x, io::DType::BF16, std::string(p.name), BlockShape::k1D, Direction::kBoth, row_scaled);
@@ -359,11 +361,14 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
     cases::Case t = op_case("rht", {{"x", float_tensor(zeros, io::DType::BF16)}});
     t.params.set("rht_mask", mask);
     expect_device_equals_reference(t, fmt::format("rht of signed zeros, mask 0x{:04x}", mask));
+    t.params.set("accumulation", std::string("mma-sm90"));  // every zero sum +0.0
+    expect_device_equals_reference(t, fmt::format("rht mma-sm90 of signed zeros, mask 0x{:04x}", mask));
   }
   // Chunks of signed zeros and +-1 (many exact zero sums, of both signs in the butterfly), beside
   // all-zero ones in the same column pair; chunks of one large value, whose unscaled sums overflow
   // binary32 from exponent field 251 up (the kernel's binary32 path stops at 250); and chunks
-  // spanning 13 to 26 binades, which the kernel sums by two binary32 butterflies up to 25.
+  // spanning 13 to 26 binades, which the kernel sums by two binary32 butterflies up to 25 (and
+  // MMA_SM90 truncates past 18).
   FloatMatrix edges = xt::zeros<float>({128, 64});
   for (std::size_t r = 0; r < 64; ++r)
     for (std::size_t c = 0; c < 64; ++c) {
@@ -383,6 +388,8 @@ TEST(DeviceRht, TransformAndRhtQuantizeEqualReference) {
     cases::Case t = op_case("rht", {{"x", float_tensor(edges, io::DType::BF16)}});
     t.params.set("rht_mask", mask);
     expect_device_equals_reference(t, fmt::format("rht of zeros, ones and large fields, mask 0x{:04x}", mask));
+    t.params.set("accumulation", std::string("mma-sm90"));  // spans past 18 binades: truncated terms
+    expect_device_equals_reference(t, fmt::format("rht mma-sm90 of zeros, ones and large fields, mask 0x{:04x}", mask));
     for (const NamedProfile& p : all_profiles()) {
       cases::Case q = quantize_case(edges, io::DType::BF16, std::string(p.name), BlockShape::k1D, Direction::kColumnwise, false);
       q.params.set("rht", true);
@@ -429,9 +436,9 @@ TEST(DeviceRht, LaunchersRejectMisalignedInputAndShapesNotMultiplesOf16) {
   using ::testing::StrEq;
   using ::testing::ThrowsMessage;
   alignas(16) static const std::uint16_t x[64 * 128 + 8] = {};
-  EXPECT_THAT([&] { device::launch_rht(x + 2, 64, 128, kRhtDefaultMask, nullptr, nullptr); },
+  EXPECT_THAT([&] { device::launch_rht(x + 2, 64, 128, kRhtDefaultMask, RhtSum::EXACT, nullptr, nullptr); },
               ThrowsMessage<std::invalid_argument>(StrEq("rht: x must be 16-byte aligned")));
-  EXPECT_THAT([&] { device::launch_rht(x, 64, 120, kRhtDefaultMask, nullptr, nullptr); },
+  EXPECT_THAT([&] { device::launch_rht(x, 64, 120, kRhtDefaultMask, RhtSum::EXACT, nullptr, nullptr); },
               ThrowsMessage<std::invalid_argument>(StrEq("rht: M and N must be multiples of 16")));
   // 64 x 128 has no scale padding, so no memset comes before the check.
   EXPECT_THAT([&] { device::launch_rht_quantize_columnwise(x + 2, 64, 128, kRhtDefaultMask, {}, nullptr, nullptr, nullptr); },

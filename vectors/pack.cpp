@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 std::string input_name(const Vector& v, const std::string& name) { return v.id + ".in." + name; }
 std::string output_name(const Vector& v, const std::string& name) { return v.id + ".out." + name; }
 
+// Every parameter, defaults included: a pack spells out each vector's parameters for implementers.
 json params_json(const cases::Case& c) {
   json p = json::object();
   for (const auto& [name, value] : c.params.values()) p[name] = cases::param_to_json(value);

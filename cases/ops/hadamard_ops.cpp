@@ -1,5 +1,6 @@
 // The random Hadamard transform of TransformerEngine's wgrad recipe (docs/NUMERICS.md §3.19).
 #include "cases/ops/families.h"
+#include "cases/ops/param_specs.h"
 #include "cases/quantize_case.h"
 #include "cases/reference_backend.h"
 #include "cases/tensor_edit.h"
@@ -16,7 +17,8 @@ TensorMap run_rht(const Case& c) {
   if (x.dtype != io::DType::BF16)
     fail(c.op, ErrorCode::E_DTYPE, "tensor 'x' has dtype {}; the transform takes BF16", io::dtype_name(x.dtype));
   TensorMap out;
-  out["x_t"] = io::from_float_matrix(rht(io::to_float_matrix(x, c.op, "x"), rht_mask_param(c)), io::FloatType::BF16);
+  out["x_t"] =
+      io::from_float_matrix(rht(io::to_float_matrix(x, c.op, "x"), rht_mask_param(c), rht_sum_param(c)), io::FloatType::BF16);
   return out;
 }
 
@@ -44,14 +46,15 @@ std::vector<OperationSpec> hadamard_operations() {
   op.name = "rht";
   op.family = "hadamard";
   op.summary =
-      "16-point random Hadamard transform along the rows of a BF16 x [M, N], stored transposed: exact sum, RN to binary32, RNE "
-      "to BF16";
+      "16-point random Hadamard transform along the rows of a BF16 x [M, N], stored transposed: the sum rounded to binary32 "
+      "(exact sum and RN, or a BF16 tensor core's), RNE to BF16";
   op.section = "§3.19";
   op.params = {{"rht_mask",
                 ParamType::kUInt,
                 {},
                 std::uint64_t(kRhtDefaultMask),
-                "sign mask, 16 bits: bit k set makes s_k = -1 (0: the plain Hadamard transform)"}};
+                "sign mask, 16 bits: bit k set makes s_k = -1 (0: the plain Hadamard transform)"},
+               rht_accumulation_param()};
   op.inputs = {{.name = "x", .dtypes = {io::DType::BF16}, .shape = "[M, N], M and N multiples of 16", .ranks = {2}}};
   op.outputs = {{"x_t", {io::DType::BF16}, "[N, M]"}};
   op.reference = run_rht;

@@ -14,6 +14,8 @@ ParamSpec profile_param();
 
 // The GEMM's accumulation along K: "exact" (default, omitted from case files) or an MMA model's name.
 ParamSpec accumulation_param();
+// The Hadamard transform's sum rule: "exact" (default, omitted from case files) or "mma-sm90".
+ParamSpec rht_accumulation_param();
 
 ParamSpec enum_param(std::string_view name, std::initializer_list<std::string> allowed, std::string_view doc);  // default: first
 ParamSpec int_param(std::string_view name, std::string_view doc);                                               // default 0

@@ -133,7 +133,7 @@ void find_amax(QuantizeRun& q, cudaStream_t s) {
     launch_amax_global(q.x.get(), q.type, M, K, rule, q.amax.get<float>(), s);
     if (q.rht_columnwise) {
       q.amax_t = DeviceBuffer(sizeof(float), s);
-      launch_rht_amax(q.x.get<std::uint16_t>(), M, K, *o.rht_mask, rule, q.amax_t.get<float>(), s);
+      launch_rht_amax(q.x.get<std::uint16_t>(), M, K, *o.rht_mask, q.profile.rht, rule, q.amax_t.get<float>(), s);
     }
   }
 }
@@ -242,7 +242,7 @@ cases::TensorMap quantize_case(const cases::Case& c, cudaStream_t s) {
   q.x = upload(xt, s);
   if (q.rht_columnwise && o.row_scaled) {
     q.y = poisoned(M * K * 2, s);
-    launch_rht(q.x.get<std::uint16_t>(), M, K, *o.rht_mask, q.y.get<std::uint16_t>(), s);
+    launch_rht(q.x.get<std::uint16_t>(), M, K, *o.rht_mask, q.profile.rht, q.y.get<std::uint16_t>(), s);
   }
   find_amax(q, s);
   quantize_into_outputs(q, s);
@@ -336,9 +336,10 @@ cases::TensorMap rht_case(const cases::Case& c, cudaStream_t s) {
   if (M % 16) fail(op, ErrorCode::E_DIM16_M, "M={} is not a multiple of 16", M);
   if (N % 16) fail(op, ErrorCode::E_DIM16_K, "N={} is not a multiple of 16", N);
   const std::uint16_t mask = cases::rht_mask_param(c);
+  const RhtSum sum = cases::rht_sum_param(c);
   const DeviceBuffer x = upload(xt, s);
   DeviceBuffer y = poisoned(M * N * 2, s);
-  launch_rht(x.get<std::uint16_t>(), M, N, mask, y.get<std::uint16_t>(), s);
+  launch_rht(x.get<std::uint16_t>(), M, N, mask, sum, y.get<std::uint16_t>(), s);
   cases::TensorMap out;
   out["x_t"] = download(y, io::DType::BF16, {N, M}, s);
   return out;

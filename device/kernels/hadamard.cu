@@ -13,7 +13,7 @@ using namespace hadamard;
 // butterfly's first additions). The outputs leave through WarpRows, one chunk per step.
 template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
-    rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t N, std::uint16_t runtime_mask,
+    rht_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t N, std::uint16_t runtime_mask, RhtSum sum,
                std::uint16_t* __restrict__ out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   __shared__ uint4 staged[kWarps][128], chunks[kWarps][ChunkStage::kSlots];
@@ -21,7 +21,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const PairColumns pc = pair_columns(N, rows.lane);
   const ChunkRange range = chunk_range(M / 16);
   for_each_chunk<1>(
-      x, N, pc.c, range, ChunkStage(chunks[threadIdx.x / 32], x, N, pc.warp_first, rows.lane, range.first), mask,
+      x, N, pc.c, range, ChunkStage(chunks[threadIdx.x / 32], x, N, pc.warp_first, rows.lane, range.first), mask, sum,
       [&](std::int64_t, const ColumnPair& v, const PairSpans& spans) {
         for_each_half([&](auto half) {
           constexpr int h = decltype(half)::value;
@@ -46,11 +46,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
 }  // namespace
 
-void launch_rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
+void launch_rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, RhtSum sum, std::uint16_t* out,
                 cudaStream_t stream) {
   if (N == 0 || M < 16) return;
   const dim3 grid = column_pair_grid(x, M, N);
-  dispatch_mask(mask, [&](auto d) { rht_kernel<d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, out); });
+  dispatch_mask(mask, [&](auto d) { rht_kernel<d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, sum, out); });
   NVFP4_CUDA_CHECK_LAUNCH();
 }
 

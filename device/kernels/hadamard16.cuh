@@ -22,6 +22,9 @@
 // (-0.0 only when every product is -0.0): a chunk of zeros takes it from its signs alone
 // (zero_chunk); in any other chunk a zero sum is +0.0, although the butterfly's grouping,
 // (a) - (b + c), can give -0.0. A NaN input makes every output NaN, on every path.
+//
+// [knob RHT] MMA_SM90, the sums of one BF16 tensor-core instruction (a framework's x @ H), takes
+// rht16_mma on every chunk: the kernels send all chunks down their out-of-line path then.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +33,12 @@
 #include <cuda_bf16.h>
 
 #include "device/kernels/element_io.cuh"
+#include "device/kernels/mma_chain.cuh"
 #include "reference/arith.h"
 #include "reference/half_float.h"
+#include "reference/profile.h"
 
-// The out-of-line paths (round_limbs, exact_output, rht16_wide, rht_pair_wide) are static: each
+// The out-of-line paths (round_limbs, exact_output, rht16_wide, rht16_mma, rht_pair_wide) are static: each
 // kernel translation unit keeps its own internal copy.
 namespace nvfp4::device::hadamard {
 
@@ -234,6 +239,53 @@ static __device__ __noinline__ Bf16x16 rht16_wide(Bf16x16 x, std::uint16_t mask)
   return out;
 }
 
+// The 16 outputs of the chunk x with [knob RHT] MMA_SM90 (NUMERICS.md §3.19), MMA-Sim's model of
+// one sm_90 BF16 MMA from a +0.0 accumulator: product k is m_k * 2^(G_k - 136) (m_k the 8-bit
+// significand, G_k the grid exponent); aligned to the largest nonzero one's field G, each keeps 25
+// fraction bits below 2^(G - 129), so it is trunc(m_k * 2^(18 - (G - G_k))) units of 2^(G - 154)
+// (below 2^26); their exact sum is rounded toward zero to binary32, then to nearest even BF16. A
+// zero sum is +0.0, a chunk of zeros included; NaN and infinities as IEEE sums give.
+constexpr int kMmaUnitShift = 18;   // 25 fraction bits less the significand's 7
+constexpr int kMmaUnitBias = -154;  // the unit's exponent less G
+static __device__ __noinline__ Bf16x16 rht16_mma(Bf16x16 x, std::uint16_t mask) {
+  std::uint16_t v[16], y[16];
+  x.unpack(v);
+  bool nan = false, inf = false;
+  int hi = 0;
+#pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    const bool special = ((v[k] >> 7) & 0xFF) == 0xFF;
+    nan |= special && (v[k] & 0x7F) != 0;
+    inf |= special && (v[k] & 0x7F) == 0;
+    if ((v[k] & 0x7FFF) != 0) hi = max(hi, grid_exponent(v[k]));
+  }
+#pragma unroll 1
+  for (int n = 0; n < 16; ++n) {
+    bool plus_inf = false, minus_inf = false;
+    long long sum = 0;  // units of 2^(hi - 154)
+    for (int k = 0; k < 16; ++k) {
+      const std::uint16_t b = v[k];
+      const bool negative = coefficient_negative(k, n, mask) != ((b >> 15) != 0);
+      if (((b >> 7) & 0xFF) == 0xFF) {
+        (negative ? minus_inf : plus_inf) = true;
+        continue;
+      }
+      if ((b & 0x7FFF) == 0) continue;
+      const int e = (b >> 7) & 0xFF;
+      const long long m = e == 0 ? (b & 0x7F) : ((b & 0x7F) | 0x80);
+      sum += mma::shifted_toward_zero(negative ? -m : m, kMmaUnitShift - (hi - grid_exponent(b)));
+    }
+    const float s = nan || (plus_inf && minus_inf) ? canonical_nan()
+                    : inf                          ? (plus_inf ? INFINITY : -INFINITY)
+                                                   : mma::toward_zero(sum, hi + kMmaUnitBias);
+    y[n] = nan ? kBf16Nan : float_to_bf16(s);
+  }
+  Bf16x16 out;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) out.pair[i] = y[2 * i] | std::uint32_t(y[2 * i + 1]) << 16;
+  return out;
+}
+
 // Row k of a chunk of two adjacent columns c, c + 1 as one 32-bit load gives it: column c in the
 // low half of row[k], column c + 1 in the high half. A warp's load of one row is 128 contiguous
 // bytes; a thread keeps 16 loads in flight.
@@ -354,11 +406,12 @@ __device__ __forceinline__ Bf16x16 binary32_outputs(const ColumnPair& x, const P
 }
 
 // Both columns' outputs by the wide paths, for a pair that the binary32 butterfly may not sum
-// exactly. Out of line, with the pair passed by value, so that the common path keeps its registers.
+// exactly, or by rht16_mma for MMA_SM90. Out of line, with the pair passed by value, so that the common path keeps its registers.
 struct PairOutputs {
   Bf16x16 y[2];
 };
-static __device__ __noinline__ PairOutputs rht_pair_wide(ColumnPair x, std::uint16_t mask) {
+static __device__ __noinline__ PairOutputs rht_pair_wide(ColumnPair x, std::uint16_t mask, RhtSum sum) {
+  if (sum == RhtSum::MMA_SM90) return {{rht16_mma(x.column<0>(), mask), rht16_mma(x.column<1>(), mask)}};
   return {{rht16_wide(x.column<0>(), mask), rht16_wide(x.column<1>(), mask)}};
 }
 

@@ -143,14 +143,16 @@ __device__ __forceinline__ void for_each_half(F&& f) {
 // and last cut to the range). The chunks that binary32 may not sum, rare in real tensors, are left
 // for after the loop: wide(chunk, outputs), the first one remembered, a rescan from it if there are
 // more. The loop thus holds no call, whose calling convention would cost the loop its registers.
+// With `sum` MMA_SM90 every chunk is left for after the loop (rht_pair_wide).
 // kReverse visits the range from its last chunk down (PairLoads only: ChunkStage copies forward;
 // groups of one only).
 template <int kGroup, bool kReverse = false, class Chunks, class Fast, class Wide, class GroupEnd>
 __device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__ x, std::int64_t N, std::int64_t c, ChunkRange r,
-                                               Chunks chunks, std::uint16_t mask, Fast&& fast, Wide&& wide,
+                                               Chunks chunks, std::uint16_t mask, RhtSum sum, Fast&& fast, Wide&& wide,
                                                GroupEnd&& group_end) {
   static_assert(!kReverse || kGroup == 1, "groups are counted from the range's first chunk up");
   const std::int64_t step = kReverse ? -1 : 1, end = kReverse ? r.first - 1 : r.last;
+  const bool all_wide = sum != RhtSum::EXACT;
   std::int64_t first_wide = -1;
   bool more_wide = false;
   if (r.first < r.last) chunks.fetch(kReverse ? r.last - 1 : r.first);
@@ -158,7 +160,7 @@ __device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__
     const ColumnPair v = chunks.read();
     if (chunk + step != end) chunks.fetch(chunk + step);  // the next chunk flies while this one is summed and encoded
     const PairSpans spans = pair_spans(v);
-    if (spans.binary32())
+    if (!all_wide && spans.binary32())
       fast(chunk, v, spans);
     else if (first_wide < 0)
       first_wide = chunk;
@@ -173,7 +175,7 @@ __device__ __forceinline__ void for_each_chunk(const std::uint16_t* __restrict__
                                        : ChunkRange{first_wide, r.last};
   for (std::int64_t chunk = rescan.first; chunk < rescan.last; ++chunk) {
     const ColumnPair v = load_pair(x, N, c, chunk);
-    if (!pair_spans(v).binary32()) wide(chunk, rht_pair_wide(v, mask));
+    if (all_wide || !pair_spans(v).binary32()) wide(chunk, rht_pair_wide(v, mask, sum));
   }
 }
 

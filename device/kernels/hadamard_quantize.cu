@@ -25,14 +25,14 @@ using namespace hadamard;
 // 2's, visited backwards: the chunks this pass reads last, still in L2, are those pass 2 reads first.
 template <bool kDefaultMask>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
-    rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t N, std::uint16_t runtime_mask,
+    rht_amax_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t N, std::uint16_t runtime_mask, RhtSum sum,
                     AmaxRule rule, unsigned* out) {
   const std::uint16_t mask = kDefaultMask ? constants::kRhtDefaultMask : runtime_mask;
   float acc = 0.0f, largest_sum = 0.0f;
   const std::int64_t c = grid_column();
   if (c < N)
     for_each_chunk<1, /*kReverse=*/true>(
-        x, N, c, chunk_range(M / 16), PairLoads{x, N, c}, mask,
+        x, N, c, chunk_range(M / 16), PairLoads{x, N, c}, mask, sum,
         [&](std::int64_t, const ColumnPair& v, const PairSpans& spans) {
           for_each_half([&](auto half) {
             constexpr int h = decltype(half)::value;
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     store(enc.scale_byte, kSr ? sr_codes(enc.encoder) : encode16<kTe>(p, enc.encoder, value));
   };
   for_each_chunk<kGroup>(
-      x, N, c, range, ChunkStage(chunks[threadIdx.x / 32], x, N, pc.warp_first, rows.lane, range.first), mask,
+      x, N, c, range, ChunkStage(chunks[threadIdx.x / 32], x, N, pc.warp_first, rows.lane, range.first), mask, p.rht,
       [&](std::int64_t b, const ColumnPair& v, const PairSpans& spans) {
         for_each_half([&](auto half) {  // finite outputs: every NaN rule takes the plain maximum
           constexpr int h = decltype(half)::value;
@@ -154,13 +154,13 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
 }  // namespace
 
-void launch_rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, AmaxRule rule, float* out,
-                     cudaStream_t stream) {
+void launch_rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, RhtSum sum, AmaxRule rule,
+                     float* out, cudaStream_t stream) {
   NVFP4_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));  // +0: the amax of no element
   if (N == 0 || M < 16) return;
   const dim3 grid = column_pair_grid(x, M, N);
   dispatch_mask(mask, [&](auto d) {
-    rht_amax_kernel<d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, rule, reinterpret_cast<unsigned*>(out));
+    rht_amax_kernel<d()><<<grid, kThreads, 0, stream>>>(x, M, N, mask, sum, rule, reinterpret_cast<unsigned*>(out));
   });
   NVFP4_CUDA_CHECK_LAUNCH();
 }

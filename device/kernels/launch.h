@@ -68,16 +68,17 @@ void launch_philox4x32_10(const PhiloxCounter* counters, const PhiloxKey* keys, 
 
 // ---- random Hadamard transform (§3.19) -----------------------------------------------------
 // x: BF16 [M, N] (M, N multiples of 16; x 16-byte aligned, else std::invalid_argument) -> out: BF16
-// [N, M], out[c][16b+n] = rht16(x[16b..16b+15][c])[n], the canonical exact sum rounded to binary32,
-// then to BF16.
-void launch_rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, std::uint16_t* out,
+// [N, M], out[c][16b+n] = rht16(x[16b..16b+15][c], mask, sum)[n]: the sum rounded to binary32 as
+// [knob RHT] `sum` says, then to BF16.
+void launch_rht(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, RhtSum sum, std::uint16_t* out,
                 cudaStream_t stream);
 // TransformerEngine's wgrad columnwise copy, fused (the transform is recomputed, never stored):
-// out = amax(rht(x)) with `rule`; then rht(x)'s rows quantized with params (amax_t, profile,
+// out = amax(rht(x)) with `rule` and the sum rule `sum` (params.profile.rht for the quantization);
+// then rht(x)'s rows quantized with params (amax_t, profile,
 // stochastic rounding with the columnwise bits; not row-scaled) into data_t [N, M/2] and the compact
 // scale_t [roundup(N, 128), roundup(M/16, 4)], padding 0x00. x as for rht (the same checks).
-void launch_rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, AmaxRule rule, float* out,
-                     cudaStream_t stream);
+void launch_rht_amax(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask, RhtSum sum, AmaxRule rule,
+                     float* out, cudaStream_t stream);
 void launch_rht_quantize_columnwise(const std::uint16_t* x, std::int64_t M, std::int64_t N, std::uint16_t mask,
                                     const QuantizeParams& params, std::uint8_t* data_t, std::uint8_t* scale_t,
                                     cudaStream_t stream);
