@@ -17,13 +17,11 @@ constexpr ProfileProof kProofs[] = {
      "TE 2.13's kernels need Blackwell; its PyTorch reference (te_pyref --te-src with 2.13) equals te-2.13 only without NaN "
      "and -0.0 scaled elements, which a declaration cannot exclude"},
     {"te-2.13-1d", "", "no TE release emits these bits: a scale-order variant kept for coverage"},
-    {"te-pyref", "",
-     "transformer-engine 2.20.2 NVFP4QuantizerRef on an H200 under the gate, in two 3-min runs: 55,943 and 11,378 cases "
-     "(1d/2d, every direction, row-scaled, RHT, F32/BF16/F16, amax overrides), 2 failures in each, all RHT with row scaling: "
-     "the columnwise amax one BF16 ulp below the profile's. Each is an exact transform sum 0.94-0.98 binary32 ulp above "
-     "a BF16 midpoint, and TE's value is RNbf16(RZ(sum)): TE computes the transform as a CUDA BF16 matmul, whose "
-     "tensor-core sum truncates to binary32 where the profile (NUMERICS.md 3.19) rounds to nearest; "
-     "corpora/found/case-1aa94be5d158de71, case-95986ac85e116def, case-795f17861377ed44)"},
+    {"te-pyref", "transformer-engine 2.20.2",
+     "NVFP4QuantizerRef on an H200 under the gate, 3 min: 71,074 cases (1d/2d, every direction, row-scaled, RHT with both "
+     "masks, F32/BF16/F16, amax overrides), 25 corpus cases and 288 vectors, 0 failures. Its RHT is a CUDA BF16 matmul, "
+     "whose tensor-core sums truncate (RHT = MMA_SM90); with the exact sums the profile failed 2 cases in each of two "
+     "earlier runs (corpora/found/case-1aa94be5d158de71, case-95986ac85e116def, case-795f17861377ed44)"},
     {"torchao", "torchao 0.18.0",
      "NVFP4Tensor.to_nvfp4 with per_tensor_amax_to_scale on an H200 under the gate, 3 min: 46,750 cases with torchao-1lvl "
      "(BF16/F32, compact and swizzled scales, amax overrides) and 36 vectors, 0 failures"},

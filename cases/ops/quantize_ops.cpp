@@ -8,6 +8,7 @@
 #include "cases/tensor_edit.h"
 #include "io/tensor_convert.h"
 #include "reference/error.h"
+#include "reference/hadamard.h"
 #include "reference/layout.h"
 
 namespace nvfp4::cases {
@@ -48,6 +49,7 @@ TensorMap quantize_copy_by_copy(const Case& c) {
   if (c.params.flag("rht") && c.params.text("rounding") == "nearest") {
     Case t = make_case("rht");
     t.params.set("rht_mask", c.params.unsigned_integer("rht_mask"));
+    t.params.set("accumulation", std::string(rht_sum_name(quantize_options(c).profile.rht)));  // the profile's sums
     t.inputs["x"] = x;
     Case q = with_input(row, "x", ReferenceBackend().run(t).at("x_t"));
     for (auto& [name, tensor] : ReferenceBackend().run(q))

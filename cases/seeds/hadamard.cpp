@@ -35,6 +35,22 @@ void add_hadamard_seeds(std::vector<CaseRecord>& out) {
     r.c.params.set("rht_mask", mask);
     out.push_back(std::move(r));
   }
+  // A BF16 tensor core's sums (accumulation mma-sm90, te-pyref's RHT = MMA_SM90) on the same
+  // columns, and two whose first output tells the rules apart: in column 4 the exact sum lies half a
+  // binary32 ulp below a BF16 midpoint (RN reaches it and ties to even, RZ stays below); in column 9
+  // the sum keeps 25 fraction bits of the largest product, so the small one's 2^-7 is lost.
+  Grid m = h;
+  m.at(0, 4) = 0x3F810000;  // 1 + 2^-7
+  m.at(1, 4) = 0x3B800000;  // 2^-8
+  m.at(2, 4) = 0xB3800000;  // -2^-24
+  m.at(0, 9) = 0x3F800000;  // 1
+  m.at(1, 9) = 0xBF800000;  // -1
+  m.at(2, 9) = 0x35810000;  // (1 + 2^-7) * 2^-20
+  CaseRecord t = op_case("rht", "te", {{"x", bf16_tensor(m)}},
+                         "NUMERICS.md §3.19 MMA_SM90, mask 0: the specials, a sum just below a BF16 midpoint, a truncated tail");
+  t.c.params.set("rht_mask", std::uint64_t(0));
+  t.c.params.set("accumulation", std::string(rht_sum_name(RhtSum::MMA_SM90)));
+  out.push_back(std::move(t));
   const Recipe wide = recipe(Distribution::kBlockLogUniform, 1919, 64, 48, io::DType::BF16);
   CaseRecord r = op_case("rht", "te", {{"x", generate_tensor(wide)}}, "NUMERICS.md §3.19: inputs spanning many binades");
   r.recipes["x"] = wide;
