@@ -40,7 +40,9 @@ void print_peers_markdown() {
   fmt::print(
       "sync. A profile is proven when its peer's own code, run through a worker adapter "
       "([guides/peers.md](guides/peers.md)),\nequals it under the gate: 0 failures over at least 3 minutes. The runs "
-      "behind each row are in [runs/gpu-run-peers-h200.log](runs/gpu-run-peers-h200.log).\n\n");
+      "behind each row are in [runs/gpu-run-peers-h200.log](runs/gpu-run-peers-h200.log), those of compressed-tensors' older "
+      "releases in\n[runs/gpu-run-ct-releases-h200.log](runs/gpu-run-ct-releases-h200.log) and llm-compressor's exports in "
+      "[runs/gpu-run-llmcompressor-h200.log](runs/gpu-run-llmcompressor-h200.log).\n\n");
   fmt::print("| profile | status | peer | record |\n|---|---|---|---|\n");
   for (const ProfileProof& p : profile_proofs())
     fmt::print("| `{}` | {} | {} | {} |\n", p.profile, p.proven() ? "proven" : "not proven", p.proven() ? p.peer : "-", p.record);

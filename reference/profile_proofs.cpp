@@ -43,6 +43,14 @@ constexpr ProfileProof kProofs[] = {
      "the same on BF16 weights, 3 min: 32,595 cases, 0 failures; llm-compressor 0.14.0.1 oneshot NVFP4 and NVFP4A16 exports "
      "(with "
      "compressed-tensors 0.19.0) identified by check-checkpoint, 14 of 14 tensors"},
+    {"compressed-tensors-0.18", "compressed-tensors 0.15.0.1, 0.16.0, 0.17.1, 0.18.0",
+     "the compressed-tensors adapter with each release on an H200 under the gate, 3 min each, all at once: 15,868, 16,375, "
+     "16,125 and 19,723 cases, F32 weights, amax overrides, 0 failures. Against compressed-tensors every release failed on "
+     "NaN elements (code 0x0 where 0.19+ write 0x7; corpora/found/case-0bae0a5a52480894)"},
+    {"compressed-tensors-bf16-0.18", "compressed-tensors 0.15.0.1, 0.16.0, 0.17.1, 0.18.0",
+     "the same on BF16 weights, in the same run: 15,806, 16,118, 16,320 and 18,788 cases and 8 vectors each, 0 failures. "
+     "Against compressed-tensors-bf16 every release failed on NaN elements (corpora/found/case-76dfe5c4bb98d637, "
+     "case-8e3d906a0ade53da, case-b1d1ac5524cf4b37, case-b55c640e7a5388dd, case-f93a185439a7ebcf)"},
     {"te-4over6-mae", "transformer-engine 2.20.2",
      "NVFP4QuantizerRef with nvfp4_use_4over6, nvfp4_e4m3_max 256, MAE (te_pyref --4over6) on an H200 under the gate, "
      "3 min: 6,780 cases with te-4over6-mse (1d/2d, every direction, row-scaled, F32/BF16/F16, amax overrides) and 504 "

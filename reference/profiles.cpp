@@ -63,6 +63,14 @@ constexpr NamedProfile kProfiles[] = {
    "compressed-tensors 0.19-0.20 NVFP4 weights of a BF16 model on CUDA: compressed-tensors, with the global scale and A / 6 "
    "computed in the weight's BF16 (what llm-compressor 0.14 oneshot exports)",
    ""},
+  {"compressed-tensors-0.18", {A::PROPAGATE, GS::G_CT, BS::A_DIV6_MUL_S, Z::EPS_F8, LO::NONE,          CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE, RH::EXACT},
+   "compressed-tensors 0.15-0.18 NVFP4 weights of an F32 model on CUDA: compressed-tensors, with the codes from quantize() "
+   "(torch.clamp, which keeps NaN, then cast_to_fp4) and pack_fp4_to_uint8",
+   ""},
+  {"compressed-tensors-bf16-0.18", {A::PROPAGATE_BF16, GS::G_CT_BF16, BS::A_DIV6_BF16_MUL_S, Z::EPS_F8, LO::NONE, CAP::CLAMP,  E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE, RH::EXACT},
+   "compressed-tensors 0.15-0.18 NVFP4 weights of a BF16 model on CUDA: compressed-tensors-bf16, with the codes of "
+   "compressed-tensors-0.18",
+   ""},
   {"te-4over6-mae", {A::PROPAGATE_BF16, GS::TE_PYREF_256, BS::A_DIV6_MUL_S,    Z::NONE, LO::NONE,            CAP::TMIN_FLTMAX_CLAMP448, E4::TORCH, ENC::TE,                 EC::TMIN,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::SF_AMAX_DIV_1536, ZG::NONE, EX::NONE, CA::FOUR_OVER_SIX_MAE, RH::EXACT},
    "TransformerEngine 2.20 NVFP4QuantizerRef with the 4over6 recipe (nvfp4_4over6, E4M3 bound 256, MAE, exact error path)",
    "dequantization chain SF_AMAX_DIV_1536 (TE's 4over6 error formula; TE dequantizes in its compiled extension)"},

@@ -8,8 +8,11 @@ kernel on CUDA and its PyTorch fallback on the CPU).
 
 compressed-tensors computes in the weight's own dtype, so one worker serves one dtype: `--dtype f32`
 declares profile `compressed-tensors` (F32 weights), `--dtype bf16` profile `compressed-tensors-bf16`
-(BF16 weights, as llm-compressor observes a BF16 model). Both profiles are defined as the CUDA path
-runs; the CPU fallback differs on NaN blocks and in PyTorch's CPU division (docs/guides/peers.md).
+(BF16 weights, as llm-compressor observes a BF16 model). Releases 0.15-0.18 compress through
+quantize() and pack_fp4_to_uint8 instead of the fused kernel, whose clamp keeps NaN: the adapter
+declares `compressed-tensors-0.18` / `compressed-tensors-bf16-0.18` for them (the version is the
+imported package's). The profiles are defined as the CUDA path runs; the CPU fallback differs on NaN
+blocks and in PyTorch's CPU division (docs/guides/peers.md).
 
 The adapter only converts representations; every number comes from compressed-tensors or torch:
 - x: the case's numpy array becomes a torch tensor with the same bits, in its own dtype.
@@ -46,6 +49,8 @@ from nvfp4_verify.torch_utils import to_torch
 
 DEVICE = "cpu"
 PROFILES = {"f32": "compressed-tensors", "bf16": "compressed-tensors-bf16"}
+# 0.15-0.18 (NVFP4PackedCompressor's first releases in compressors/nvfp4/) clamp with torch.clamp.
+UNFUSED = tuple(int(p) for p in compressed_tensors.__version__.split(".")[:2]) < (0, 19)
 SCHEME = QuantizationScheme(targets=["Linear"], **NVFP4A16)
 
 
@@ -71,7 +76,8 @@ def quantize(inputs, params):
 
 def declare(dtype):
     overrides = {"amax": worker.ANY} if dtype == "f32" else {}  # BF16: the observer's own absmax only
-    worker.implements("quantize", profile=[PROFILES[dtype]], block=["1d"], direction=["rowwise"], row_scaled=[False],
+    profile = PROFILES[dtype] + ("-0.18" if UNFUSED else "")
+    worker.implements("quantize", profile=[profile], block=["1d"], direction=["rowwise"], row_scaled=[False],
                       scale_layout=["compact"], rounding=["nearest"], rht=[False], dtype=[dtype], **overrides)(quantize)
 
 
