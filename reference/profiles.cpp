@@ -56,16 +56,16 @@ constexpr NamedProfile kProfiles[] = {
    "vLLM ref_nvfp4_quant (PyTorch emulation for non-CUDA platforms) with G = RN(1/RN(g*r2688)) (ModelOpt checkpoint input_scale_inv)",
    "the harness default for the caller-supplied G; codes compared in value space upstream (NaN -> 0x0, -0 -> 0x0 here)"},
   {"compressed-tensors", {A::PROPAGATE, GS::G_CT, BS::A_DIV6_MUL_S,     Z::EPS_F8, LO::NONE,          CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::FCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE, RH::EXACT},
-   "compressed-tensors 0.19-0.20 NVFP4 weights of an F32 model on CUDA (llm-compressor's observer amax, generate_gparam, "
+   "compressed-tensors 0.20 NVFP4 weights of an F32 model on CUDA (llm-compressor's observer amax, generate_gparam, "
    "calculate_qparams, NVFP4PackedCompressor.compress with its Triton quantize_and_pack_fp4)",
    ""},
   {"compressed-tensors-bf16", {A::PROPAGATE_BF16, GS::G_CT_BF16, BS::A_DIV6_BF16_MUL_S, Z::EPS_F8, LO::NONE, CAP::CLAMP,       E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::FCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE, RH::EXACT},
-   "compressed-tensors 0.19-0.20 NVFP4 weights of a BF16 model on CUDA: compressed-tensors, with the global scale and A / 6 "
-   "computed in the weight's BF16 (what llm-compressor 0.14 oneshot exports)",
+   "compressed-tensors 0.20 NVFP4 weights of a BF16 model on CUDA: compressed-tensors, with the global scale and A / 6 "
+   "computed in the weight's BF16 (what llm-compressor's oneshot exports with it)",
    ""},
   {"compressed-tensors-0.18", {A::PROPAGATE, GS::G_CT, BS::A_DIV6_MUL_S, Z::EPS_F8, LO::NONE,          CAP::CLAMP,                E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE, RH::EXACT},
    "compressed-tensors 0.15-0.18 NVFP4 weights of an F32 model on CUDA: compressed-tensors, with the codes from quantize() "
-   "(torch.clamp, which keeps NaN, then cast_to_fp4) and pack_fp4_to_uint8",
+   "(torch.clamp, which keeps NaN, then cast_to_fp4) and pack_fp4_to_uint8; 0.19.0 takes the same path (read, not run)",
    ""},
   {"compressed-tensors-bf16-0.18", {A::PROPAGATE_BF16, GS::G_CT_BF16, BS::A_DIV6_BF16_MUL_S, Z::EPS_F8, LO::NONE, CAP::CLAMP,  E4::TORCH, ENC::X_DIV_SF_DIV_G,     EC::NONE,  YC::TCLAMP6,  E2::TABLE_TE,      DQ::SF_DIV_G,       ZG::NONE,  EX::G, CA::NONE, RH::EXACT},
    "compressed-tensors 0.15-0.18 NVFP4 weights of a BF16 model on CUDA: compressed-tensors-bf16, with the codes of "

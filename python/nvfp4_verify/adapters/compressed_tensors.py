@@ -8,10 +8,10 @@ kernel on CUDA and its PyTorch fallback on the CPU).
 
 compressed-tensors computes in the weight's own dtype, so one worker serves one dtype: `--dtype f32`
 declares profile `compressed-tensors` (F32 weights), `--dtype bf16` profile `compressed-tensors-bf16`
-(BF16 weights, as llm-compressor observes a BF16 model). Releases 0.15-0.18 compress through
-quantize() and pack_fp4_to_uint8 instead of the fused kernel, whose clamp keeps NaN: the adapter
-declares `compressed-tensors-0.18` / `compressed-tensors-bf16-0.18` for them (the version is the
-imported package's). The profiles are defined as the CUDA path runs; the CPU fallback differs on NaN
+(BF16 weights, as llm-compressor observes a BF16 model). Releases without the fused kernel
+(0.15-0.18 run, 0.19 read) compress through quantize() and pack_fp4_to_uint8, whose clamp keeps
+NaN: for them (no quantize_and_pack_fp4 in the imported compressor module) the adapter declares
+`compressed-tensors-0.18` / `compressed-tensors-bf16-0.18`. The profiles are defined as the CUDA path runs; the CPU fallback differs on NaN
 blocks and in PyTorch's CPU division (docs/guides/peers.md).
 
 The adapter only converts representations; every number comes from compressed-tensors or torch:
@@ -38,6 +38,7 @@ import sys
 with contextlib.redirect_stdout(sys.stderr):  # whatever an import prints must not reach the frames
     import torch
     import compressed_tensors
+    from compressed_tensors.compressors.nvfp4 import base as nvfp4_base
     from compressed_tensors.compressors.nvfp4.base import NVFP4PackedCompressor
     from compressed_tensors.quantization import QuantizationScheme
     from compressed_tensors.quantization.quant_scheme import NVFP4A16
@@ -49,8 +50,9 @@ from nvfp4_verify.torch_utils import to_torch
 
 DEVICE = "cpu"
 PROFILES = {"f32": "compressed-tensors", "bf16": "compressed-tensors-bf16"}
-# 0.15-0.18 (NVFP4PackedCompressor's first releases in compressors/nvfp4/) clamp with torch.clamp.
-UNFUSED = tuple(int(p) for p in compressed_tensors.__version__.split(".")[:2]) < (0, 19)
+# Releases before the fused quantize_and_pack_fp4 (0.15-0.19) compress through quantize(), whose
+# torch.clamp keeps NaN: profiles compressed-tensors[-bf16]-0.18.
+UNFUSED = not hasattr(nvfp4_base, "quantize_and_pack_fp4")
 SCHEME = QuantizationScheme(targets=["Linear"], **NVFP4A16)
 
 
