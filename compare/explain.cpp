@@ -326,6 +326,7 @@ Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, 
   const FloatMatrix e = io::to_float_matrix(e_t, "explain", "x_t"), a = io::to_float_matrix(actual.at("x_t"), "explain", "x_t");
   const std::uint16_t mask = cases::rht_mask_param(c);
   const RhtSum rule = cases::rht_sum_param(c);
+  const RhtSum other_rule = rule == RhtSum::EXACT ? RhtSum::MMA_SM90 : RhtSum::EXACT;
   const std::int64_t N = e.shape(0), M = e.shape(1);
   Explanation out;
   Explanation::BlockMap map{"x_t", N, M / 16, std::vector<std::uint8_t>(std::size_t(N * (M / 16)), 0)};
@@ -337,7 +338,7 @@ Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, 
       const std::int64_t b = col / 16;
       for (std::int64_t k = 0; k < 16; ++k) v[k] = x(16 * b + k, row);
       const Rht16Sum sum = rht16_sum(v, mask, unsigned(col % 16));
-      const float other = rule == RhtSum::EXACT ? sum.bf16_mma : sum.bf16;
+      const float other = other_rule == RhtSum::MMA_SM90 ? sum.bf16_mma : sum.bf16;
       const MismatchKind kind = bits_of(a(row, col)) == bits_of(sum.bf16_single) ? MismatchKind::kRhtSingleRounding
                                 : bits_of(a(row, col)) == bits_of(other)         ? MismatchKind::kRhtOtherSum
                                 : one_bf16_ulp(a(row, col), e(row, col))         ? MismatchKind::kRhtOneUlp
@@ -357,9 +358,9 @@ Explanation explain_rht(const cases::Case& c, const cases::TensorMap& expected, 
         "binary32 rounding of §3.19",
         out.total_mismatches);
   else if (counts.size() == 1 && counts.begin()->first == MismatchKind::kRhtOtherSum)
-    out.verdict = fmt::format("every one of the {} mismatching outputs is the {} sum of §3.19 (accumulation={})",
-                              out.total_mismatches, rule == RhtSum::EXACT ? "tensor-core" : "exact",
-                              rht_sum_name(rule == RhtSum::EXACT ? RhtSum::MMA_SM90 : RhtSum::EXACT));
+    out.verdict =
+        fmt::format("every one of the {} mismatching outputs is the {} sum of §3.19 (accumulation={})", out.total_mismatches,
+                    other_rule == RhtSum::MMA_SM90 ? "tensor-core" : "exact", rht_sum_name(other_rule));
   return out;
 }
 

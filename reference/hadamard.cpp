@@ -113,18 +113,18 @@ constexpr int kBf16Fraction = 7;
 
 // Output n with MMA_SM90. Product k is x[k] times the BF16 coefficient +-0.25, which MMA-Sim
 // normalises as the significand m / 2^7 (m: the 8-bit significand, the implicit bit included) at
-// the exponent (G - 127) + (-2), G the grid exponent (subnormals at G = 1); the accumulator is +0.0.
+// the exponent (G - 127) + (-2), G the grid exponent (subnormals at G = 1); the accumulator, +0.0,
+// is a zero term and adds nothing.
 // Every shifted term is below 2^(8 + 25 - 7).
 float mma_sum(const std::array<float, 16>& x, std::uint16_t mask, unsigned n) {
   if (const std::optional<float> special = nonfinite_sum(x, mask, n)) return *special;
-  std::array<FusedTerm, 17> terms;
+  std::array<FusedTerm, 16> terms;
   for (unsigned k = 0; k < 16; ++k) {
     const bool negative = negative_coefficient(k, n, mask) != sign_bit(x[k]);
     terms[k] = x[k] == 0.0f
                    ? FusedTerm{0, kMmaZeroExponent, kBf16Fraction}
                    : FusedTerm{negative ? -significand(x[k]) : significand(x[k]), grid_exponent(x[k]) - 129, kBf16Fraction};
   }
-  terms[16] = {0, kMmaZeroExponent, kBf16Fraction};
   return fused_sum_toward_zero(terms.data(), terms.size(), kMmaFractionBits);
 }
 
